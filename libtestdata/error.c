@@ -1,0 +1,24 @@
+/* Error messages and version. */
+#include "internal.h"
+
+const char *td_strerror(int rc)
+{
+    switch (rc) {
+    case TD_OK: return "success";
+    case TD_DONE: return "end of stream";
+    case TD_EINVAL: return "invalid argument";
+    case TD_ENOMEM: return "out of memory";
+    case TD_EKIND: return "unknown kind";
+    case TD_EOPTION: return "unknown option, or option does not apply to this kind";
+    case TD_ERANGE: return "value out of range";
+    case TD_EIO: return "input/output error";
+    case TD_EMISMATCH: return "data does not match the stream";
+    case TD_ESYNTAX: return "malformed size or value";
+    default: return "unknown error";
+    }
+}
+
+const char *td_version(void)
+{
+    return TD_VERSION_STRING;
+}

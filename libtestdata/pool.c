@@ -1,0 +1,135 @@
+/*
+ * A tiny fork-join pool: a stream with threads > 1 keeps its workers, so a
+ * parallel read costs two condition-variable round trips, not thread starts.
+ */
+#include "internal.h"
+
+#include <pthread.h>
+
+struct td_pool {
+    pthread_mutex_t mu;
+    pthread_cond_t work;   /* workers wait here for a new generation */
+    pthread_cond_t idle;   /* the caller waits here for pending == 0 */
+    unsigned nworkers;
+    unsigned started;
+    uint64_t generation;
+    unsigned pending;
+    int quit;
+    void (*fn)(void *job);
+    uint8_t *jobs;
+    size_t job_size;
+    unsigned njobs;
+    pthread_t *tids;
+};
+
+typedef struct worker_arg {
+    td_pool *p;
+    unsigned index; /* runs job index+1; the caller runs job 0 */
+} worker_arg;
+
+static void *worker_main(void *arg)
+{
+    td_pool *p = ((worker_arg *)arg)->p;
+    unsigned me = ((worker_arg *)arg)->index + 1;
+    uint64_t seen = 0;
+
+    free(arg);
+    pthread_mutex_lock(&p->mu);
+    for (;;) {
+        while (!p->quit && p->generation == seen)
+            pthread_cond_wait(&p->work, &p->mu);
+        if (p->quit)
+            break;
+        seen = p->generation;
+        if (me < p->njobs) {
+            void (*fn)(void *) = p->fn;
+            void *job = p->jobs + (size_t)me * p->job_size;
+            pthread_mutex_unlock(&p->mu);
+            fn(job);
+            pthread_mutex_lock(&p->mu);
+            if (--p->pending == 0)
+                pthread_cond_signal(&p->idle);
+        }
+    }
+    pthread_mutex_unlock(&p->mu);
+    return NULL;
+}
+
+int td__pool_new(td_pool **out, unsigned nworkers)
+{
+    td_pool *p = calloc(1, sizeof *p);
+    *out = NULL;
+    if (!p)
+        return TD_ENOMEM;
+    p->tids = calloc(nworkers ? nworkers : 1, sizeof *p->tids);
+    if (!p->tids || pthread_mutex_init(&p->mu, NULL) != 0) {
+        free(p->tids);
+        free(p);
+        return TD_ENOMEM;
+    }
+    pthread_cond_init(&p->work, NULL);
+    pthread_cond_init(&p->idle, NULL);
+    for (unsigned i = 0; i < nworkers; i++) {
+        worker_arg *a = malloc(sizeof *a);
+        if (!a)
+            break;
+        a->p = p;
+        a->index = i;
+        if (pthread_create(&p->tids[i], NULL, worker_main, a) != 0) {
+            free(a);
+            break;
+        }
+        p->started++;
+    }
+    /* Fewer workers than asked for is fine: td__pool_run copes. */
+    p->nworkers = p->started;
+    *out = p;
+    return TD_OK;
+}
+
+unsigned td__pool_size(const td_pool *p)
+{
+    return p ? p->nworkers + 1 : 1;
+}
+
+void td__pool_run(td_pool *p, void (*fn)(void *job), void *jobs, size_t job_size, unsigned njobs)
+{
+    unsigned parallel = njobs < p->nworkers + 1 ? njobs : p->nworkers + 1;
+
+    pthread_mutex_lock(&p->mu);
+    p->fn = fn;
+    p->jobs = jobs;
+    p->job_size = job_size;
+    p->njobs = parallel;
+    p->pending = parallel - 1;
+    p->generation++;
+    pthread_cond_broadcast(&p->work);
+    pthread_mutex_unlock(&p->mu);
+
+    fn(jobs);
+    /* Jobs beyond the pool's size run here. */
+    for (unsigned i = parallel; i < njobs; i++)
+        fn((uint8_t *)jobs + (size_t)i * job_size);
+
+    pthread_mutex_lock(&p->mu);
+    while (p->pending)
+        pthread_cond_wait(&p->idle, &p->mu);
+    pthread_mutex_unlock(&p->mu);
+}
+
+void td__pool_free(td_pool *p)
+{
+    if (!p)
+        return;
+    pthread_mutex_lock(&p->mu);
+    p->quit = 1;
+    pthread_cond_broadcast(&p->work);
+    pthread_mutex_unlock(&p->mu);
+    for (unsigned i = 0; i < p->started; i++)
+        pthread_join(p->tids[i], NULL);
+    pthread_cond_destroy(&p->work);
+    pthread_cond_destroy(&p->idle);
+    pthread_mutex_destroy(&p->mu);
+    free(p->tids);
+    free(p);
+}
