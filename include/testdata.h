@@ -95,7 +95,8 @@ TD_API const char *td_version(void);
 /* Kinds and options                                                         */
 /* ------------------------------------------------------------------------ */
 
-/** What the bytes of a stream look like. */
+/** What the bytes of a stream look like.  Values are stable; 2 is reserved
+ *  for TD_TEXT and 3 for TD_COMPRESSIBLE. */
 typedef enum td_kind {
     TD_ZERO   = 0, /**< all zero bytes */
     TD_RANDOM = 1  /**< incompressible pseudo-random bytes (see td_algorithm) */
