@@ -143,7 +143,7 @@ int td_fill(td_kind kind, const td_options *o, uint64_t offset, void *buf, size_
         return td__kind_get((int)kind) ? TD_OK : TD_EKIND;
     if (!buf)
         return TD_EINVAL;
-    if (len - 1 > UINT64_MAX - offset)
+    if (len > UINT64_MAX - offset)
         return TD_ERANGE;
     rc = td__gen_init(&g, (int)kind, o);
     if (rc != TD_OK)
@@ -168,7 +168,7 @@ static int verify_impl(td_kind kind, const td_options *o, uint64_t offset, const
         *count = 0;
     if (len && !buf)
         return TD_EINVAL;
-    if (len && len - 1 > UINT64_MAX - offset)
+    if (len > UINT64_MAX - offset)
         return TD_ERANGE;
     rc = td__gen_init(&g, (int)kind, o);
     if (rc != TD_OK || len == 0) {

@@ -77,7 +77,8 @@ static void parse_stream_args(int argc, char **argv, stream_args *a, const char 
     a->offset = 0;
     a->output = NULL;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "o:h", gen_long, &li)) != -1) {
+    opterr = 0; /* our own one-line messages below */
+    while ((c = getopt_long(argc, argv, ":o:h", gen_long, &li)) != -1) {
         switch (c) {
         case 'k':
             if (nopt == 64)
@@ -96,8 +97,13 @@ static void parse_stream_args(int argc, char **argv, stream_args *a, const char 
         case 'h':
             fputs(help, stdout);
             exit(0);
+        case ':':
+            usage_error("missing value for", argv[optind - 1], 0);
+            break;
         default:
-            exit(EXIT_USAGE);
+            if (optopt >= '0' && optopt <= '9')
+                usage_error("bad size (sizes cannot be negative)", argv[optind - 1], 0);
+            usage_error("unknown option", argv[optind - 1], 0);
         }
     }
     if (argc - optind < 2)
