@@ -9,6 +9,6 @@ sh scripts/deps.sh
 BUILD=${BUILD:-build}
 # Debian's interpreter: the one python3-pytest and python3-hypothesis belong to.
 PY=${TD_PYTHON:-/usr/bin/python3}
-cmake -S . -B "$BUILD" -DTD_WERROR=ON -DPython3_EXECUTABLE="$PY" ${CMAKE_FLAGS:-}
+cmake -S . -B "$BUILD" -DTD_WERROR=ON -DTD_BUILD_PYTHON=ON -DPython3_EXECUTABLE="$PY" ${CMAKE_FLAGS:-}
 cmake --build "$BUILD" -j"$(nproc)"
 ctest --test-dir "$BUILD" --output-on-failure -j2

@@ -115,8 +115,16 @@ static int td_stream_read_bytes(td_stream *s, void *NEWBYTES, size_t NEWLEN, siz
 
 /* ---- outputs -------------------------------------------------------------- */
 
-%apply int *OUTPUT { int *kind };
-%apply unsigned long long *OUTPUT { uint64_t *size, uint64_t *first_mismatch, uint64_t *count };
+/* Outputs start at 0: the library leaves some untouched (first_mismatch on TD_OK). */
+%typemap(in, numinputs=0) int *kind (int temp = 0) { $1 = &temp; }
+%typemap(argout) int *kind {
+    $result = SWIG_Python_AppendOutput($result, PyLong_FromLong(temp$argnum));
+}
+%typemap(in, numinputs=0) uint64_t *U64OUT (uint64_t temp = 0) { $1 = &temp; }
+%typemap(argout) uint64_t *U64OUT {
+    $result = SWIG_Python_AppendOutput($result, PyLong_FromUnsignedLongLong((unsigned long long)temp$argnum));
+}
+%apply uint64_t *U64OUT { uint64_t *size, uint64_t *first_mismatch, uint64_t *count };
 
 %typemap(in, numinputs=0) size_t *out_len (size_t temp = 0) { $1 = &temp; }
 %typemap(argout) size_t *out_len {
@@ -144,41 +152,39 @@ static int td_stream_read_bytes(td_stream *s, void *NEWBYTES, size_t NEWLEN, siz
 /* ---- buffers -------------------------------------------------------------- */
 
 /* Writable, C-contiguous, released in freearg, i.e. after the C call. */
-%typemap(in) (void *buf, size_t len) (Py_buffer view) {
-    view.obj = NULL;
+%typemap(in) (void *buf, size_t len) (Py_buffer view, int have_view = 0) {
     if (PyObject_GetBuffer($input, &view, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) != 0) {
-        view.obj = NULL;
         PyErr_Clear();
         PyErr_Format(PyExc_TypeError,
                      "in method '$symname', argument $argnum: expected a writable, C-contiguous bytes-like object, not '%.200s'",
                      Py_TYPE($input)->tp_name);
         SWIG_fail;
     }
+    have_view = 1;
     $1 = view.buf;
     $2 = (size_t)view.len;
 }
 %typemap(freearg) (void *buf, size_t len) {
-    if (view$argnum.obj)
+    if (have_view$argnum)
         PyBuffer_Release(&view$argnum);
 }
 %apply (void *buf, size_t len) { (void *buf, size_t cap) };
 
 /* Read-only, C-contiguous. */
-%typemap(in) (const void *buf, size_t len) (Py_buffer view) {
-    view.obj = NULL;
+%typemap(in) (const void *buf, size_t len) (Py_buffer view, int have_view = 0) {
     if (PyObject_GetBuffer($input, &view, PyBUF_C_CONTIGUOUS) != 0) {
-        view.obj = NULL;
         PyErr_Clear();
         PyErr_Format(PyExc_TypeError,
                      "in method '$symname', argument $argnum: expected a C-contiguous bytes-like object, not '%.200s'",
                      Py_TYPE($input)->tp_name);
         SWIG_fail;
     }
+    have_view = 1;
     $1 = view.buf;
     $2 = (size_t)view.len;
 }
 %typemap(freearg) (const void *buf, size_t len) {
-    if (view$argnum.obj)
+    if (have_view$argnum)
         PyBuffer_Release(&view$argnum);
 }
 
