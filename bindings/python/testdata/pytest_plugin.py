@@ -34,7 +34,7 @@ import pytest
 
 import testdata
 
-__all__ = ["derive_seed"]
+__all__ = ["derive_seed", "session_seed"]
 
 _CACHE_KEY = "testdata/seed"
 _MAX_SEED = (1 << 64) - 1
@@ -105,12 +105,13 @@ def pytest_configure_node(node):
     node.workerinput["testdata_seed"] = node.config.stash[_session_seed_key]
 
 
-def _session_seed(config):
+def session_seed(config):
+    """The session seed of a pytest config (as printed in the report header)."""
     return config.stash[_session_seed_key]
 
 
 def pytest_report_header(config):
-    seed = _session_seed(config)
+    seed = session_seed(config)
     note = config.stash.get(_seed_note_key, "")
     note = f" ({note})" if note else ""
     return (f"testdata: seed {seed}{note}; reproduce with --testdata-seed={seed} "
@@ -122,7 +123,7 @@ def pytest_runtest_makereport(item, call):
     outcome = yield
     rep = outcome.get_result()
     if rep.failed and _FIXTURES.intersection(getattr(item, "fixturenames", ())):
-        seed = _session_seed(item.config)
+        seed = session_seed(item.config)
         rep.sections.append((
             "testdata",
             f"testdata: session seed {seed}, this test's seed "
@@ -132,7 +133,7 @@ def pytest_runtest_makereport(item, call):
 @pytest.fixture
 def testdata_seed(request):
     """This test's seed: derived from the session seed and the test's node id."""
-    return derive_seed(_session_seed(request.config), request.node.nodeid)
+    return derive_seed(session_seed(request.config), request.node.nodeid)
 
 
 def _write_under(base, name, kind, size, seed, options):
@@ -185,7 +186,7 @@ def testdata_shared_file(request, tmp_path_factory):
     derived from the session seed alone (tests share the file)."""
     files = {}
     base = None
-    default_seed = derive_seed(_session_seed(request.config), "testdata_shared_file")
+    default_seed = derive_seed(session_seed(request.config), "testdata_shared_file")
 
     def get(kind, size, *, seed=None, **options):
         nonlocal base
