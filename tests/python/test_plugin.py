@@ -144,7 +144,7 @@ def test_seed_shown_for_setup_failure(pt):
 
 def test_fixtures(pt):
     pt.makepyfile(test_fx="""
-        import io, pathlib
+        import io, pathlib, pytest
         import testdata
 
         streams = []
@@ -157,6 +157,9 @@ def test_fixtures(pt):
             assert q == tmp_path / "sub" / "q.bin"
             assert q.read_bytes() == testdata.generate("random", 100, seed=3, algorithm="fast")
             assert testdata_file("zero", 5) != p
+            for bad in ("/etc/x", "../x", "a/../../x"):
+                with pytest.raises(ValueError):
+                    testdata_file("zero", 1, name=bad)
             testdata.verify(p, "random", "10K", seed=testdata_seed)
 
         def test_stream(testdata_stream, testdata_seed):

@@ -144,9 +144,32 @@ def test_copyfileobj_and_hashlib(ref):
         assert h.digest() == hashlib.sha256(ref).digest()
 
 
-def test_text_wrapper_not_needed_but_lines_work():
-    with testdata.Stream("zero", 100) as st:
-        assert st.readlines() == [bytes(100)]
+def test_lines():
+    with testdata.Stream("random", 100_000, seed=1) as st:
+        lines = st.readlines()
+    assert b"".join(lines) == testdata.generate("random", 100_000, seed=1)
+    assert all(line.endswith(b"\n") for line in lines[:-1]) and len(lines) > 100
+    with testdata.Stream("random", 100_000, seed=1) as st:
+        assert st.readline() == lines[0]
+        assert st.readlines(1) == [lines[1]]
+
+
+def test_huge_read_is_clamped_or_memory_error():
+    with testdata.Stream("zero", 10) as st:
+        assert st.read(1 << 60) == bytes(10)
+    with testdata.Stream("zero", "inf") as st:
+        with pytest.raises(MemoryError):
+            st.read(1 << 60)
+    with pytest.raises(MemoryError):
+        testdata.generate("zero", "1E")
+
+
+def test_read_wrong_types():
+    with testdata.Stream("zero", 10) as st:
+        with pytest.raises(TypeError):
+            st.read(1.5)
+        with pytest.raises(TypeError):
+            st.read("1")
 
 
 def test_unbounded():

@@ -169,6 +169,8 @@ class Stream(io.RawIOBase):
             return self.readall()
         s = self._handle()
         with self._lock:
+            # Never allocate more than is left (read(2**40) on a small stream).
+            size = min(size, self._size - capi.td_stream_tell(s))
             return capi.td_stream_read_bytes(s, size)[1]
 
     def readall(self):
@@ -202,7 +204,9 @@ class Stream(io.RawIOBase):
             return pos
 
     def tell(self):
-        return capi.td_stream_tell(self._handle())
+        s = self._handle()
+        with self._lock:
+            return capi.td_stream_tell(s)
 
     def close(self):
         if self._s is not None:
@@ -210,6 +214,18 @@ class Stream(io.RawIOBase):
                 # Dropping the owning object frees the C stream (exactly once).
                 self._s = None
         super().close()
+
+    def readlines(self, hint=-1):
+        # IOBase.readlines iterates, and iteration yields chunks here, not lines.
+        lines, total = [], 0
+        while True:
+            line = self.readline()
+            if not line:
+                return lines
+            lines.append(line)
+            total += len(line)
+            if hint is not None and 0 < hint <= total:
+                return lines
 
     def __iter__(self):
         self._checkClosed()

@@ -138,6 +138,8 @@ def testdata_seed(request):
 
 def _write_under(base, name, kind, size, seed, options):
     path = base / name
+    if os.path.isabs(name) or ".." in path.relative_to(base).parts:
+        raise ValueError(f"name must be a relative path inside {base}, not {name!r}")
     if path.parent != base:
         path.parent.mkdir(parents=True, exist_ok=True)
     return testdata.write(path, kind, size, seed=seed, **options)
