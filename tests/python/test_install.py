@@ -33,3 +33,21 @@ def test_cmake_install(tmp_path):
     lines = r.stdout.split()
     assert lines[0].startswith(staged)
     assert lines[1] == "163f84efa4eb786a4a211ca8fb2db0aa8f29c6f84d1837251692fb2f45a59f73"
+
+
+@pytest.mark.skipif(os.environ.get("TD_TEST_PIP") != "1", reason="slow; set TD_TEST_PIP=1")
+def test_pip_install_offline(tmp_path, source_dir):
+    """pip install ./bindings/python into a venv, without any index."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True)
+    py = venv / "bin" / "python"
+    r = subprocess.run([py, "-m", "pip", "install", "--no-index", str(source_dir / "bindings" / "python")],
+                       capture_output=True, text=True, cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    code = ("import importlib.metadata as m, testdata\n"
+            "assert testdata.__file__.startswith(%r)\n"
+            "assert any(e.value == 'testdata.pytest_plugin' for e in m.entry_points(group='pytest11'))\n"
+            "assert testdata.generate('zero', 3) == bytes(3)\n") % str(venv)
+    r = subprocess.run([py, "-c", code], env=env, capture_output=True, text=True, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
