@@ -5,7 +5,9 @@
 
 1. Stream.readinto with 1 MiB chunks vs the C library's own throughput
    (td_fill into one big, pre-faulted buffer through testdata.capi: one call,
-   GIL released, so no Python in the loop).  Target: >= 0.9x.
+   GIL released, so no Python in the loop).  Target: >= 0.9x.  If the
+   `testdata` program is found, its pure-C stream loop (`testdata gen` to
+   /dev/null) is shown as a second reference.
 2. testdata.generate("random", SIZE) vs os.urandom(SIZE) (target >= 5x) and
    vs random.randbytes (target >= 8x; in chunks, since a single
    randbytes(n) call is limited to n < 256 MiB).
@@ -18,7 +20,10 @@ of 1 GiB much cheaper than 4 KiB page faults.  --check exits 1 if a target is mi
 """
 import argparse
 import os
+import pathlib
 import random
+import shutil
+import subprocess
 import sys
 import time
 
@@ -26,6 +31,17 @@ import testdata
 from testdata import capi
 
 MiB = 1 << 20
+
+
+def find_cli():
+    """The `testdata` program: $TESTDATA_CLI, the build tree the package came from, or PATH."""
+    cand = [os.environ.get("TESTDATA_CLI"),
+            pathlib.Path(testdata.__file__).resolve().parents[3] / "programs" / "testdata",
+            shutil.which("testdata")]
+    for c in cand:
+        if c and os.access(c, os.X_OK) and os.path.isfile(c):
+            return str(c)
+    return None
 
 
 def best(fn, repeat):
@@ -55,7 +71,7 @@ def main():
 
     def report(label, secs, ref_secs=None, target=None, ref_name=""):
         nonlocal ok
-        line = f"  {label:<44} {secs:8.3f} s  {gbps(n, secs):7.2f} GB/s"
+        line = f"  {label:<52} {secs:8.3f} s  {gbps(n, secs):7.2f} GB/s"
         if ref_secs is not None:
             ratio = ref_secs / secs
             line += f"   {ratio:6.2f}x {ref_name}"
@@ -69,6 +85,7 @@ def main():
           f"{os.cpu_count()} CPUs, {n} bytes per run\n")
 
     # --- 1. readinto vs C ----------------------------------------------------
+    cli = find_cli()
     print("Stream.readinto(1 MiB buffer) vs the C library (td_fill, one buffer)")
     for label, opts in [("chacha20", {}), ("fast", {"algorithm": "fast"})]:
         o = capi.td_options()
@@ -89,7 +106,12 @@ def main():
         py_secs = best(stream_readinto, rep)
         report(f"C td_fill {label}", c_secs)
         report(f"Stream.readinto {label}", py_secs, c_secs, 0.9 if label == "chacha20" else None,
-               "of C")
+               "of C td_fill")
+        if cli:
+            argv = [cli, "gen", "random", str(n)] + [f"--{k}={v}" for k, v in opts.items()]
+            cli_secs = best(lambda: subprocess.run(argv, stdout=subprocess.DEVNULL, check=True), rep)
+            report(f"C stream loop (testdata gen > /dev/null) {label}", cli_secs)
+            report("", py_secs, cli_secs, None, "of C stream loop")
 
     # --- 2. generate vs os.urandom / random.randbytes --------------------------
     print("\ngenerate('random', SIZE) vs os.urandom and random.randbytes")
