@@ -18,6 +18,9 @@
  *     call returns; (const void *buf, size_t len) take any C-contiguous one.
  *   - Pointer outputs (int *kind, uint64_t *size, size_t *out_len, ...)
  *     are returned after the status: rc, value = capi.td_parse_size("1K").
+ *   - A td_stream is owned by its Python object, which frees it (there is no
+ *     td_stream_free here).  As in C, one stream must not be used by two
+ *     threads at once; testdata.Stream serialises its calls.
  */
 %module(package="testdata") capi
 
@@ -76,8 +79,10 @@ static int td_py_error(int rc, const char *filename)
     exc = PyObject_CallFunction(type, "s", td_strerror(rc));
     if (!exc)
         return 1;
-    if (PyObject_SetAttrString(exc, "td_status", PyLong_FromLong(rc)) != 0)
+    PyObject *code = PyLong_FromLong(rc);
+    if (!code || PyObject_SetAttrString(exc, "td_status", code) != 0)
         PyErr_Clear();
+    Py_XDECREF(code);
     PyErr_SetObject(type, exc);
     Py_DECREF(exc);
     return 1;
@@ -98,7 +103,6 @@ static int td_stream_read_bytes(td_stream *s, void *NEWBYTES, size_t NEWLEN, siz
 %}
 
 %include <stdint.i>
-%include <typemaps.i>
 
 /* The C enums are plain ints on the Python side. */
 %apply int { td_kind };

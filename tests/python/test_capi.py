@@ -185,3 +185,43 @@ def test_buffer_held_during_call():
 
     _run_while(lambda: capi.td_fill(1, None, 0, buf), probe)
     assert refused
+
+
+def test_no_stream_constructor():
+    with pytest.raises((TypeError, AttributeError)):  # SWIG: "No constructor defined"
+        capi.td_stream()
+
+
+def test_error_objects_do_not_leak():
+    import gc
+    import sys
+    gc.collect()
+    before = sys.gettotalrefcount() if hasattr(sys, "gettotalrefcount") else None
+    for _ in range(10_000):
+        try:
+            capi.td_parse_size("x")
+        except ValueError:
+            pass
+    if before is not None:  # debug builds of Python only
+        assert sys.gettotalrefcount() - before < 1000
+
+
+def test_close_while_other_thread_reads():
+    import testdata
+    outcomes = []
+
+    def reader(st):
+        try:
+            for _ in range(8):
+                st.readinto(bytearray(1 << 20))
+            outcomes.append("read")
+        except ValueError:
+            outcomes.append("closed")
+
+    for _ in range(20):
+        st = testdata.Stream("random", "64M", threads=2)
+        t = threading.Thread(target=reader, args=(st,))
+        t.start()
+        st.close()
+        t.join()
+    assert len(outcomes) == 20
