@@ -48,7 +48,6 @@ setup(
     version=project_version(),
     description="Test data with known, controlled properties (Python bindings of libtestdata)",
     packages=["testdata"],
-    package_data={"testdata": ["py.typed"]},
     ext_modules=[Extension("testdata._capi", sources=[])],
     cmdclass={"build_ext": CMakeBuild},
     entry_points={"pytest11": ["testdata.pytest_plugin = testdata.pytest_plugin"]},
