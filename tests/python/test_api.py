@@ -139,6 +139,8 @@ def test_write(tmp_path):
     q = testdata.write(str(tmp_path / "g.bin"), "zero", 10)
     assert isinstance(q, pathlib.Path) and q.read_bytes() == bytes(10)
     assert testdata.write(tmp_path / "e.bin", "zero", 0).read_bytes() == b""
+    b = testdata.write(os.fsencode(tmp_path / "b.bin"), "zero", 3)
+    assert b == tmp_path / "b.bin" and b.read_bytes() == bytes(3)
 
 
 def test_write_errors(tmp_path):

@@ -268,14 +268,17 @@ def write(path, kind, size, *, seed=0, **options):
 
     The file appears only when complete (td_write_file)."""
     k, n, o = _args(kind, size, seed, options)
-    p = pathlib.Path(os.fspath(path))
-    capi.td_write_file(os.fsdecode(os.fspath(path)), k, n, o)
+    if path is None:
+        raise TypeError("path must be a str, bytes or os.PathLike, not None")
+    p = pathlib.Path(os.fsdecode(os.fspath(path)))
+    capi.td_write_file(str(p), k, n, o)
     return p
 
 
 def verify(source, kind, size, *, seed=0, offset=0, **options):
     """Check that source (a path or a binary file object) holds exactly the
-    stream's bytes [offset, offset+size).  Returns None or raises MismatchError."""
+    stream's bytes [offset, offset+size).  Returns None or raises MismatchError.
+    For data in memory pass io.BytesIO(data)."""
     k, n, o = _args(kind, size, seed, options)
     offset = parse_size(offset)
     if isinstance(source, (str, bytes, os.PathLike)):
