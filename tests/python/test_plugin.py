@@ -230,4 +230,20 @@ def test_xdist_workers_share_the_seed(pt):
         f"def test_{i}(testdata_seed): assert testdata_seed == {expected[f'test_x.py::test_{i}']}"
         for i in range(4)))
     pt.runpytest_subprocess("-n", "2", "--testdata-seed=8").assert_outcomes(passed=4)
-    pt.runpytest_subprocess("-n", "2", "--testdata-seed=random").assert_outcomes(failed=4)
+    # A random session seed is chosen once, by the controller, for all workers.
+    out = pt.mkdir("out")
+    pt.makepyfile(test_y="\n".join(
+        f"""def test_{i}(testdata_seed, request):
+    import os
+    from testdata.pytest_plugin import session_seed
+    with open(os.path.join({str(out)!r}, "{i}"), "w") as f:
+        f.write(f"{{session_seed(request.config)}} {{testdata_seed}} {{os.getpid()}}")
+""" for i in range(6)))
+    r = pt.runpytest_subprocess("-n", "2", "--testdata-seed=random", "test_y.py")
+    r.assert_outcomes(passed=6)
+    seed = header_seed(r)
+    rows = [(i, (out / str(i)).read_text().split()) for i in range(6)]
+    assert len({pid for _, (_, _, pid) in rows}) == 2  # really two workers
+    for i, (sess, own, _) in rows:
+        assert int(sess) == seed
+        assert int(own) == derive_seed(seed, f"test_y.py::test_{i}")
