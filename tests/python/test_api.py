@@ -102,6 +102,28 @@ def test_bad_options(options, exc, needle):
         testdata.Stream("random", 10, **options)
 
 
+def test_nul_characters_are_rejected():
+    for call in (lambda: testdata.generate("random\0x", 1), lambda: testdata.generate("zero", "1\0K"),
+                 lambda: testdata.generate("random", 1, algorithm="fast\0"),
+                 lambda: testdata.generate("random", 1, **{"algorithm\0x": "fast"})):
+        with pytest.raises(ValueError):
+            call()
+
+
+def test_numeric_option_types():
+    from fractions import Fraction
+
+    class Index:  # like numpy.uint64
+        def __index__(self):
+            return 7
+
+    assert testdata.generate("random", 64, seed=Index()) == testdata.generate("random", 64, seed=7)
+    with pytest.raises(ValueError):  # ratio does not apply to random; the value still converts
+        testdata.generate("random", 1, ratio=Fraction(3, 2))
+    with pytest.raises(TypeError):
+        testdata.generate("random", 1, seed=b"7")
+
+
 def test_option_not_for_kind():
     with pytest.raises(ValueError, match="does not apply to kind 'zero'"):
         testdata.generate("zero", 10, algorithm="fast")

@@ -6,19 +6,21 @@ td_kind_from_name, td_options_set, td_verify ...), so the CLI and Python
 agree byte for byte and on what they accept.
 """
 import io
+import numbers
+import operator
 import os
 import pathlib
 import threading
 
 from . import capi
 
-__all__ = ["Stream", "generate", "write", "verify", "MismatchError", "parse_size", "kinds",
+__all__ = ["Stream", "generate", "fill", "write", "verify", "MismatchError", "parse_size", "kinds",
            "UNBOUNDED", "FORMAT_VERSION"]
 
 UNBOUNDED = capi.TD_SIZE_UNBOUNDED
 FORMAT_VERSION = capi.TD_FORMAT_VERSION
 _MAX_U64 = (1 << 64) - 1
-# Chunk size of verify() and of a Stream's iteration fallback.
+# Chunk size of verify().
 _CHUNK = 1 << 20
 
 
@@ -36,6 +38,13 @@ class MismatchError(AssertionError):
         self.reason = reason
 
 
+def _cstr(text, what):
+    """text for a C string argument: a NUL would silently cut it short."""
+    if "\0" in text:
+        raise ValueError(f"{what} {text!r} contains a NUL character")
+    return text
+
+
 def _raise_for(err, what):
     """Re-raise a ValueError from capi with context (the argument at fault)."""
     raise ValueError(f"{what}: {err}") from None
@@ -50,7 +59,7 @@ def parse_size(size):
             raise ValueError(f"size {size} is out of range (0 .. 2**64-1)")
         return size
     try:
-        return capi.td_parse_size(size)[1]
+        return capi.td_parse_size(_cstr(size, "size"))[1]
     except ValueError as e:
         _raise_for(e, f"bad size {size!r}")
 
@@ -64,7 +73,7 @@ def _kind(kind):
     if not isinstance(kind, str):
         raise TypeError(f"kind must be a str, not {type(kind).__name__}")
     try:
-        return capi.td_kind_from_name(kind)[1]
+        return capi.td_kind_from_name(_cstr(kind, "kind"))[1]
     except ValueError:
         raise ValueError(f"unknown kind {kind!r} (known: {', '.join(kinds())})") from None
 
@@ -74,11 +83,19 @@ def _options(kind_num, kind, seed, options):
     o = capi.td_options()
     items = [("seed", seed)] + list(options.items())
     for key, value in items:
-        if value is None or isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        if isinstance(value, str):
+            text = _cstr(value, f"option {key}:")
+        elif isinstance(value, bool) or value is None:
             raise TypeError(f"option {key}: expected int, float or str, not {type(value).__name__}")
-        ckey = key.replace("-", "_")
+        elif hasattr(value, "__index__"):
+            text = str(operator.index(value))
+        elif isinstance(value, numbers.Real):
+            text = repr(float(value))
+        else:
+            raise TypeError(f"option {key}: expected int, float or str, not {type(value).__name__}")
+        ckey = _cstr(key, "option").replace("-", "_")
         try:
-            capi.td_options_set(o, kind_num, ckey, str(value))
+            capi.td_options_set(o, kind_num, ckey, text)
         except ValueError as e:
             if getattr(e, "td_status", None) == capi.TD_EOPTION:
                 raise ValueError(f"option {key!r} does not apply to kind {kind!r}") from None
