@@ -176,7 +176,16 @@ TD_API int td_parse_size(const char *text, uint64_t *size);
 /* Streams                                                                   */
 /* ------------------------------------------------------------------------ */
 
-/** A positioned reader over one stream.  Opaque. */
+/**
+ * A positioned reader over one stream.  Opaque.
+ *
+ * Memory: a stream holds a small generator state and one buffer, allocated
+ * on the first read that needs it: 256 KiB with threads == 1, 1 MiB per
+ * thread (at most 8 MiB) otherwise.  With threads != 1 the stream also keeps
+ * threads - 1 worker threads until td_stream_free().
+ * Thread-safety: one thread at a time per stream; separate streams are
+ * independent.
+ */
 typedef struct td_stream td_stream;
 
 /**

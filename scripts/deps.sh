@@ -1,7 +1,7 @@
 #!/bin/sh
 # Install the Debian 12 packages needed to build, test and benchmark libtestdata.
 set -eu
-PKGS="build-essential cmake pkg-config libsodium-dev libcriterion-dev swig python3-dev
+PKGS="build-essential cmake pkg-config libsodium-dev libssl-dev libcriterion-dev swig python3-dev
 python3-pytest python3-hypothesis zlib1g-dev libzstd-dev liblz4-dev liblzma-dev libbz2-dev
 gzip zstd lz4 xz-utils bzip2 pigz fio openssl hyperfine valgrind clang time"
 missing=""

@@ -54,13 +54,13 @@ def random_chacha20(seed: int, offset: int, length: int) -> bytes:
 
 def random_fast(seed: int, offset: int, length: int) -> bytes:
     key = struct.unpack("<Q", derive_key("libtestdata/random/fast/1", seed)[:8])[0]
-    P0, P1 = 0xA0761D6478BD642F, 0xE7037ED1A0B428DB
     out = bytearray()
     first, last = offset // 8, (offset + length - 1) // 8
     for i in range(first, last + 1):
-        s = (key + (i + 1) * P0) & MASK64
-        t = s * (s ^ P1)
-        out += struct.pack("<Q", (t >> 64) ^ (t & MASK64))
+        z = (key + (i + 1) * 0x9E3779B97F4A7C15) & MASK64          # SplitMix64
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
+        out += struct.pack("<Q", z ^ (z >> 31))
     return bytes(out[offset - first * 8:offset - first * 8 + length])
 
 
