@@ -12,10 +12,16 @@ def test_cmake_install(tmp_path):
     if not build or not site:
         pytest.skip("TD_BUILD_DIR / TD_PYTHON_INSTALL_DIR not set (run through CTest)")
     cmake = os.environ.get("CMAKE_COMMAND", "cmake")
-    env = dict(os.environ, DESTDIR=str(tmp_path))
-    subprocess.run([cmake, "--install", build, "--component", "python"], env=env, check=True,
-                   capture_output=True)
-    staged = str(tmp_path) + site
+    prefix = tmp_path / "prefix"
+    env = dict(os.environ, DESTDIR=str(tmp_path / "destdir"))
+    subprocess.run([cmake, "--install", build, "--component", "python", "--prefix", str(prefix)],
+                   env=env, check=True, capture_output=True)
+    # Relative destinations go under the prefix (never straight into the
+    # system's site-packages); absolute ones are staged under DESTDIR.
+    if os.path.isabs(site):
+        staged = str(tmp_path / "destdir") + site
+    else:
+        staged = str(tmp_path / "destdir") + str(prefix / site)
     assert os.path.isfile(os.path.join(staged, "testdata", "__init__.py"))
     code = (
         "import importlib.metadata as m, testdata, hashlib\n"
