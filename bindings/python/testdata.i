@@ -273,11 +273,34 @@ struct td_stream {};
     ~td_stream() { td_stream_free($self); }
 }
 
-/* Not exposed: owned pointers without a status (use td_stream_open), and
- * freeing by hand (the owning object does it). */
-%ignore td_stream_new;
-%ignore td_stream_new_with;
-%ignore td_stream_free;
+/* Functions are exposed deliberately, each with typemaps for its buffers,
+ * outputs and ownership: a library function added later stays hidden until
+ * it is listed here (a raw wrapper could let Python free twice or overflow a
+ * buffer).  Constants, enums and kinds/options need no change: kinds are
+ * looked up by name and options set by td_options_set.
+ * Not exposed: td_stream_new/_with (owned pointers without a status: use
+ * td_stream_open) and td_stream_free (the owning object frees). */
+%rename("$ignore", %$isfunction) "";
+%rename("%s") td_strerror;
+%rename("%s") td_version;
+%rename("%s") td_options_init;
+%rename("%s") td_options_set;
+%rename("%s") td_options_check;
+%rename("%s") td_kind_from_name;
+%rename("%s") td_kind_name;
+%rename("%s") td_parse_size;
+%rename("%s") td_stream_open;
+%rename("%s") td_stream_read;
+%rename("%s") td_stream_next;
+%rename("%s") td_stream_seek;
+%rename("%s") td_stream_tell;
+%rename("%s") td_stream_size;
+%rename("%s") td_fill;
+%rename("%s") td_verify;
+%rename("%s") td_verify_count;
+%rename("%s") td_write_file;
+%rename("%s") td_fill_bytes;
+%rename("%s") td_stream_read_bytes;
 
 %include "testdata.h"
 
