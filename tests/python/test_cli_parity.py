@@ -39,6 +39,14 @@ def test_generate_equals_cli(cli, kind, size, options):
         assert s.read() == r.stdout
 
 
+@pytest.mark.parametrize("kind", testdata.kinds())
+def test_every_kind_equals_cli(cli, kind):
+    """Every kind the library knows (new ones too) with its default options."""
+    r = run(cli, ["gen", kind, "300K", "--seed", "3", "--offset", "12345"])
+    assert r.returncode == 0, r.stderr
+    assert testdata.generate(kind, "300K", seed=3, offset=12345) == r.stdout
+
+
 @pytest.mark.parametrize("kind,size,options", CASES[:4])
 def test_write_equals_cli_output_file(cli, tmp_path, kind, size, options):
     out = tmp_path / "cli.bin"

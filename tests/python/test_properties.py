@@ -12,8 +12,10 @@ settings.register_profile("testdata", deadline=None, max_examples=60,
                           suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("testdata")
 
-kinds_opts = st.sampled_from([("random", {}), ("random", {"algorithm": "fast"}), ("zero", {}),
-                              ("random", {"threads": 2})])
+# Every kind the library knows with its defaults (kinds added later are
+# covered without changes here), plus some options.
+kinds_opts = st.sampled_from([(k, {}) for k in testdata.kinds()] +
+                             [("random", {"algorithm": "fast"}), ("random", {"threads": 2})])
 seeds = st.integers(0, 2**64 - 1)
 _cache = {}
 
