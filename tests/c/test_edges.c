@@ -531,3 +531,33 @@ Test(options, extreme_values_as_strings)
         }
     }
 }
+
+Test(options, integers_are_plain_decimal_or_hex_seed)
+{
+    /* Regression: strtoull() let white space, signs and octal through, so
+     * seed "\t-1" silently became 2^64-1 and "010" became 8. */
+    td_options o;
+    static const char *const rejected[] = {" 5", "\t5", "\n5", "\t-1", " -1", "+5", "-0",
+                                           "0x", "0x0x10", "0x-1", "0x 1", "5 ", "1_000"};
+    for (size_t i = 0; i < sizeof rejected / sizeof rejected[0]; i++) {
+        td_options_init(&o);
+        cr_expect_eq(td_options_set(&o, TD_RANDOM, "seed", rejected[i]), TD_ESYNTAX,
+                     "seed '%s'", rejected[i]);
+        cr_expect_eq(td_options_set(&o, TD_RANDOM, "threads", rejected[i]), TD_ESYNTAX,
+                     "threads '%s'", rejected[i]);
+        cr_expect_eq(o.seed, 0);
+        cr_expect_eq(o.threads, 1);
+    }
+    td_options_init(&o);
+    cr_assert_eq(td_options_set(&o, TD_RANDOM, "seed", "010"), TD_OK);
+    cr_assert_eq(o.seed, 10, "seeds are decimal, not octal");
+    cr_assert_eq(td_options_set(&o, TD_RANDOM, "seed", "0XfF"), TD_OK);
+    cr_assert_eq(o.seed, 255);
+    cr_assert_eq(td_options_set(&o, TD_RANDOM, "seed", "0xffffffffffffffff"), TD_OK);
+    cr_assert_eq(o.seed, UINT64_MAX);
+    cr_assert_eq(td_options_set(&o, TD_RANDOM, "seed", "0x10000000000000000"), TD_ERANGE);
+    cr_assert_eq(td_options_set(&o, TD_RANDOM, "threads", "010"), TD_OK);
+    cr_assert_eq(o.threads, 10);
+    cr_assert_eq(td_options_set(&o, TD_RANDOM, "threads", "0x10"), TD_ESYNTAX,
+                 "threads are decimal");
+}
