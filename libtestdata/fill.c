@@ -119,9 +119,9 @@ int td__gen_fill(const td_gen *g, uint64_t offset, uint8_t *buf, size_t len)
     size_t done = 0;
     for (unsigned t = 0; t < nt; t++) {
         uint64_t start = offset + done;
-        uint64_t end = (t == nt - 1) ? offset + len : (start + per) / block * block;
-        if (end > offset + len)
-            end = offset + len;
+        /* per >= len - done also keeps start + per from wrapping past 2^64. */
+        uint64_t end = (t == nt - 1 || per >= len - done) ? offset + len
+                                                          : (start + per) / block * block;
         jobs[t] = (fill_job){g, start, buf + done, (size_t)(end - start), TD_OK};
         done += jobs[t].len;
     }

@@ -561,3 +561,45 @@ Test(options, integers_are_plain_decimal_or_hex_seed)
     cr_assert_eq(td_options_set(&o, TD_RANDOM, "threads", "0x10"), TD_ESYNTAX,
                  "threads are decimal");
 }
+
+/* ------------------------------------------------------------------------ */
+/* Internals: the thread split of td__gen_fill (libtestdata/fill.c)          */
+
+#include "../../libtestdata/internal.h"
+
+/* A kind with a huge block whose bytes are the low byte of their offset. */
+static int bigblock_fill(const void *state, uint64_t offset, uint8_t *buf, size_t len)
+{
+    (void)state;
+    if (len > UINT64_MAX - offset || len > 64 * MIB)
+        return TD_ERANGE; /* a broken split; writing would overrun */
+    for (size_t i = 0; i < len; i++)
+        buf[i] = (uint8_t)(offset + i);
+    return TD_OK;
+}
+
+static const char *const no_options[] = {NULL};
+static const td_kind_vtbl bigblock = {
+    .name = "bigblock", .block = 1u << 30, .options = no_options, .fill = bigblock_fill};
+
+Test(internal, thread_split_does_not_wrap_near_2_64)
+{
+    /* Regression: the end of each piece was computed as offset+done+per,
+     * which wraps past 2^64 when the kind's block is larger than what is
+     * left, giving a piece of ~2^64 bytes. */
+    const size_t len = 3 * MIB + 5;
+    uint8_t *buf = malloc(len);
+    cr_assert_not_null(buf);
+    for (unsigned threads = 2; threads <= 4; threads++) {
+        td_gen g;
+        memset(&g, 0, sizeof g);
+        g.vt = &bigblock;
+        g.nthreads = threads;
+        uint64_t off = UINT64_MAX - len;
+        memset(buf, 0, len);
+        cr_assert_eq(td__gen_fill(&g, off, buf, len), TD_OK, "threads %u", threads);
+        for (size_t i = 0; i < len; i++)
+            cr_assert_eq(buf[i], (uint8_t)(off + i), "threads %u byte %zu", threads, i);
+    }
+    free(buf);
+}
