@@ -337,7 +337,7 @@ Test(threads, zero_one_and_1024)
             memset(got, 0, len);
             cr_assert_eq(td_fill(v->kind, &o, 12345, got, len), TD_OK);
             cr_assert(memcmp(got, want, len) == 0, "%s threads %u (fill)", v->label, counts[i]);
-            if (counts[i] == UINT32_MAX && small_mode())
+            if (counts[i] >= 1024 && small_mode()) /* 255 workers: slow under valgrind */
                 continue;
             td_stream *s = open_ok(v, 12345 + (uint64_t)len, &o);
             cr_assert_eq(td_stream_seek(s, 12345), TD_OK);
