@@ -424,3 +424,41 @@ Test(alloc_failure, helpers_do_not_allocate)
     cr_assert_eq(sc.bad[0], '\0', "%s", sc.bad);
     cr_assert_eq(atomic_load(&events), 0, "the option and size helpers allocated");
 }
+
+/* Thread starts are counted as events too: a long td_verify or td_write_file
+ * with threads > 1 should start its workers once, not once per chunk. */
+static long thread_starts(int (*call)(const scenario *), const scenario *sc)
+{
+    arm(0, 0);
+    int rc = call(sc);
+    disarm();
+    cr_assert_eq(rc, TD_OK);
+    return atomic_load(&events);
+}
+
+static int call_verify(const scenario *sc)
+{
+    return td_verify(sc->kind, &sc->o, 0, sc->want, sc->len, NULL);
+}
+
+static int call_write_file(const scenario *sc)
+{
+    char path[300];
+    snprintf(path, sizeof path, "%s/td_threads_%d.bin", P_tmpdir, (int)getpid());
+    int rc = td_write_file(path, sc->kind, sc->len, &sc->o);
+    unlink(path);
+    return rc;
+}
+
+Test(resources, verify_and_write_file_start_workers_once)
+{
+    scenario sc;
+    setup(&sc, "threads", TD_RANDOM, 4, 8 * MIB);
+    /* Allocations: state, scratch buffer/path, pool, its tids, 3 worker
+     * args; thread starts: 3.  Per 1 MiB chunk, 8 x that would show. */
+    long v = thread_starts(call_verify, &sc);
+    long w = thread_starts(call_write_file, &sc);
+    cr_expect_leq(v, 12, "td_verify: %ld allocations + thread starts for 8 MiB", v);
+    cr_expect_leq(w, 12, "td_write_file: %ld allocations + thread starts for 8 MiB", w);
+    teardown(&sc);
+}
