@@ -6,7 +6,8 @@
  * (seed, threads 0..4, and any kind options, set through td_options_set()
  * or, sometimes, as raw struct values), a stream size, and then a sequence
  * of td_stream_read / td_stream_next / td_stream_seek / td_stream_tell /
- * td_fill / td_verify calls.  A model of the position checks every return
+ * td_fill / td_verify calls, and of td_stream_free + td_stream_open with a
+ * new seed, thread count and size.  A model of the position checks every return
  * code, and every byte a stream hands out is compared with td_fill at the
  * same offset.  td_fill itself is checked against td_fill of two pieces
  * with threads = 1.  Read buffers are malloc'd at exactly the requested
@@ -195,6 +196,20 @@ static void op_fill(ctx *c, input *in)
     free(buf);
 }
 
+/* Free the stream and open another over the same kind: new seed, threads
+ * and size (same kind options). */
+static void op_reopen(ctx *c, td_stream **s, input *in)
+{
+    td_stream_free(*s);
+    *s = NULL;
+    c->o.seed = take(in, 8);
+    c->o.threads = (uint32_t)(take(in, 1) % 5);
+    c->size = take(in, 1) & 1 ? take(in, 3) : UINT64_MAX - take(in, 3);
+    c->pos = 0;
+    int rc = td_stream_open(s, c->kind, c->size, &c->o);
+    CHECK(rc == TD_OK && *s);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -248,7 +263,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     CHECK(s && td_stream_size(s) == c.size && td_stream_tell(s) == 0);
 
     for (int ops = 0; ops < MAX_OPS && in.n; ops++) {
-        switch (take(&in, 1) % 8) {
+        switch (take(&in, 1) % 9) {
         case 0:
         case 1:
         case 2: op_read(&c, s, &in); break;
@@ -256,7 +271,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         case 4: op_next(&c, s); break;
         case 5:
         case 6: op_seek(&c, s, &in); break;
-        default: op_fill(&c, &in); break;
+        case 7: op_fill(&c, &in); break;
+        default: op_reopen(&c, &s, &in); break;
         }
     }
     td_stream_free(s);

@@ -39,7 +39,7 @@ U16 = lambda v: struct.pack("<H", v)
 U24 = lambda v: struct.pack("<I", v)[:3]
 U64 = lambda v: struct.pack("<Q", v)
 
-# Operations: byte % 8 -> 0-2 read, 3-4 next, 5-6 seek, 7 fill.
+# Operations: byte % 9 -> 0-2 read, 3-4 next, 5-6 seek, 7 fill, 8 reopen.
 READ_SMALL = lambda n: U8(0) + U8(0) + U8(n)
 READ_MID = lambda n: U8(0) + U8(1) + U16(n)
 READ_BIG = lambda n: U8(0) + U8(2) + U24(n)
