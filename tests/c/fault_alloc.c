@@ -42,6 +42,7 @@ int __wrap_pthread_create(pthread_t *t, const pthread_attr_t *a, void *(*fn)(voi
 static atomic_int armed;
 static atomic_long events;      /* counted while armed */
 static atomic_long injected;    /* failures injected */
+static atomic_long bytes;       /* bytes asked for while armed */
 static long fail_at;            /* event number to fail (1-based); 0 never */
 static int fail_after;          /* fail every event from fail_at on */
 static pthread_mutex_t live_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -61,10 +62,11 @@ static int should_fail(void)
     return 0;
 }
 
-static void track(void *p)
+static void track(void *p, size_t n)
 {
     if (!p || !atomic_load(&armed))
         return;
+    atomic_fetch_add(&bytes, (long)n);
     pthread_mutex_lock(&live_mu);
     if (nlive < MAX_LIVE)
         live[nlive++] = p;
@@ -92,7 +94,7 @@ void *__wrap_malloc(size_t n)
     if (should_fail())
         return NULL;
     void *p = __real_malloc(n);
-    track(p);
+    track(p, n);
     return p;
 }
 
@@ -101,7 +103,7 @@ void *__wrap_calloc(size_t m, size_t n)
     if (should_fail())
         return NULL;
     void *p = __real_calloc(m, n);
-    track(p);
+    track(p, m * n);
     return p;
 }
 
@@ -112,7 +114,7 @@ void *__wrap_realloc(void *p, size_t n)
     void *q = __real_realloc(p, n);
     if (q || !n) {
         untrack(p);
-        track(q);
+        track(q, n);
     }
     return q;
 }
@@ -140,6 +142,7 @@ static void arm(long at, int after)
     fail_after = after;
     atomic_store(&events, 0);
     atomic_store(&injected, 0);
+    atomic_store(&bytes, 0);
     atomic_store(&armed, 1);
 }
 
@@ -461,4 +464,47 @@ Test(resources, verify_and_write_file_start_workers_once)
     cr_expect_leq(v, 12, "td_verify: %ld allocations + thread starts for 8 MiB", v);
     cr_expect_leq(w, 12, "td_write_file: %ld allocations + thread starts for 8 MiB", w);
     teardown(&sc);
+}
+
+static int call_small_streams(const scenario *sc)
+{
+    /* Many small streams open at once, as a benchmark with one stream per
+     * object would have them. */
+    enum { N = 16 };
+    td_stream *s[N];
+    unsigned char b[64];
+    size_t n;
+    int rc = TD_OK;
+    for (int i = 0; i < N; i++) {
+        rc = td_stream_open(&s[i], sc->kind, sc->len, &sc->o);
+        if (rc != TD_OK)
+            return rc;
+        if (td_stream_read(s[i], b, sizeof b, &n) != TD_OK)
+            rc = TD_EIO;
+    }
+    for (int i = 0; i < N; i++)
+        td_stream_free(s[i]);
+    return rc;
+}
+
+Test(resources, small_streams_start_no_threads)
+{
+    /* A stream smaller than two 256 KiB pieces can never use a second
+     * thread: it should not start any, whatever `threads` says. */
+    scenario sc;
+    for (uint32_t threads = 0; threads <= 64; threads += 16) {
+        setup(&sc, "small streams", TD_RANDOM, threads, 300 * KIB);
+        arm(0, 0);
+        int rc = call_small_streams(&sc);
+        disarm();
+        cr_assert_eq(rc, TD_OK);
+        /* Per stream: the stream, the generator state, the read buffer. */
+        cr_expect_leq(atomic_load(&events), 16 * 3, "threads %u: %ld allocations + thread starts",
+                      threads, atomic_load(&events));
+        /* ... and the buffer need not be larger than the stream. */
+        cr_expect_leq(atomic_load(&bytes), 16 * (300 * KIB + 4 * KIB),
+                      "threads %u: %ld bytes for 16 streams of 300 KiB", threads,
+                      atomic_load(&bytes));
+        teardown(&sc);
+    }
 }
