@@ -131,10 +131,12 @@ class Stream(io.RawIOBase):
     # --- properties -----------------------------------------------------
     @property
     def kind(self):
+        """The kind name given at creation ("random", "zero", ...)."""
         return self._kind
 
     @property
     def seed(self):
+        """The stream's seed."""
         return self._seed
 
     @property
@@ -144,6 +146,7 @@ class Stream(io.RawIOBase):
 
     @property
     def name(self):
+        """A description such as "<testdata random 1048576 seed=7>" (file objects have a name)."""
         return f"<testdata {self._kind} {self._size} seed={self._seed}>"
 
     def __repr__(self):
@@ -182,6 +185,7 @@ class Stream(io.RawIOBase):
             return capi.td_stream_read(s, b)[1]
 
     def read(self, size=-1):
+        """Read up to size bytes (all that is left if size is negative or None) as bytes."""
         if size is None or size < 0:
             return self.readall()
         s = self._handle()
