@@ -1,0 +1,186 @@
+/* td_analyzer: entropy, compression ratios, sampling, verdicts, errors. */
+#include "td_test_util.h"
+
+#include <math.h>
+
+#define MIB (1024u * 1024u)
+
+static unsigned char *make(int kind, size_t len, uint64_t seed)
+{
+    td_options o;
+    unsigned char *buf = malloc(len ? len : 1);
+    cr_assert_not_null(buf);
+    td_options_init(&o);
+    o.seed = seed;
+    cr_assert_eq(td_fill(kind, &o, 0, buf, len), TD_OK);
+    return buf;
+}
+
+Test(analyze, zero_data)
+{
+    unsigned char *buf = make(TD_ZERO, 2 * MIB, 0);
+    td_analysis r;
+    cr_assert_eq(td_analyze_buffer(buf, 2 * MIB, &r), TD_OK);
+    cr_expect_eq(r.size, 2 * MIB);
+    cr_expect_eq(r.sampled, 2 * MIB);
+    cr_expect_eq(r.is_sampled, 0);
+    cr_expect_eq(r.entropy, 0.0);
+    for (int c = 0; c < TD_CODEC_COUNT; c++)
+        cr_expect_gt(r.ratio[c], 200.0, "%s: %f", td_codec_name(c), r.ratio[c]);
+    cr_expect_gt(r.ratio[TD_CODEC_GZIP], 900.0);
+    cr_expect_gt(r.ratio[TD_CODEC_ZSTD], 5000.0);
+    cr_expect(strncmp(r.verdict, "compresses ", 11) == 0, "%s", r.verdict);
+    cr_expect_not_null(strstr(r.verdict, "scp -C"));
+    cr_expect_null(strchr(r.verdict, '\n'));
+    free(buf);
+}
+
+Test(analyze, random_data)
+{
+    unsigned char *buf = make(TD_RANDOM, 3 * MIB + 123, 7);
+    td_analysis r;
+    cr_assert_eq(td_analyze_buffer(buf, 3 * MIB + 123, &r), TD_OK);
+    cr_expect_eq(r.size, 3 * MIB + 123);
+    cr_expect_eq(r.sampled, r.size);
+    cr_expect_gt(r.entropy, 7.999);
+    cr_expect_leq(r.entropy, 8.0);
+    for (int c = 0; c < TD_CODEC_COUNT; c++) {
+        cr_expect(fabs(r.ratio[c] - 1.0) < 0.01, "%s: %f", td_codec_name(c), r.ratio[c]);
+        cr_expect_gt(r.compressed[c], 0);
+    }
+    cr_expect_str_eq(r.verdict, "incompressible: transfer speed reflects the raw link");
+    free(buf);
+}
+
+Test(analyze, chunking_does_not_matter)
+{
+    size_t len = 2 * MIB + 5000;
+    unsigned char *buf = make(TD_RANDOM, len, 1);
+    memset(buf + MIB / 2, 'a', MIB); /* some compressible middle */
+    td_analysis whole, parts;
+    td_analyzer *a;
+    uint64_t rng = 99;
+    cr_assert_eq(td_analyze_buffer(buf, len, &whole), TD_OK);
+    cr_assert_eq(td_analyzer_new(&a, TD_SIZE_UNBOUNDED, 0), TD_OK);
+    for (size_t done = 0; done < len;) {
+        size_t n = 1 + (size_t)(td_test_rand(&rng) % 300000);
+        if (n > len - done)
+            n = len - done;
+        cr_assert_eq(td_analyzer_update(a, buf + done, n), TD_OK);
+        done += n;
+    }
+    cr_assert_eq(td_analyzer_finish(a, &parts), TD_OK);
+    td_analyzer_free(a);
+    cr_expect_eq(memcmp(&whole, &parts, sizeof whole), 0);
+    cr_expect_gt(whole.ratio[TD_CODEC_GZIP], 1.3);
+    cr_expect_lt(whole.ratio[TD_CODEC_GZIP], 2.0);
+    cr_expect(strncmp(whole.verdict, "slightly compressible", 21) == 0, "%s", whole.verdict);
+    free(buf);
+}
+
+Test(analyze, sampling_bounded_known_size)
+{
+    /* 20 MiB with a 4 MiB budget: 4 blocks compressed, flagged as sampled. */
+    size_t len = 20 * MIB;
+    unsigned char *buf = make(TD_ZERO, len, 0);
+    td_analyzer *a;
+    td_analysis r;
+    cr_assert_eq(td_analyzer_new(&a, len, 4 * MIB), TD_OK);
+    cr_assert_eq(td_analyzer_update(a, buf, len), TD_OK);
+    cr_assert_eq(td_analyzer_finish(a, &r), TD_OK);
+    td_analyzer_free(a);
+    cr_expect_eq(r.size, len);
+    cr_expect_leq(r.sampled, 4 * MIB);
+    cr_expect_geq(r.sampled, 3 * MIB);
+    cr_expect_eq(r.is_sampled, 1);
+    cr_expect_eq(r.entropy, 0.0);
+    free(buf);
+}
+
+Test(analyze, sampling_bounded_unknown_size)
+{
+    /* Unknown size: the stride doubles; samples stay within budget and spread. */
+    size_t len = 37 * MIB + 17;
+    unsigned char *buf = make(TD_RANDOM, len, 3);
+    td_analyzer *a;
+    td_analysis r;
+    cr_assert_eq(td_analyzer_new(&a, TD_SIZE_UNBOUNDED, 4 * MIB), TD_OK);
+    for (size_t done = 0; done < len; done += MIB / 3) {
+        size_t n = len - done < MIB / 3 ? len - done : MIB / 3;
+        cr_assert_eq(td_analyzer_update(a, buf + done, n), TD_OK);
+    }
+    cr_assert_eq(td_analyzer_finish(a, &r), TD_OK);
+    td_analyzer_free(a);
+    cr_expect_eq(r.size, len);
+    cr_expect_leq(r.sampled, 4 * MIB);
+    cr_expect_geq(r.sampled, 2 * MIB);
+    cr_expect_eq(r.is_sampled, 1);
+    cr_expect(fabs(r.ratio[TD_CODEC_XZ] - 1.0) < 0.01);
+    free(buf);
+}
+
+Test(analyze, mixed_entropy)
+{
+    /* Two values, equally often: exactly 1 bit per byte. */
+    size_t len = 1 << 16;
+    unsigned char *buf = malloc(len);
+    td_analysis r;
+    for (size_t i = 0; i < len; i++)
+        buf[i] = (i & 1) ? 'x' : 'y';
+    cr_assert_eq(td_analyze_buffer(buf, len, &r), TD_OK);
+    cr_expect(fabs(r.entropy - 1.0) < 1e-12, "%f", r.entropy);
+    free(buf);
+}
+
+Test(analyze, empty_input)
+{
+    td_analysis r;
+    cr_assert_eq(td_analyze_buffer(NULL, 0, &r), TD_OK);
+    cr_expect_eq(r.size, 0);
+    cr_expect_eq(r.entropy, 0.0);
+    cr_expect_eq(r.ratio[TD_CODEC_GZIP], 0.0);
+    cr_expect(strncmp(r.verdict, "empty", 5) == 0, "%s", r.verdict);
+}
+
+Test(analyze, errors)
+{
+    td_analyzer *a = (td_analyzer *)1;
+    td_analysis r;
+    char line[8];
+    cr_expect_eq(td_analyzer_new(NULL, 0, 0), TD_EINVAL);
+    cr_expect_eq(td_analyzer_update(NULL, "x", 1), TD_EINVAL);
+    cr_expect_eq(td_analyzer_finish(NULL, &r), TD_EINVAL);
+    cr_expect_eq(td_analyze_buffer("x", 1, NULL), TD_EINVAL);
+    cr_expect_eq(td_analyze_buffer(NULL, 1, &r), TD_EINVAL);
+    cr_expect_eq(td_analysis_verdict(NULL, line, sizeof line), TD_EINVAL);
+    td_analyzer_free(NULL);
+
+    cr_assert_eq(td_analyzer_new(&a, TD_SIZE_UNBOUNDED, 0), TD_OK);
+    cr_expect_eq(td_analyzer_update(a, NULL, 5), TD_EINVAL);
+    cr_expect_eq(td_analyzer_update(a, NULL, 0), TD_OK);
+    cr_expect_eq(td_analyzer_finish(a, NULL), TD_EINVAL);
+    cr_expect_eq(td_analyzer_update(a, "abc", 3), TD_OK);
+    cr_expect_eq(td_analyzer_finish(a, &r), TD_OK);
+    cr_expect_eq(r.size, 3);
+    cr_expect_eq(td_analyzer_finish(a, &r), TD_EINVAL);   /* twice */
+    cr_expect_eq(td_analyzer_update(a, "abc", 3), TD_EINVAL); /* after finish */
+    td_analyzer_free(a);
+
+    /* A short buffer truncates the verdict, NUL-terminated, and says so. */
+    cr_assert_eq(td_analyze_buffer("abc", 3, &r), TD_OK);
+    cr_expect_eq(td_analysis_verdict(&r, line, sizeof line), TD_ERANGE);
+    cr_expect_eq(strlen(line), sizeof line - 1);
+    cr_expect_eq(td_analysis_verdict(&r, line, 0), TD_EINVAL);
+}
+
+Test(analyze, codec_names)
+{
+    static const char *names[] = {"gzip", "zstd", "lz4", "xz"};
+    for (int c = 0; c < TD_CODEC_COUNT; c++) {
+        cr_expect_str_eq(td_codec_name(c), names[c]);
+        cr_expect_not_null(td_codec_label(c));
+    }
+    cr_expect_null(td_codec_name(-1));
+    cr_expect_null(td_codec_name(TD_CODEC_COUNT));
+    cr_expect_null(td_codec_label(TD_CODEC_COUNT));
+}
