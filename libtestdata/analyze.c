@@ -32,6 +32,9 @@ struct td_analyzer {
     uint64_t hist[4][256]; /* four interleaved histograms: fewer store stalls */
     uint64_t total;        /* bytes seen */
     uint64_t stride;       /* blocks whose index % stride == 0 are sampled */
+    uint64_t hint_blocks;  /* blocks in the announced size; 0: unknown */
+    uint64_t next_pick;    /* known size: i-th pick is block i*hint_blocks/max_samples */
+    uint64_t picks;
     size_t max_samples;
     sample *samples;
     size_t nsamples;
@@ -104,7 +107,7 @@ int td_analyzer_new(td_analyzer **out, uint64_t size_hint, uint64_t sample_bytes
     if (size_hint != TD_SIZE_UNBOUNDED) {
         uint64_t nblocks = size_hint / BLOCK + (size_hint % BLOCK != 0);
         if (nblocks > a->max_samples)
-            a->stride = (nblocks + a->max_samples - 1) / a->max_samples;
+            a->hint_blocks = nblocks; /* pick exactly max_samples blocks */
     }
     a->samples = malloc(a->max_samples * sizeof *a->samples);
     a->block = malloc(BLOCK);
@@ -215,6 +218,24 @@ static int close_block(td_analyzer *a)
 /* A new block (number @p index) starts: decide whether it is sampled. */
 static void open_block(td_analyzer *a, uint64_t index)
 {
+    if (a->hint_blocks) {
+        if (index < a->hint_blocks) {
+            /* Known size: blocks floor(i * n / max), i = 0 .. max-1. */
+            a->cur_sampled = index == a->next_pick && a->picks < a->max_samples;
+            if (a->cur_sampled) {
+                a->picks++;
+                a->next_pick = (uint64_t)((unsigned __int128)a->picks * a->hint_blocks /
+                                          a->max_samples);
+            }
+            a->blen = 0;
+            return;
+        }
+        /* More data than announced: carry on as for an unknown size. */
+        a->hint_blocks = 0;
+        a->stride = 1;
+        while (a->stride <= index / a->max_samples)
+            a->stride *= 2;
+    }
     if (index % a->stride == 0 && a->nsamples == a->max_samples) {
         /* Budget full: double the stride, keep the samples still on it. */
         size_t k = 0;
