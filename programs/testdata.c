@@ -231,6 +231,17 @@ static const char *take_value(int argc, char **argv, int *i, const char *name, c
     return argv[++*i];
 }
 
+/* Flags of some command: never taken for a stream option. */
+static int is_cli_flag(const char *n)
+{
+    static const char *const all[] = {"output", "offset", "sample", "progress", "quiet",
+                                      "keep-partial", "json", NULL};
+    for (int i = 0; all[i]; i++)
+        if (strcmp(n, all[i]) == 0)
+            return 1;
+    return 0;
+}
+
 static void parse_args(int argc, char **argv, unsigned flags, const char *help, args *a)
 {
     int only_pos = 0;
@@ -296,6 +307,8 @@ static void parse_args(int argc, char **argv, unsigned flags, const char *help, 
             a->offset = take_value(argc, argv, &i, name, eq);
         } else if (strcmp(n, "sample") == 0 && (flags & F_SAMPLE)) {
             a->sample = take_value(argc, argv, &i, name, eq);
+        } else if (is_cli_flag(n)) {
+            usage_error("unknown option '%s' for %s", name, cur_cmd);
         } else if ((flags & F_KINDOPTS) && n[0]) {
             /* Any other --KEY VALUE is a stream option for the library to
              * judge, so options of new kinds work without changes here. */
