@@ -802,9 +802,12 @@ static void print_text(const char *name, const td_analysis *r)
     printf("%s\n", name);
     printf("  size        %llu bytes (%s)\n", (unsigned long long)r->size, h);
     printf("  entropy     %.3f bits/byte\n", r->entropy);
-    for (int c = 0; c < TD_CODEC_COUNT; c++)
-        printf("  %-10s  %.2fx  (%llu bytes)\n", td_codec_label(c), r->ratio[c],
+    for (int c = 0; c < TD_CODEC_COUNT; c++) {
+        double x = r->ratio[c];
+        printf("  %-10s  %.*fx  (%llu -> %llu bytes)\n", td_codec_label(c),
+               x >= 99.95 ? 0 : x >= 9.995 ? 1 : 2, x, (unsigned long long)r->sampled,
                (unsigned long long)r->compressed[c]);
+    }
     if (r->is_sampled) {
         human(hs, sizeof hs, (double)r->sampled);
         printf("  sampled     ratios from %s of %s (1 MiB blocks spread over the input)\n", hs, h);
