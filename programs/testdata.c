@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -24,8 +25,9 @@
 #define EXIT_FAIL 1
 #define EXIT_USAGE 2
 #define MIB (1024u * 1024u)
-/* verify reads (and compares) in chunks this big; analyze in 1 MiB ones. */
-#define VERIFY_BUF (4u * MIB)
+/* verify reads (and compares) in chunks this big, double-buffered; analyze
+ * reads in 1 MiB ones. */
+#define VERIFY_BUF (2u * MIB)
 #define ANALYZE_BUF MIB
 
 static const char *prog = "testdata";
@@ -590,6 +592,113 @@ static int cmd_gen(int argc, char **argv)
 /* verify                                                                    */
 /* ------------------------------------------------------------------------ */
 
+/*
+ * Double-buffered input: a thread reads the next chunk while the main thread
+ * compares the previous one, so the writer on the other end of a pipe never
+ * waits for our comparisons.  Without the thread (pthread_create failed), the
+ * main thread reads each chunk itself.
+ */
+typedef struct reader {
+    int fd;
+    uint64_t limit;   /* deliver at most this many bytes */
+    uint64_t sent;
+    uint8_t *buf[2];
+    size_t len[2];
+    int err[2];       /* errno of a failed read of this slot, or 0 */
+    int full[2];
+    int last[2];      /* nothing follows this slot (end, limit or error) */
+    int next;         /* slot the reader fills next */
+    int threaded;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    pthread_t tid;
+} reader;
+
+/* Fill slot r->next (called with the mutex not held, slot empty). */
+static int reader_fill(reader *r)
+{
+    int i = r->next, last;
+    uint64_t left = r->limit - r->sent;
+    size_t want = left < VERIFY_BUF ? (size_t)left : VERIFY_BUF;
+    ssize_t got = want ? read_full(r->fd, r->buf[i], want) : 0;
+    int e = got < 0 ? errno : 0;
+
+    if (got < 0)
+        got = 0;
+    last = e != 0 || (size_t)got < want || want == 0 || (uint64_t)got == left;
+    pthread_mutex_lock(&r->mu);
+    r->len[i] = (size_t)got;
+    r->err[i] = e;
+    r->last[i] = last;
+    r->full[i] = 1;
+    r->sent += (uint64_t)got;
+    r->next = i ^ 1;
+    pthread_cond_broadcast(&r->cv);
+    pthread_mutex_unlock(&r->mu);
+    return last;
+}
+
+static void *reader_main(void *arg)
+{
+    reader *r = arg;
+    for (;;) {
+        pthread_mutex_lock(&r->mu);
+        while (r->full[r->next])
+            pthread_cond_wait(&r->cv, &r->mu);
+        pthread_mutex_unlock(&r->mu);
+        if (reader_fill(r))
+            return NULL;
+    }
+}
+
+static int reader_start(reader *r, int fd, uint64_t limit)
+{
+    memset(r, 0, sizeof *r);
+    r->fd = fd;
+    r->limit = limit;
+    r->buf[0] = malloc(VERIFY_BUF);
+    r->buf[1] = malloc(VERIFY_BUF);
+    if (!r->buf[0] || !r->buf[1])
+        return -1;
+    pthread_mutex_init(&r->mu, NULL);
+    pthread_cond_init(&r->cv, NULL);
+    r->threaded = pthread_create(&r->tid, NULL, reader_main, r) == 0;
+    return 0;
+}
+
+/* Wait for chunk @p i (0, 1, 0, ...) to be read; returns it. */
+static void reader_get(reader *r, int i, const uint8_t **data, size_t *len, int *err, int *last)
+{
+    if (!r->threaded && !r->full[i])
+        reader_fill(r);
+    pthread_mutex_lock(&r->mu);
+    while (!r->full[i])
+        pthread_cond_wait(&r->cv, &r->mu);
+    *data = r->buf[i];
+    *len = r->len[i];
+    *err = r->err[i];
+    *last = r->last[i];
+    pthread_mutex_unlock(&r->mu);
+}
+
+/* Give chunk @p i back to the reader. */
+static void reader_put(reader *r, int i)
+{
+    pthread_mutex_lock(&r->mu);
+    r->full[i] = 0;
+    pthread_cond_broadcast(&r->cv);
+    pthread_mutex_unlock(&r->mu);
+}
+
+/* After the last chunk: the reader thread has ended. */
+static void reader_stop(reader *r)
+{
+    if (r->threaded)
+        pthread_join(r->tid, NULL);
+    free(r->buf[0]);
+    free(r->buf[1]);
+}
+
 static int cmd_verify(int argc, char **argv)
 {
     args a;
@@ -597,7 +706,8 @@ static int cmd_verify(int argc, char **argv)
     progress pr;
     int fd = STDIN_FILENO, rc = TD_OK, status = 0;
     const char *name = "stdin";
-    uint8_t *buf;
+    uint8_t probe[1], *buf;
+    reader rd;
     uint64_t done = 0, first = 0, bad = 0, extra = 0;
     int long_input = 0, extra_exact = 0;
 
@@ -622,29 +732,28 @@ static int cmd_verify(int argc, char **argv)
     }
     (void)posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
     bigger_pipe(fd);
-    buf = malloc(VERIFY_BUF);
-    if (!buf) {
+    if (reader_start(&rd, fd, sp.size) != 0) {
         fprintf(stderr, "%s: out of memory\n", prog);
         return EXIT_FAIL;
     }
 
     progress_init(&pr, a.progress, "verify", sp.size);
-    for (;;) {
-        uint64_t left = sp.size - done; /* UNBOUNDED: never reaches 0 in practice */
-        size_t want = left < VERIFY_BUF ? (size_t)left : VERIFY_BUF;
-        if (want == 0)
-            break;
-        ssize_t got = read_full(fd, buf, want);
-        if (got < 0) {
+    for (int i = 0;; i ^= 1) {
+        const uint8_t *data;
+        size_t got;
+        int err, last;
+        reader_get(&rd, i, &data, &got, &err, &last);
+        if (err) {
             progress_break(&pr);
             fprintf(stderr, "%s: read error on '%s' after %llu bytes: %s\n", prog, name,
-                    (unsigned long long)done, strerror(errno));
+                    (unsigned long long)(done + got), strerror(err));
+            reader_stop(&rd);
             status = EXIT_FAIL;
             goto out;
         }
         if (got > 0) {
             uint64_t f = 0, c = 0;
-            rc = td_verify_count(sp.kind, &sp.opt, sp.offset + done, buf, (size_t)got, &f, &c);
+            rc = td_verify_count(sp.kind, &sp.opt, sp.offset + done, data, got, &f, &c);
             if (rc == TD_EMISMATCH) {
                 if (!bad)
                     first = f - sp.offset;
@@ -652,15 +761,17 @@ static int cmd_verify(int argc, char **argv)
             } else if (rc != TD_OK) {
                 progress_break(&pr);
                 fprintf(stderr, "%s: verify: %s\n", prog, td_strerror(rc));
-                status = EXIT_FAIL;
-                goto out;
+                exit(EXIT_FAIL); /* the reader thread may still be in read() */
             }
-            done += (uint64_t)got;
+            done += got;
             progress_update(&pr, done);
         }
-        if ((size_t)got < want)
-            break; /* end of input */
+        reader_put(&rd, i);
+        if (last)
+            break;
     }
+    reader_stop(&rd);
+    buf = probe;
     if (done == sp.size) {
         /* Anything after SIZE bytes makes the input long. */
         struct stat st;
@@ -708,7 +819,6 @@ static int cmd_verify(int argc, char **argv)
     if (status == 0)
         progress_done(&pr, done, "verified");
 out:
-    free(buf);
     if (fd != STDIN_FILENO)
         close(fd);
     return status;
