@@ -857,8 +857,9 @@ static void json_string(FILE *f, const char *s)
     fputc('"', f);
 }
 
-/* Analyse one input; returns TD_OK or TD_EIO (message printed). */
-static int analyze_one(const char *path, uint64_t sample, td_analysis *r)
+/* Analyse one input; returns TD_OK, or TD_EIO with the message printed and
+ * its reason in *why. */
+static int analyze_one(const char *path, uint64_t sample, td_analysis *r, const char **why)
 {
     int fd = STDIN_FILENO, rc;
     const char *name = strcmp(path, "-") == 0 ? "stdin" : path;
@@ -870,7 +871,8 @@ static int analyze_one(const char *path, uint64_t sample, td_analysis *r)
     if (strcmp(path, "-") != 0) {
         fd = open(path, O_RDONLY | O_CLOEXEC);
         if (fd < 0) {
-            fprintf(stderr, "%s: cannot open '%s': %s\n", prog, path, strerror(errno));
+            *why = strerror(errno);
+            fprintf(stderr, "%s: cannot open '%s': %s\n", prog, path, *why);
             return TD_EIO;
         }
     }
@@ -884,7 +886,8 @@ static int analyze_one(const char *path, uint64_t sample, td_analysis *r)
     while (rc == TD_OK) {
         ssize_t got = read_full(fd, buf, ANALYZE_BUF);
         if (got < 0) {
-            fprintf(stderr, "%s: read error on '%s': %s\n", prog, name, strerror(errno));
+            *why = strerror(errno);
+            fprintf(stderr, "%s: read error on '%s': %s\n", prog, name, *why);
             rc = TD_EIO;
             break;
         }
@@ -895,7 +898,8 @@ static int analyze_one(const char *path, uint64_t sample, td_analysis *r)
     if (rc == TD_OK)
         rc = td_analyzer_finish(an, r);
     if (rc != TD_OK && rc != TD_EIO) {
-        fprintf(stderr, "%s: analyze '%s': %s\n", prog, name, td_strerror(rc));
+        *why = td_strerror(rc);
+        fprintf(stderr, "%s: analyze '%s': %s\n", prog, name, *why);
         rc = TD_EIO;
     }
     td_analyzer_free(an);
@@ -964,8 +968,8 @@ static int cmd_analyze(int argc, char **argv)
         printf("[");
     for (int i = 0; i < a.npos; i++) {
         td_analysis r;
-        const char *name = strcmp(a.pos[i], "-") == 0 ? "-" : a.pos[i];
-        rc = analyze_one(a.pos[i], sample, &r);
+        const char *name = a.pos[i], *why = "error";
+        rc = analyze_one(a.pos[i], sample, &r, &why);
         if (a.json) {
             if (i)
                 printf(",\n ");
@@ -974,7 +978,9 @@ static int cmd_analyze(int argc, char **argv)
             } else {
                 printf("{\"file\": ");
                 json_string(stdout, name);
-                printf(", \"error\": \"cannot read\"}");
+                printf(", \"error\": ");
+                json_string(stdout, why);
+                printf("}");
             }
         } else if (rc == TD_OK) {
             if (i)

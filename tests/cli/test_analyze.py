@@ -90,7 +90,8 @@ def test_missing_file_others_still_reported(run, files, tmp_path):
     r = run("analyze", "--json", tmp_path / "nope", rnd)
     assert r.returncode == 1
     doc = json.loads(r.stdout)
-    assert "error" in doc[0] and doc[1]["verdict"].startswith("incompressible")
+    assert doc[0]["error"] == "No such file or directory"
+    assert doc[1]["verdict"].startswith("incompressible")
 
 
 def test_read_error(run, tmp_path):
