@@ -332,32 +332,51 @@ typedef struct td_analysis {
 } td_analysis;
 
 /**
+ * How to analyse.  Initialise with td_analyze_options_init(), then set
+ * fields; the reserved space keeps the size stable across minor versions.
+ */
+typedef struct td_analyze_options {
+    /** Expected input size when known (a regular file's size), so samples
+     *  are spread evenly from the start; TD_SIZE_UNBOUNDED (default) when
+     *  unknown (a pipe): the spread then adapts as data arrives.  A wrong
+     *  hint only changes where samples are taken, never correctness. */
+    uint64_t size_hint;
+    /** Bytes to compress at most, rounded up to whole TD_ANALYZE_BLOCK
+     *  blocks; default TD_ANALYZE_DEFAULT_SAMPLE; 0 is out of range. */
+    uint64_t sample_bytes;
+    /** Threads compressing blocks in parallel: 1 (default), 0 = all cores.
+     *  Results do not depend on it. */
+    uint32_t threads;
+    uint32_t reserved32;  /**< reserved, must stay 0 */
+    uint64_t reserved[6]; /**< reserved, must stay 0 */
+} td_analyze_options;
+
+/** Set every field of *o to its default.  NULL is ignored. */
+TD_API void td_analyze_options_init(td_analyze_options *o);
+
+/**
  * An incremental analyzer: feed any number of chunks of arbitrary sizes with
  * td_analyzer_update(), then td_analyzer_finish().  The entropy is exact
  * (every byte counts); the compression ratios come from compressing
  * independent TD_ANALYZE_BLOCK-byte blocks: all of them when the input is at
- * most @p sample_bytes long, otherwise about sample_bytes worth of blocks
- * spread evenly over the input (the result then has is_sampled set).
- * Memory stays bounded (about 20 MiB, mostly the xz encoder) whatever the
- * input size.  Opaque; one thread at a time per analyzer, distinct
- * analyzers are independent.
+ * most sample_bytes long, otherwise about sample_bytes worth of blocks spread
+ * evenly over the input (the result then has is_sampled set).  Results
+ * depend only on the bytes and sample_bytes (and size_hint, which picks the
+ * blocks), never on chunking or threads.  Memory stays bounded whatever the
+ * input size: about 20 MiB per thread, mostly the xz encoder.  Opaque; one
+ * thread at a time per analyzer, distinct analyzers are independent.
  */
 typedef struct td_analyzer td_analyzer;
 
 /**
  * Create an analyzer.
- * @param[out] out     receives the analyzer (NULL on failure); release it with
- *                     td_analyzer_free()
- * @param size_hint    expected input size when known (a regular file's
- *                     size), so samples are spread evenly from the start;
- *                     TD_SIZE_UNBOUNDED when unknown (a pipe): the spread is
- *                     then adjusted as data arrives.  A wrong hint only
- *                     affects where samples are taken, never correctness.
- * @param sample_bytes bytes to compress at most (rounded up to whole
- *                     blocks); 0 means TD_ANALYZE_DEFAULT_SAMPLE
- * @return TD_OK, TD_EINVAL (out is NULL), TD_ENOMEM.
+ * @param[out] out  receives the analyzer (NULL on failure); release it with
+ *                  td_analyzer_free()
+ * @param o         options, or NULL for defaults; copied
+ * @return TD_OK, TD_EINVAL (out is NULL), TD_ERANGE (sample_bytes is 0),
+ *         TD_ENOMEM.
  */
-TD_API int td_analyzer_new(td_analyzer **out, uint64_t size_hint, uint64_t sample_bytes);
+TD_API int td_analyzer_new(td_analyzer **out, const td_analyze_options *o);
 
 /**
  * Feed the next @p len bytes of the input (len 0 is fine, buf may then be NULL).
@@ -378,12 +397,13 @@ TD_API int td_analyzer_finish(td_analyzer *a, td_analysis *result);
 TD_API void td_analyzer_free(td_analyzer *a);
 
 /**
- * One-call analysis of a buffer (new + update + finish + free, with the
- * default sample size).  Thread-safe.
+ * One-call analysis of a buffer (new + update + finish + free).  Thread-safe.
+ * @param o  options or NULL for defaults; size_hint is taken from @p len
  * @return as td_analyzer_new/update/finish; TD_EINVAL if result is NULL or
  *         buf is NULL with len > 0.
  */
-TD_API int td_analyze_buffer(const void *buf, size_t len, td_analysis *result);
+TD_API int td_analyze_buffer(const void *buf, size_t len, const td_analyze_options *o,
+                             td_analysis *result);
 
 /**
  * Write the one-line verdict for @p r (as in r->verdict) into @p buf, for

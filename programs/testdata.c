@@ -203,6 +203,7 @@ typedef struct args {
     const char *output;
     const char *offset;
     const char *sample;
+    const char *threads; /* analyze's own --threads */
     int progress;     /* -1 quiet, 0 auto, 1 forced */
     int keep_partial;
     int json;
@@ -309,6 +310,8 @@ static void parse_args(int argc, char **argv, unsigned flags, const char *help, 
             a->offset = take_value(argc, argv, &i, name, eq);
         } else if (strcmp(n, "sample") == 0 && (flags & F_SAMPLE)) {
             a->sample = take_value(argc, argv, &i, name, eq);
+        } else if (strcmp(n, "threads") == 0 && (flags & F_SAMPLE)) {
+            a->threads = take_value(argc, argv, &i, name, eq);
         } else if (is_cli_flag(n)) {
             usage_error("unknown option '%s' for %s", name, cur_cmd);
         } else if ((flags & F_KINDOPTS) && n[0]) {
@@ -829,7 +832,7 @@ out:
 /* ------------------------------------------------------------------------ */
 
 static const char analyze_help[] =
-    "usage: testdata analyze [--json] [--sample SIZE] FILE... | -\n"
+    "usage: testdata analyze [--json] [--sample SIZE] [--threads N] FILE... | -\n"
     "Report size, Shannon entropy (bits/byte) and the compression ratio under\n"
     "gzip -6, zstd -3, lz4 and xz -6 (computed with the libraries), then a\n"
     "one-line verdict on what the data measures in a transfer benchmark.\n"
@@ -839,6 +842,8 @@ static const char analyze_help[] =
     "  --sample SIZE compress at most SIZE bytes per file (default 8M), in 1 MiB\n"
     "                blocks spread evenly over the file; the report says when the\n"
     "                ratios come from a sample.  Entropy always uses every byte.\n"
+    "  --threads N   compress N blocks at once (default 1; 0 = all cores);\n"
+    "                the results do not change\n"
     "  -h, --help    this help; --version prints the version\n"
     "\n"
     "Exit status: 0 done, 1 a file could not be read, 2 usage error.\n";
@@ -859,7 +864,8 @@ static void json_string(FILE *f, const char *s)
 
 /* Analyse one input; returns TD_OK, or TD_EIO with the message printed and
  * its reason in *why. */
-static int analyze_one(const char *path, uint64_t sample, td_analysis *r, const char **why)
+static int analyze_one(const char *path, uint64_t sample, uint32_t threads, td_analysis *r,
+                       const char **why)
 {
     int fd = STDIN_FILENO, rc;
     const char *name = strcmp(path, "-") == 0 ? "stdin" : path;
@@ -879,7 +885,13 @@ static int analyze_one(const char *path, uint64_t sample, td_analysis *r, const 
     if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
         hint = (uint64_t)st.st_size;
     (void)posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-    rc = td_analyzer_new(&an, hint, sample);
+    td_analyze_options ao;
+    td_analyze_options_init(&ao);
+    ao.size_hint = hint;
+    if (sample)
+        ao.sample_bytes = sample;
+    ao.threads = threads;
+    rc = td_analyzer_new(&an, &ao);
     buf = malloc(ANALYZE_BUF);
     if (rc == TD_OK && !buf)
         rc = TD_ENOMEM;
@@ -952,6 +964,7 @@ static int cmd_analyze(int argc, char **argv)
 {
     args a;
     uint64_t sample = 0;
+    uint32_t threads = 1;
     int status = 0, rc;
 
     cur_cmd = "analyze";
@@ -964,12 +977,21 @@ static int cmd_analyze(int argc, char **argv)
             usage_error("bad --sample '%s': %s", a.sample,
                         td_strerror(rc != TD_OK ? rc : TD_ERANGE));
     }
+    if (a.threads) {
+        char *end;
+        errno = 0;
+        unsigned long t = strtoul(a.threads, &end, 10);
+        if (!*a.threads || *end || a.threads[0] == '-' || errno || t > 1024)
+            usage_error("bad value '%s' for --threads: %s", a.threads,
+                        td_strerror(errno || t > 1024 ? TD_ERANGE : TD_ESYNTAX));
+        threads = (uint32_t)t;
+    }
     if (a.json)
         printf("[");
     for (int i = 0; i < a.npos; i++) {
         td_analysis r;
         const char *name = a.pos[i], *why = "error";
-        rc = analyze_one(a.pos[i], sample, &r, &why);
+        rc = analyze_one(a.pos[i], sample, threads, &r, &why);
         if (a.json) {
             if (i)
                 printf(",\n ");

@@ -20,7 +20,7 @@ Test(analyze, zero_data)
 {
     unsigned char *buf = make(TD_ZERO, 2 * MIB, 0);
     td_analysis r;
-    cr_assert_eq(td_analyze_buffer(buf, 2 * MIB, &r), TD_OK);
+    cr_assert_eq(td_analyze_buffer(buf, 2 * MIB, NULL, &r), TD_OK);
     cr_expect_eq(r.size, 2 * MIB);
     cr_expect_eq(r.sampled, 2 * MIB);
     cr_expect_eq(r.is_sampled, 0);
@@ -39,7 +39,7 @@ Test(analyze, random_data)
 {
     unsigned char *buf = make(TD_RANDOM, 3 * MIB + 123, 7);
     td_analysis r;
-    cr_assert_eq(td_analyze_buffer(buf, 3 * MIB + 123, &r), TD_OK);
+    cr_assert_eq(td_analyze_buffer(buf, 3 * MIB + 123, NULL, &r), TD_OK);
     cr_expect_eq(r.size, 3 * MIB + 123);
     cr_expect_eq(r.sampled, r.size);
     cr_expect_gt(r.entropy, 7.999);
@@ -60,8 +60,8 @@ Test(analyze, chunking_does_not_matter)
     td_analysis whole, parts;
     td_analyzer *a;
     uint64_t rng = 99;
-    cr_assert_eq(td_analyze_buffer(buf, len, &whole), TD_OK);
-    cr_assert_eq(td_analyzer_new(&a, TD_SIZE_UNBOUNDED, 0), TD_OK);
+    cr_assert_eq(td_analyze_buffer(buf, len, NULL, &whole), TD_OK);
+    cr_assert_eq(td_analyzer_new(&a, NULL), TD_OK);
     for (size_t done = 0; done < len;) {
         size_t n = 1 + (size_t)(td_test_rand(&rng) % 300000);
         if (n > len - done)
@@ -85,7 +85,11 @@ Test(analyze, sampling_bounded_known_size)
     unsigned char *buf = make(TD_ZERO, len, 0);
     td_analyzer *a;
     td_analysis r;
-    cr_assert_eq(td_analyzer_new(&a, len, 4 * MIB), TD_OK);
+    td_analyze_options o;
+    td_analyze_options_init(&o);
+    o.size_hint = len;
+    o.sample_bytes = 4 * MIB;
+    cr_assert_eq(td_analyzer_new(&a, &o), TD_OK);
     cr_assert_eq(td_analyzer_update(a, buf, len), TD_OK);
     cr_assert_eq(td_analyzer_finish(a, &r), TD_OK);
     td_analyzer_free(a);
@@ -104,7 +108,10 @@ Test(analyze, sampling_bounded_unknown_size)
     unsigned char *buf = make(TD_RANDOM, len, 3);
     td_analyzer *a;
     td_analysis r;
-    cr_assert_eq(td_analyzer_new(&a, TD_SIZE_UNBOUNDED, 4 * MIB), TD_OK);
+    td_analyze_options o;
+    td_analyze_options_init(&o);
+    o.sample_bytes = 4 * MIB;
+    cr_assert_eq(td_analyzer_new(&a, &o), TD_OK);
     for (size_t done = 0; done < len; done += MIB / 3) {
         size_t n = len - done < MIB / 3 ? len - done : MIB / 3;
         cr_assert_eq(td_analyzer_update(a, buf + done, n), TD_OK);
@@ -127,7 +134,7 @@ Test(analyze, mixed_entropy)
     td_analysis r;
     for (size_t i = 0; i < len; i++)
         buf[i] = (i & 1) ? 'x' : 'y';
-    cr_assert_eq(td_analyze_buffer(buf, len, &r), TD_OK);
+    cr_assert_eq(td_analyze_buffer(buf, len, NULL, &r), TD_OK);
     cr_expect(fabs(r.entropy - 1.0) < 1e-12, "%f", r.entropy);
     free(buf);
 }
@@ -135,7 +142,7 @@ Test(analyze, mixed_entropy)
 Test(analyze, empty_input)
 {
     td_analysis r;
-    cr_assert_eq(td_analyze_buffer(NULL, 0, &r), TD_OK);
+    cr_assert_eq(td_analyze_buffer(NULL, 0, NULL, &r), TD_OK);
     cr_expect_eq(r.size, 0);
     cr_expect_eq(r.entropy, 0.0);
     cr_expect_eq(r.ratio[TD_CODEC_GZIP], 0.0);
@@ -147,15 +154,15 @@ Test(analyze, errors)
     td_analyzer *a = (td_analyzer *)1;
     td_analysis r;
     char line[8];
-    cr_expect_eq(td_analyzer_new(NULL, 0, 0), TD_EINVAL);
+    cr_expect_eq(td_analyzer_new(NULL, NULL), TD_EINVAL);
     cr_expect_eq(td_analyzer_update(NULL, "x", 1), TD_EINVAL);
     cr_expect_eq(td_analyzer_finish(NULL, &r), TD_EINVAL);
-    cr_expect_eq(td_analyze_buffer("x", 1, NULL), TD_EINVAL);
-    cr_expect_eq(td_analyze_buffer(NULL, 1, &r), TD_EINVAL);
+    cr_expect_eq(td_analyze_buffer("x", 1, NULL, NULL), TD_EINVAL);
+    cr_expect_eq(td_analyze_buffer(NULL, 1, NULL, &r), TD_EINVAL);
     cr_expect_eq(td_analysis_verdict(NULL, line, sizeof line), TD_EINVAL);
     td_analyzer_free(NULL);
 
-    cr_assert_eq(td_analyzer_new(&a, TD_SIZE_UNBOUNDED, 0), TD_OK);
+    cr_assert_eq(td_analyzer_new(&a, NULL), TD_OK);
     cr_expect_eq(td_analyzer_update(a, NULL, 5), TD_EINVAL);
     cr_expect_eq(td_analyzer_update(a, NULL, 0), TD_OK);
     cr_expect_eq(td_analyzer_finish(a, NULL), TD_EINVAL);
@@ -167,7 +174,7 @@ Test(analyze, errors)
     td_analyzer_free(a);
 
     /* A short buffer truncates the verdict, NUL-terminated, and says so. */
-    cr_assert_eq(td_analyze_buffer("abc", 3, &r), TD_OK);
+    cr_assert_eq(td_analyze_buffer("abc", 3, NULL, &r), TD_OK);
     cr_expect_eq(td_analysis_verdict(&r, line, sizeof line), TD_ERANGE);
     cr_expect_eq(strlen(line), sizeof line - 1);
     cr_expect_eq(td_analysis_verdict(&r, line, 0), TD_EINVAL);
@@ -183,4 +190,66 @@ Test(analyze, codec_names)
     cr_expect_null(td_codec_name(-1));
     cr_expect_null(td_codec_name(TD_CODEC_COUNT));
     cr_expect_null(td_codec_label(TD_CODEC_COUNT));
+}
+
+static void analyze_with(const unsigned char *buf, size_t len, uint64_t hint, uint64_t sample,
+                         uint32_t threads, size_t chunk, td_analysis *r)
+{
+    td_analyze_options o;
+    td_analyzer *a;
+    td_analyze_options_init(&o);
+    o.size_hint = hint;
+    o.sample_bytes = sample;
+    o.threads = threads;
+    cr_assert_eq(td_analyzer_new(&a, &o), TD_OK);
+    for (size_t done = 0; done < len; done += chunk)
+        cr_assert_eq(td_analyzer_update(a, buf + done, len - done < chunk ? len - done : chunk),
+                     TD_OK);
+    cr_assert_eq(td_analyzer_finish(a, r), TD_OK);
+    td_analyzer_free(a);
+}
+
+Test(analyze, threads_do_not_change_results)
+{
+    /* Mixed content so every block compresses differently. */
+    size_t len = 23 * MIB + 999;
+    unsigned char *buf = make(TD_RANDOM, len, 11);
+    for (size_t i = 0; i < len; i += 3 * MIB) {
+        size_t run = MIB + 1000 < len - i ? MIB + 1000 : len - i;
+        memset(buf + i, (int)(i >> 20), run);
+    }
+    const uint64_t hints[] = {TD_SIZE_UNBOUNDED, 23 * MIB + 999, 5 * MIB /* wrong */};
+    for (size_t h = 0; h < 3; h++) {
+        td_analysis base, r;
+        analyze_with(buf, len, hints[h], 6 * MIB, 1, MIB / 2 + 7, &base);
+        cr_expect_eq(base.is_sampled, 1);
+        cr_expect_leq(base.sampled, 6 * MIB);
+        const uint32_t threads[] = {2, 3, 0, 64};
+        for (size_t t = 0; t < 4; t++) {
+            analyze_with(buf, len, hints[h], 6 * MIB, threads[t], 3 * MIB + 1, &r);
+            cr_expect_eq(memcmp(&base, &r, sizeof r), 0, "hint %zu threads %u", h, threads[t]);
+        }
+    }
+    /* Not sampled: everything is compressed, whatever the threads. */
+    td_analysis all1, all2;
+    analyze_with(buf, 5 * MIB, TD_SIZE_UNBOUNDED, 8 * MIB, 1, MIB, &all1);
+    analyze_with(buf, 5 * MIB, 5 * MIB, 8 * MIB, 2, 12345, &all2);
+    cr_expect_eq(all1.sampled, 5 * MIB);
+    cr_expect_eq(memcmp(&all1, &all2, sizeof all1), 0);
+    free(buf);
+}
+
+Test(analyze, options)
+{
+    td_analyze_options o;
+    td_analyzer *a;
+    td_analyze_options_init(NULL);
+    td_analyze_options_init(&o);
+    cr_expect_eq(o.size_hint, TD_SIZE_UNBOUNDED);
+    cr_expect_eq(o.sample_bytes, TD_ANALYZE_DEFAULT_SAMPLE);
+    cr_expect_eq(o.threads, 1);
+    o.sample_bytes = 0;
+    cr_expect_eq(td_analyzer_new(&a, &o), TD_ERANGE);
+    cr_expect_null(a);
+    cr_expect_eq(td_analyze_buffer("x", 1, &o, &(td_analysis){0}), TD_ERANGE);
 }

@@ -112,3 +112,14 @@ def test_usage_errors(run, args, needle):
     assert r.returncode == 2
     assert needle in r.stderr
     assert r.stderr.count(b"\n") == 1
+
+
+def test_threads_do_not_change_output(run, tmp_path):
+    big = tmp_path / "big.bin"
+    assert run("gen", "random", "6M", "-o", big).returncode == 0
+    outs = {run("analyze", "--json", "--sample", "3M", "--threads", t, big, "-",
+                input=b"x" * 5_000_000).stdout for t in ("1", "2", "0")}
+    assert len(outs) == 1
+    for bad in ("x", "-1", "", "99999"):
+        r = run("analyze", "--threads", bad, "-", input=b"")
+        assert r.returncode == 2 and b"--threads" in r.stderr
