@@ -16,6 +16,24 @@ static unsigned char *make(int kind, size_t len, uint64_t seed)
     return buf;
 }
 
+/* Cheap to compress, yet every 1 MiB block compresses differently: zeros
+ * with a random head of a different length in each block. */
+static unsigned char *mixed(size_t len, uint64_t seed)
+{
+    unsigned char *buf = calloc(1, len ? len : 1);
+    td_options o;
+    cr_assert_not_null(buf);
+    td_options_init(&o);
+    o.seed = seed;
+    for (size_t b = 0; b * MIB < len; b++) {
+        size_t head = (b * 53 * 1024) % (300 * 1024) + 1;
+        if (head > len - b * MIB)
+            head = len - b * MIB;
+        cr_assert_eq(td_fill(TD_RANDOM, &o, b * MIB, buf + b * MIB, head), TD_OK);
+    }
+    return buf;
+}
+
 Test(analyze, zero_data)
 {
     unsigned char *buf = make(TD_ZERO, 2 * MIB, 0);
@@ -105,9 +123,9 @@ Test(analyze, sampling_bounded_unknown_size)
 {
     /* Unknown size: the stride doubles; samples stay within budget and spread. */
     size_t len = 37 * MIB + 17;
-    unsigned char *buf = make(TD_RANDOM, len, 3);
+    unsigned char *buf = mixed(len, 3);
     td_analyzer *a;
-    td_analysis r;
+    td_analysis r, whole;
     td_analyze_options o;
     td_analyze_options_init(&o);
     o.sample_bytes = 4 * MIB;
@@ -122,7 +140,13 @@ Test(analyze, sampling_bounded_unknown_size)
     cr_expect_leq(r.sampled, 4 * MIB);
     cr_expect_geq(r.sampled, 2 * MIB);
     cr_expect_eq(r.is_sampled, 1);
-    cr_expect(fabs(r.ratio[TD_CODEC_XZ] - 1.0) < 0.01);
+    /* The sample says about what the whole input says. */
+    o.sample_bytes = 64 * MIB;
+    cr_assert_eq(td_analyze_buffer(buf, len, &o, &whole), TD_OK);
+    cr_expect_eq(whole.is_sampled, 0);
+    for (int c = 0; c < TD_CODEC_COUNT; c++)
+        cr_expect(fabs(r.ratio[c] / whole.ratio[c] - 1) < 0.5, "%s: %f vs %f",
+                  td_codec_name(c), r.ratio[c], whole.ratio[c]);
     free(buf);
 }
 
@@ -213,19 +237,15 @@ Test(analyze, threads_do_not_change_results)
 {
     /* Mixed content so every block compresses differently. */
     size_t len = 23 * MIB + 999;
-    unsigned char *buf = make(TD_RANDOM, len, 11);
-    for (size_t i = 0; i < len; i += 3 * MIB) {
-        size_t run = MIB + 1000 < len - i ? MIB + 1000 : len - i;
-        memset(buf + i, (int)(i >> 20), run);
-    }
+    unsigned char *buf = mixed(len, 11);
     const uint64_t hints[] = {TD_SIZE_UNBOUNDED, 23 * MIB + 999, 5 * MIB /* wrong */};
     for (size_t h = 0; h < 3; h++) {
         td_analysis base, r;
         analyze_with(buf, len, hints[h], 6 * MIB, 1, MIB / 2 + 7, &base);
         cr_expect_eq(base.is_sampled, 1);
         cr_expect_leq(base.sampled, 6 * MIB);
-        const uint32_t threads[] = {2, 3, 0, 64};
-        for (size_t t = 0; t < 4; t++) {
+        const uint32_t threads[] = {2, 0, 64};
+        for (size_t t = 0; t < 3; t++) {
             analyze_with(buf, len, hints[h], 6 * MIB, threads[t], 3 * MIB + 1, &r);
             cr_expect_eq(memcmp(&base, &r, sizeof r), 0, "hint %zu threads %u", h, threads[t]);
         }
