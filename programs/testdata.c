@@ -245,6 +245,25 @@ static int is_cli_flag(const char *n)
     return 0;
 }
 
+/* Does some kind take the stream option --NAME ('-' or '_' between words)? */
+static int stream_option_exists(const char *name, size_t len)
+{
+    char key[64];
+    td_options probe;
+    if (len >= sizeof key)
+        return 0;
+    for (size_t i = 0; i < len; i++)
+        key[i] = name[i] == '-' ? '_' : name[i];
+    key[len] = '\0';
+    for (int k = 0; k < TD_KIND_COUNT; k++) {
+        td_options_init(&probe);
+        /* The key is checked before the value: TD_EOPTION means unknown. */
+        if (td_kind_name(k) && td_options_set(&probe, k, key, "0") != TD_EOPTION)
+            return 1;
+    }
+    return 0;
+}
+
 static void parse_args(int argc, char **argv, unsigned flags, const char *help, args *a)
 {
     int only_pos = 0;
@@ -314,7 +333,7 @@ static void parse_args(int argc, char **argv, unsigned flags, const char *help, 
             a->threads = take_value(argc, argv, &i, name, eq);
         } else if (is_cli_flag(n)) {
             usage_error("unknown option '%s' for %s", name, cur_cmd);
-        } else if ((flags & F_KINDOPTS) && n[0]) {
+        } else if ((flags & F_KINDOPTS) && stream_option_exists(n, strlen(n))) {
             /* Any other --KEY VALUE is a stream option for the library to
              * judge, so options of new kinds work without changes here. */
             if (a->nkopt == MAX_KOPT)
@@ -378,17 +397,10 @@ static void parse_stream(const args *a, stream_spec *s, int allow_random_seed)
         }
         rc = td_options_set(&s->opt, s->kind, key, val);
         if (rc == TD_EOPTION) {
-            /* Known to some kind, or to none? */
-            td_options probe;
-            int known = 0;
-            for (int k = 0; k < TD_KIND_COUNT && !known; k++) {
-                td_options_init(&probe);
-                known = td_kind_name(k) && td_options_set(&probe, k, key, val) != TD_EOPTION;
-            }
-            if (known)
-                usage_error("option '--%.*s' does not apply to kind %s", (int)klen, opt,
-                            td_kind_name(s->kind));
-            usage_error("unknown option '--%.*s'", (int)klen, opt);
+            /* Known to some kind (parse_args checked), or rejected by the
+             * kind's own check of the values. */
+            usage_error("option '--%.*s' does not apply to kind %s", (int)klen, opt,
+                        td_kind_name(s->kind));
         }
         if (rc != TD_OK)
             usage_error("bad value '%s' for --%.*s: %s", val, (int)klen, opt, td_strerror(rc));

@@ -238,6 +238,8 @@ def test_seed_random_is_printed_and_reproducible(run):
     (["nosuch", "1K"], b"unknown kind 'nosuch'"),
     (["random"], b"needs KIND and SIZE"),
     (["random", "1K", "--bogus", "1"], b"unknown option '--bogus'"),
+    (["random", "1K", "--bogus"], b"unknown option '--bogus'"),
+    (["random", "1K", "--see", "1"], b"unknown option '--see'"),
     (["random", "1K", "-x"], b"unknown option '-x'"),
     (["random", "1K", "--seed"], b"missing value for '--seed'"),
     (["random", "1K", "--seed", "x"], b"bad value 'x' for --seed"),
