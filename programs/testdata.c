@@ -39,6 +39,8 @@ static const char *prog = "testdata";
 /* "testdata: MESSAGE (try 'testdata CMD --help')" on one line, exit 2. */
 static const char *cur_cmd = NULL;
 
+static void usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+
 static void usage_error(const char *fmt, ...)
 {
     va_list ap;
