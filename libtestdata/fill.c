@@ -184,6 +184,10 @@ static int verify_impl(td_kind kind, const td_options *o, uint64_t offset, const
         return rc;
     }
     tmp = malloc(len < VERIFY_CHUNK ? len : VERIFY_CHUNK);
+    /* Several chunks with threads: keep one pool for the call rather than
+     * starting threads per chunk (no pool just means one thread). */
+    if (tmp && g.nthreads > 1 && len > VERIFY_CHUNK)
+        (void)td__pool_new(&g.pool, g.nthreads - 1);
     if (!tmp) {
         td__gen_fini(&g);
         return TD_ENOMEM;
