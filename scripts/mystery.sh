@@ -1,7 +1,7 @@
 #!/bin/sh
 # The main job: two files of the same size, one incompressible, one all zeros,
 # what `testdata analyze` says about them, and how a compressing link
-# (gzip -1 in a pipe) flatters the second one.  See docs/walkthrough.md.
+# (gzip -1 in a pipe) flatters the second one.  See docs/mystery.md.
 set -eu
 TD=${TESTDATA:-testdata}
 case $TD in */*) TD=$(cd "$(dirname "$TD")" && pwd)/$(basename "$TD") ;; esac

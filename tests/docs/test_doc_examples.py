@@ -11,7 +11,8 @@ Fenced blocks are collected by language:
 A block is skipped when the line before its fence is `<!-- norun -->`
 (examples that need ssh, MPI, several hosts, or are illustrative), and
 `<!-- include: PATH -->` (relative to the document) asserts that the block
-is that file verbatim (the file itself is built by CTest).
+is that file verbatim (the file itself is built by CTest, or copied into
+the document's scratch directory before its first block runs).
 
 Environment (set by CTest): TESTDATA_CLI (the program), TD_SOURCE_DIR,
 TD_BUILD_DIR, PYTHONPATH.
@@ -59,8 +60,8 @@ def blocks(path):
             body.append(lines[i])
             i += 1
         i += 1
-        if lang in LANGS:
-            out.append((start + 1, LANGS[lang], "\n".join(body) + "\n",
+        if lang in LANGS or (mm and mm.group(2)):
+            out.append((start + 1, LANGS.get(lang, lang), "\n".join(body) + "\n",
                         mm.group(1) if mm and mm.group(1) == "norun" else None,
                         mm.group(2) if mm and mm.group(2) else None))
     return out
@@ -71,18 +72,34 @@ RUN = [pytest.param(*x, id=f"{x[0].relative_to(SRC)}:{x[1]}:{x[2]}") for x in AL
 SKIPPED = [x for x in ALL if x[4] == "norun"]
 
 _scratch = {}
+_prefix = []
 
 
 def scratch(doc):
     """One scratch directory per document, shared by its blocks in order."""
     if doc not in _scratch:
-        _scratch[doc] = pathlib.Path(tempfile.mkdtemp(prefix="tddoc-"))
+        d = _scratch[doc] = pathlib.Path(tempfile.mkdtemp(prefix="tddoc-"))
+        # Included files (e.g. link.py) are there from the start, as for a reader
+        # who saved them: a block may use one before the document shows it.
+        for *_, include in blocks(doc):
+            if include:
+                shutil.copy(doc.parent / include, d / pathlib.PurePath(include).name)
     return _scratch[doc]
 
 
 @pytest.fixture(scope="session", autouse=True)
-def _cleanup():
+def _install():
+    """The build installed into a scratch prefix, as a reader's `cmake --install`
+    would: pkg-config and find_package(testdata) examples find it there."""
+    prefix = pathlib.Path(tempfile.mkdtemp(prefix="tddoc-prefix-"))
+    cmake = os.environ.get("CMAKE_COMMAND", "cmake")
+    subprocess.run([cmake, "--install", str(BUILD), "--prefix", str(prefix)], check=True,
+                   stdout=subprocess.DEVNULL)
+    _prefix.append(prefix)
     yield
+    shutil.rmtree(prefix, ignore_errors=True)
+    for d in _scratch.values():
+        shutil.rmtree(d, ignore_errors=True)
     for d in _scratch.values():
         shutil.rmtree(d, ignore_errors=True)
 
@@ -97,10 +114,14 @@ def env():
     e["PATH"] = f"{bindir}{os.pathsep}{e.get('PATH', '')}"
     e["PYTHONPATH"] = os.pathsep.join(
         p for p in [str(BUILD / "bindings" / "python"), e.get("PYTHONPATH", "")] if p)
-    e["LD_LIBRARY_PATH"] = os.pathsep.join(
-        p for p in [str(BUILD / "libtestdata"), e.get("LD_LIBRARY_PATH", "")] if p)
-    e["PKG_CONFIG_PATH"] = os.pathsep.join(
-        p for p in [str(BUILD), e.get("PKG_CONFIG_PATH", "")] if p)
+    if _prefix:
+        lib = next(d for d in (_prefix[0] / "lib").iterdir() if d.is_dir() and
+                   (d / "pkgconfig").is_dir()) if not (_prefix[0] / "lib" / "pkgconfig").is_dir() \
+            else _prefix[0] / "lib"
+        e["LD_LIBRARY_PATH"] = os.pathsep.join(p for p in [str(lib), e.get("LD_LIBRARY_PATH", "")] if p)
+        e["PKG_CONFIG_PATH"] = os.pathsep.join(
+            p for p in [str(lib / "pkgconfig"), e.get("PKG_CONFIG_PATH", "")] if p)
+        e["CMAKE_PREFIX_PATH"] = str(_prefix[0])
     e["TD_SOURCE_DIR"] = str(SRC)
     e["TD_BUILD_DIR"] = str(BUILD)
     return e
