@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Throughput of zero and random against their peers, side by side in one run.
 
-    python3 tests/bench/bench_core.py [--build build] [--quick]
+    python3 tests/bench/bench_core.py [--build build] [--quick] [--size N] [--json FILE]
 
 In-process (library calls into a reused 1 MiB buffer): testdata's kinds next
 to memset, Python's os.urandom and random.randbytes.  Whole commands writing
@@ -66,12 +66,17 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--build", default=str(ROOT / "build"))
     ap.add_argument("--quick", action="store_true", help="smaller sizes, one repeat")
+    ap.add_argument("--size", type=int, help="bytes per command run (default 1 GiB quick, 4 GiB full)")
+    ap.add_argument("--json", help="also write the measurements and ratios to this file "
+                    "(tests/bench/report.py reads it)")
     a = ap.parse_args()
     build = pathlib.Path(a.build)
     td = build / "programs" / "testdata"
     bench = build / "tests" / "bench" / "bench_gen"
     secs = "0.5" if a.quick else "2"
     big = (1 << 30) if a.quick else (4 << 30)
+    if a.size:
+        big = a.size
     rep = 1 if a.quick else 3
     r = {}
 
@@ -101,7 +106,7 @@ def main():
     n_ssl = min(big, 2_000_000_000)
     r["cmd openssl rand >/dev/null"] = sh_time(f"openssl rand {n_ssl} > /dev/null", n_ssl, rep)
     r["cmd openssl rand | cat"] = sh_time(f"openssl rand {n_ssl} | cat > /dev/null", n_ssl, rep)
-    n_ur = 1 << 30
+    n_ur = min(big, 1 << 30)
     r["cmd dd if=/dev/urandom"] = sh_time(
         f"dd if=/dev/urandom of=/dev/null bs=1M count={n_ur >> 20}", n_ur, 1)
 
@@ -109,10 +114,13 @@ def main():
     for k, v in r.items():
         print(f"{k:45s} {v:8.2f}")
 
+    ratios = []
+
     def ratio(label, num, den, target):
         if num not in r or den not in r:
             return
         x = r[num] / r[den]
+        ratios.append({"label": label, "ratio": x, "target": target, "met": x >= target})
         ok = "meets" if x >= target else "MISSES"
         print(f"{label:60s} {x:6.2f}x  (target >= {target}x: {ok})")
 
@@ -134,6 +142,9 @@ def main():
           "python os.urandom", 1.0)
     ratio("chacha20 / dd if=/dev/urandom (command)", "cmd gen chacha20 >/dev/null",
           "cmd dd if=/dev/urandom", 1.0)
+    if a.json:
+        pathlib.Path(a.json).write_text(json.dumps(
+            {"gbps": r, "ratios": ratios, "bytes_per_command": big, "repeat": rep}, indent=1))
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ transparent huge pages for its result (madvise), which makes the first touch
 of 1 GiB much cheaper than 4 KiB page faults.  --check exits 1 if a target is missed.
 """
 import argparse
+import json
 import os
 import pathlib
 import random
@@ -64,13 +65,19 @@ def main():
     ap.add_argument("--size", default="1G", help="bytes per measurement (default 1G)")
     ap.add_argument("--repeat", type=int, default=3, help="best of N for the fast runs")
     ap.add_argument("--check", action="store_true", help="exit 1 if a target ratio is missed")
+    ap.add_argument("--json", help="also write every figure to this file (tests/bench/report.py)")
     args = ap.parse_args()
+    rows = []
     n = testdata.parse_size(args.size)
     rep = args.repeat
     ok = True
 
     def report(label, secs, ref_secs=None, target=None, ref_name=""):
         nonlocal ok
+        rows.append({"label": label, "seconds": secs, "gbps": gbps(n, secs),
+                     "vs": ref_name or None,
+                     "ratio": ref_secs / secs if ref_secs is not None else None,
+                     "target": target})
         line = f"  {label:<52} {secs:8.3f} s  {gbps(n, secs):7.2f} GB/s"
         if ref_secs is not None:
             ratio = ref_secs / secs
@@ -145,6 +152,9 @@ def main():
         report(label, secs, urandom_secs, targets[0], "os.urandom")
         report("", secs, randbytes_secs, targets[1], "random.randbytes")
     print("\nall targets met" if ok else "\nSOME TARGETS MISSED")
+    if args.json:
+        pathlib.Path(args.json).write_text(json.dumps(
+            {"bytes": n, "repeat": rep, "rows": rows, "all_targets_met": ok}, indent=1))
     return 0 if ok or not args.check else 1
 
 

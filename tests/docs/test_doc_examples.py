@@ -9,7 +9,8 @@ Fenced blocks are collected by language:
   ```c       compiled against the built library and run: a block without
              main() is wrapped in one (its #include lines kept on top).
 A block is skipped when the line before its fence is `<!-- norun -->`
-(examples that need ssh, MPI, several hosts, or are illustrative), and
+(examples that need ssh, MPI, several hosts, or are illustrative), or
+`<!-- needs: KIND -->` and the built program lacks that kind, and
 `<!-- include: PATH -->` (relative to the document) asserts that the block
 is that file verbatim (the file itself is built by CTest, or copied into
 the document's scratch directory before its first block runs).
@@ -34,7 +35,7 @@ BUILD = pathlib.Path(os.environ.get("TD_BUILD_DIR", SRC / "build")).resolve()
 CLI = pathlib.Path(os.environ.get("TESTDATA_CLI", BUILD / "programs" / "testdata")).resolve()
 LANGS = {"sh": "sh", "shell": "sh", "bash": "sh", "python": "python", "c": "c"}
 FENCE = re.compile(r"^```(\w*)\s*$")
-MARK = re.compile(r"^<!--\s*(norun|include:\s*(\S+))\s*-->\s*$")
+MARK = re.compile(r"^<!--\s*(norun|include:\s*(\S+)|needs:\s*(\S+))\s*-->\s*$")
 
 
 def documents():
@@ -61,14 +62,25 @@ def blocks(path):
             i += 1
         i += 1
         if lang in LANGS or (mm and mm.group(2)):
-            out.append((start + 1, LANGS.get(lang, lang), "\n".join(body) + "\n",
-                        mm.group(1) if mm and mm.group(1) == "norun" else None,
+            marker = None
+            if mm and mm.group(1) == "norun":
+                marker = "norun"
+            elif mm and mm.group(3):
+                marker = "needs:" + mm.group(3)
+            out.append((start + 1, LANGS.get(lang, lang), "\n".join(body) + "\n", marker,
                         mm.group(2) if mm and mm.group(2) else None))
     return out
 
 
+def cli_kinds():
+    """Kinds of the built program (`testdata gen --help`: "KIND   zero | random ...")."""
+    out = subprocess.run([str(CLI), "gen", "--help"], capture_output=True, text=True).stdout
+    m = re.search(r"^\s*KIND\s+(.*)$", out, re.M)
+    return {k.strip() for k in m.group(1).split("|")} if m else set()
+
+
 ALL = [(doc, *b) for doc in documents() for b in blocks(doc)]
-RUN = [pytest.param(*x, id=f"{x[0].relative_to(SRC)}:{x[1]}:{x[2]}") for x in ALL if x[4] is None]
+RUN = [pytest.param(*x, id=f"{x[0].relative_to(SRC)}:{x[1]}:{x[2]}") for x in ALL if x[4] != "norun"]
 SKIPPED = [x for x in ALL if x[4] == "norun"]
 
 _scratch = {}
@@ -168,6 +180,10 @@ def run_c(code, cwd):
 
 @pytest.mark.parametrize("doc,line,lang,code,marker,include", RUN)
 def test_example(doc, line, lang, code, marker, include):
+    if marker and marker.startswith("needs:"):
+        kind = marker.split(":", 1)[1]
+        if kind not in cli_kinds():
+            pytest.skip(f"this build has no {kind} kind")
     if include:
         want = (doc.parent / include).read_text()
         assert code == want, f"{doc.name}:{line}: block differs from {include}"
