@@ -12,6 +12,7 @@ differs from what the current docstrings give (run without --check and
 commit the result).
 """
 import argparse
+import ast
 import inspect
 import io
 import pathlib
@@ -105,9 +106,13 @@ def render():
             w(block(doc(obj, f"testdata.{name}")))
             w("\n")
     w("### Constants\n\n| name | value |\n|---|---|\n")
+    # Values that change between releases are described, not printed, so that
+    # a version bump does not make this file stale.
+    described = {"FORMAT_VERSION": "the byte format version (`TD_FORMAT_VERSION`)"}
     for name in consts:
-        w(f"| `testdata.{name}` | `{getattr(testdata, name)!r}` |\n")
-    w(f"| `testdata.__version__` | library version, e.g. `{testdata.__version__!r}` |\n\n")
+        value = described.get(name, f"`{getattr(testdata, name)!r}`")
+        w(f"| `testdata.{name}` | {value} |\n")
+    w("| `testdata.__version__` | the library's version string (`td_version()`) |\n\n")
     w("### `testdata.capi`\n\nThe low-level SWIG module over the C API (`td_*` functions and `TD_*`\n"
       "constants, as in `include/testdata.h`); see the C API reference.\n\n")
 
@@ -125,7 +130,43 @@ def render():
         w(f"#### `testdata.pytest_plugin.{name}{signature(obj)}`\n\n")
         w(block(doc(obj, f"testdata.pytest_plugin.{name}")))
         w("\n")
+    for path in sorted(pathlib.Path(testdata.__file__).parent.glob("*.py")):
+        if path.name.startswith("_") or path.stem in ("pytest_plugin", "capi"):
+            continue
+        w(render_source_module(path))
     return out.getvalue().rstrip() + "\n"
+
+
+def render_source_module(path):
+    """A submodule that `import testdata` does not load (e.g. testdata.dask, which
+    needs the dask package): read from its source with ast, so the output does
+    not depend on what is installed."""
+    mod = f"testdata.{path.stem}"
+    tree = ast.parse(path.read_text())
+    names = None
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "__all__" for t in node.targets):
+            names = [ast.literal_eval(e) for e in node.value.elts]
+    defs = {n.name: n for n in tree.body
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+    if names is None:
+        names = [n for n in defs if not n.startswith("_")]
+    out = [f"## Module `{mod}`\n", block(ast.get_docstring(tree) or _missing(mod))]
+    for name in names:
+        node = defs.get(name)
+        if node is None:  # a constant: show its comment-free assignment
+            continue
+        if isinstance(node, ast.ClassDef):
+            out.append(f"### class `{mod}.{name}`\n")
+        else:
+            out.append(f"### `{mod}.{name}({ast.unparse(node.args)})`\n")
+        out.append(block(ast.get_docstring(node) or _missing(f"{mod}.{name}")))
+    return "\n".join(out) + "\n"
+
+
+def _missing(qualname):
+    missing.append(qualname)
+    return "*(undocumented)*"
 
 
 def main():
