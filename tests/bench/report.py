@@ -271,8 +271,19 @@ def branch_scripts(td, build, quick):
             continue
         if p.name == "bench_compressible.py":
             cmd += ["--cli", str(td)] + (["--quick", "--mib", "8"] if quick else [])
-        if p.name in ("bench_dask.py",):   # needs a cluster; see docs/scale-out.md
-            continue
+        elif p.name == "bench_text.py":
+            cmd += ["--build", str(build)]
+        elif p.name == "bench_mpi.sh":
+            if not shutil.which("mpiexec"):
+                out.append((p.name, "(not run: no mpiexec)"))
+                continue
+            cmd += [str(build)]
+        elif p.name == "bench_dask.py":   # needs dask.distributed; see docs/scale-out.md
+            try:
+                import distributed  # noqa: F401
+            except ImportError:
+                out.append((p.name, "(not run: no dask.distributed)"))
+                continue
         log("running", p.name)
         try:
             r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=1800,
