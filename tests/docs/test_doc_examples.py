@@ -200,3 +200,20 @@ def test_few_norun_blocks():
 def test_every_document_is_covered():
     """README.md and docs/*.md are all scanned, and there are examples to run."""
     assert len(RUN) >= 10
+
+
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+@pytest.mark.parametrize("doc", documents(), ids=lambda d: str(d.relative_to(SRC)))
+def test_relative_links_resolve(doc):
+    """Every relative link (and image) of a document points to a file that exists."""
+    text = re.sub(r"```.*?```", "", doc.read_text(), flags=re.S)
+    bad = []
+    for target in LINK.findall(text):
+        if re.match(r"[a-z]+:", target) or target.startswith("#"):
+            continue
+        path = target.split("#", 1)[0]
+        if not (doc.parent / path).exists():
+            bad.append(target)
+    assert not bad, f"{doc.name}: broken links {bad}"
