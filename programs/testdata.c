@@ -5,6 +5,8 @@
 #define _GNU_SOURCE
 #include <testdata.h>
 
+#include "mpi_mode.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -37,6 +39,8 @@ typedef struct stream_args {
     uint64_t offset;
     td_options opt;
     const char *output;
+    int mpi;            /* --mpi: programs/mpi_mode.c */
+    uint64_t files;     /* --files M (with --mpi) */
 } stream_args;
 
 /* Every --KEY VALUE that libtestdata knows is passed to td_options_set(),
@@ -50,6 +54,8 @@ static const struct option gen_long[] = {
     {"dedup-block", required_argument, NULL, 'k'},
     {"offset", required_argument, NULL, 'O'},
     {"output", required_argument, NULL, 'o'},
+    {"mpi", no_argument, NULL, 'M'},
+    {"files", required_argument, NULL, 'F'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -65,7 +71,9 @@ static const char gen_help[] =
     "  --algorithm A      random: chacha20 (default) or fast\n"
     "  --threads N        generator threads (default 1; 0 = all cores)\n"
     "  --offset N         first byte of the stream to write (default 0)\n"
-    "  -o, --output FILE  write to FILE instead of stdout\n";
+    "  -o, --output FILE  write to FILE instead of stdout\n"
+    "  --mpi              under mpiexec: every rank writes its part of FILE\n"
+    "  --files M          with --mpi: M files DIR/part-NNNNNN instead (-o DIR)\n";
 
 static void parse_stream_args(int argc, char **argv, stream_args *a, const char *help)
 {
@@ -76,6 +84,8 @@ static void parse_stream_args(int argc, char **argv, stream_args *a, const char 
     td_options_init(&a->opt);
     a->offset = 0;
     a->output = NULL;
+    a->mpi = 0;
+    a->files = 0;
     optind = 1;
     opterr = 0; /* our own one-line messages below */
     while ((c = getopt_long(argc, argv, ":o:h", gen_long, &li)) != -1) {
@@ -93,6 +103,14 @@ static void parse_stream_args(int argc, char **argv, stream_args *a, const char 
             break;
         case 'o':
             a->output = optarg;
+            break;
+        case 'M':
+            a->mpi = 1;
+            break;
+        case 'F':
+            rc = td_parse_size(optarg, &a->files);
+            if (rc != TD_OK || a->files == 0 || a->files == TD_SIZE_UNBOUNDED)
+                usage_error("bad --files (a count >= 1)", optarg, rc);
             break;
         case 'h':
             fputs(help, stdout);
@@ -136,6 +154,8 @@ static void parse_stream_args(int argc, char **argv, stream_args *a, const char 
     }
     if (a->size != TD_SIZE_UNBOUNDED && a->size > UINT64_MAX - a->offset)
         usage_error("--offset plus SIZE is past the end of the stream", NULL, 0);
+    if (a->files && !a->mpi)
+        usage_error("--files needs --mpi", NULL, 0);
 }
 
 static int write_all(int fd, const void *buf, size_t n)
@@ -162,6 +182,11 @@ static int cmd_gen(int argc, char **argv)
     uint64_t end;
 
     parse_stream_args(argc, argv, &a, gen_help);
+    if (a.mpi) {
+        td_mpi_job job = {.kind = a.kind, .size = a.size, .offset = a.offset, .opt = a.opt,
+                          .path = a.output, .files = a.files};
+        return td_mpi_gen(&job);
+    }
     end = a.size == TD_SIZE_UNBOUNDED ? TD_SIZE_UNBOUNDED : a.offset + a.size;
     rc = td_stream_open(&s, a.kind, end, &a.opt);
     if (rc == TD_OK)
