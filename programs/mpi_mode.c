@@ -41,6 +41,7 @@ int td_mpi_verify(const td_mpi_job *job)
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define CHUNK (4u * 1024u * 1024u)
@@ -63,12 +64,22 @@ static int finish(int status)
     return status;
 }
 
-/* The worst status over all ranks (0 ok < 1 failure < 2 usage). */
+/* The worst status over all ranks (0 ok < 1 failure < 2 usage).  Ranks
+ * that finish first wait politely (test, then sleep 1 ms) instead of
+ * busy-polling in MPI_Allreduce: with more ranks than cores a spinning rank
+ * would take CPU from those still generating. */
 static int agree(int status)
 {
-    int all = status;
-    MPI_Allreduce(&status, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    return all;
+    int all = status, done = 0;
+    MPI_Request req;
+    struct timespec ms = {0, 1000000};
+    MPI_Iallreduce(&status, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD, &req);
+    for (;;) {
+        MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+        if (done)
+            return all;
+        nanosleep(&ms, NULL);
+    }
 }
 
 static void rank_error(const char *what, const char *path, int err)
