@@ -312,12 +312,27 @@ static int verify_range(const td_mpi_job *j, int fd, const char *path, uint8_t *
     return 0;
 }
 
+/* Unsigned minimum as a user operation: MPICH 4.0's built-in MPI_MIN on
+ * MPI_UINT64_T compares as signed (UINT64_MAX, "none", would win). */
+static void u64_min(void *in, void *inout, int *len, MPI_Datatype *type)
+{
+    const uint64_t *a = in;
+    uint64_t *b = inout;
+    (void)type;
+    for (int i = 0; i < *len; i++)
+        if (a[i] < b[i])
+            b[i] = a[i];
+}
+
 static void reduce(tally *t)
 {
     uint64_t mins[4] = {t->first, t->short_first, t->long_first, t->missing_first};
     uint64_t sums[5] = {t->bad, t->compared, t->nshort, t->nlong, t->nmissing};
     uint64_t rmins[4], rsums[5];
-    MPI_Reduce(mins, rmins, 4, MPI_UINT64_T, MPI_MIN, 0, MPI_COMM_WORLD);
+    MPI_Op op_min;
+    MPI_Op_create(u64_min, 1, &op_min);
+    MPI_Reduce(mins, rmins, 4, MPI_UINT64_T, op_min, 0, MPI_COMM_WORLD);
+    MPI_Op_free(&op_min);
     MPI_Reduce(sums, rsums, 5, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
     if (rank == 0) {
         t->first = rmins[0];
