@@ -1,5 +1,6 @@
-/*
- * libtestdata - test data with known, controlled properties.
+/**
+ * @file testdata.h
+ * @brief libtestdata - test data with known, controlled properties.
  *
  * The library produces byte streams that are:
  *   - seeded and reproducible: the bytes depend only on (kind, seed, kind
@@ -37,6 +38,7 @@
 extern "C" {
 #endif
 
+/** Marks the library's exported functions (symbol visibility). */
 #if defined(_WIN32) && defined(TD_BUILDING_SHARED)
 #  define TD_API __declspec(dllexport)
 #elif defined(__GNUC__) || defined(__clang__)
@@ -45,10 +47,13 @@ extern "C" {
 #  define TD_API
 #endif
 
-/** Library version, as "MAJOR.MINOR.PATCH". */
+/** Library major version: bumped on incompatible API or ABI changes. */
 #define TD_VERSION_MAJOR 0
+/** Library minor version: bumped when features are added compatibly. */
 #define TD_VERSION_MINOR 1
+/** Library patch version. */
 #define TD_VERSION_PATCH 0
+/** Library version, as "MAJOR.MINOR.PATCH". */
 #define TD_VERSION_STRING "0.1.0"
 
 /**
@@ -203,6 +208,9 @@ TD_API td_stream *td_stream_new_with(td_kind kind, uint64_t size, const td_optio
 /**
  * Create a stream and report why it failed.
  * @param[out] out  receives the new stream, or NULL on failure
+ * @param kind      a td_kind value (an int, so that bad values can be reported)
+ * @param size      stream length in bytes, or TD_SIZE_UNBOUNDED
+ * @param o         options (copied), or NULL for defaults
  * @return TD_OK, TD_EINVAL, TD_EKIND, TD_ERANGE (bad option values) or TD_ENOMEM.
  */
 TD_API int td_stream_open(td_stream **out, int kind, uint64_t size, const td_options *o);
@@ -249,7 +257,11 @@ TD_API void td_stream_free(td_stream *s);
  * Write bytes [offset, offset+len) of the (kind, options) stream into
  * @p buf.  Stateless and thread-safe; with o->threads != 1 the work is split
  * over that many threads (the bytes do not change).
- * @param o  options, or NULL for defaults
+ * @param kind    the kind of stream
+ * @param o       options, or NULL for defaults
+ * @param offset  stream offset of the first byte wanted
+ * @param buf     destination of @p len bytes
+ * @param len     number of bytes
  * @return TD_OK; TD_ERANGE if offset+len overflows 2^64; TD_EINVAL, TD_EKIND,
  *         TD_ENOMEM.  len == 0 is TD_OK (buf may then be NULL).
  */
@@ -258,6 +270,11 @@ TD_API int td_fill(td_kind kind, const td_options *o, uint64_t offset, void *buf
 /**
  * Check that @p buf holds bytes [offset, offset+len) of the stream.
  * Stops at the first difference.
+ * @param kind    the kind of stream
+ * @param o       options, or NULL for defaults
+ * @param offset  stream offset of buf[0]
+ * @param buf     the data to check
+ * @param len     its length
  * @param[out] first_mismatch  absolute stream offset of the first differing
  *                              byte (may be NULL); untouched on TD_OK
  * @return TD_OK if identical, TD_EMISMATCH if not, or another negative code.
@@ -267,6 +284,11 @@ TD_API int td_verify(td_kind kind, const td_options *o, uint64_t offset,
 
 /**
  * As td_verify(), but scans all of @p buf and counts differing bytes.
+ * @param kind    the kind of stream
+ * @param o       options, or NULL for defaults
+ * @param offset  stream offset of buf[0]
+ * @param buf     the data to check
+ * @param len     its length
  * @param[out] first_mismatch  as in td_verify() (may be NULL)
  * @param[out] count            number of differing bytes (may be NULL; 0 on TD_OK)
  */
