@@ -2,7 +2,11 @@
 #ifndef TD_TEST_UTIL_H
 #define TD_TEST_UTIL_H
 
+#ifdef TD_MINI_CRITERION
+#include "mini_criterion.h" /* ThreadSanitizer builds: see there */
+#else
 #include <criterion/criterion.h>
+#endif
 #include <sodium.h>
 #include <stdint.h>
 #include <stdio.h>

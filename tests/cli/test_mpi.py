@@ -88,3 +88,80 @@ def test_failure_on_every_rank_leaves_no_file(mpirun, tmp_path):
     r = mpirun(2, "gen", "zero", 10, "--mpi", "-o", tmp_path / "no" / "such" / "file")
     assert r.returncode != 0
     assert b"cannot open" in r.stderr
+
+
+# ---- verify --mpi (needs the CLI's verify command) -------------------------
+
+FIRST = re.compile(rb"first difference at byte (\d+)")
+
+
+def flip(path, *positions):
+    with open(path, "r+b") as f:
+        for pos in positions:
+            f.seek(pos)
+            b = f.read(1)
+            f.seek(pos)
+            f.write(bytes([b[0] ^ 0x40]))
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_verify_matches_single_process(mpirun, run, tmp_path, n):
+    path = tmp_path / "f.bin"
+    assert run("gen", "random", SIZE, "--seed", 5, "-o", path).returncode == 0
+    r = mpirun(n, "verify", "random", SIZE, "--seed", 5, path, "--mpi")
+    assert r.returncode == 0, r.stderr
+    assert THROUGHPUT.findall(r.stderr) == [str(n).encode()]
+    # Flipped bytes in the last and the middle ranks' parts: the lowest wins,
+    # as in a single-process verify.
+    flip(path, SIZE - 3, (2 << 20) + 17, (4 << 20) + 1)
+    r = mpirun(n, "verify", "random", SIZE, "--seed", 5, path, "--mpi")
+    one = run("verify", "random", SIZE, "--seed", 5, path)
+    assert r.returncode == 1 and one.returncode == 1
+    assert FIRST.findall(r.stderr) == [str((2 << 20) + 17).encode()], r.stderr
+    assert FIRST.findall(one.stderr) == FIRST.findall(r.stderr)
+    assert b"3 differing bytes" in r.stderr and b"3 differing bytes" in one.stderr
+
+
+def test_verify_short_long_and_offset(mpirun, run, tmp_path):
+    path = tmp_path / "f.bin"
+    assert run("gen", "random", SIZE, "--offset", "1G", "-o", path).returncode == 0
+    assert mpirun(3, "verify", "random", SIZE, "--offset", "1G", path, "--mpi").returncode == 0
+    r = mpirun(3, "verify", "random", SIZE, path, "--mpi")       # wrong offset
+    assert r.returncode == 1 and FIRST.findall(r.stderr) == [b"0"]
+    with open(path, "ab") as f:
+        f.write(b"x")
+    r = mpirun(2, "verify", "random", SIZE, "--offset", "1G", path, "--mpi")
+    assert r.returncode == 1 and b"is long" in r.stderr
+    os.truncate(path, SIZE - 10)
+    r = mpirun(2, "verify", "random", SIZE, "--offset", "1G", path, "--mpi")
+    assert r.returncode == 1 and b"is short" in r.stderr and b"10 missing" in r.stderr
+    r = mpirun(2, "verify", "random", SIZE, "--mpi")             # stdin
+    assert r.returncode == 2 and r.stderr.count(b"not stdin") == 1
+
+
+def test_verify_files_and_one_file_alone(mpirun, run, tmp_path):
+    d = tmp_path / "ds"
+    m, per = 4, -(-SIZE // 4)
+    r = mpirun(3, "gen", "random", SIZE, "--seed", 6, "-o", d, "--files", m, "--mpi")
+    assert r.returncode == 0, r.stderr
+    r = mpirun(2, "verify", "random", SIZE, "--seed", 6, d, "--files", m, "--mpi")
+    assert r.returncode == 0, r.stderr
+    # The documented single-file check of file i.
+    for i in range(m):
+        n = min(per, SIZE - i * per)
+        r = run("verify", "random", n, "--offset", i * per, "--seed", 6, d / f"part-{i:06d}")
+        assert r.returncode == 0, r.stderr
+    flip(d / "part-000003", 5)
+    flip(d / "part-000001", 1000)
+    r = mpirun(3, "verify", "random", SIZE, "--seed", 6, d, "--files", m, "--mpi")
+    assert r.returncode == 1
+    assert FIRST.findall(r.stderr) == [str(per + 1000).encode()], r.stderr
+    assert b"part-000001' at byte 1000" in r.stderr
+    (d / "part-000002").unlink()
+    r = mpirun(2, "verify", "random", SIZE, "--seed", 6, d, "--files", m, "--mpi")
+    assert r.returncode == 1 and b"1 file missing" in r.stderr
+
+
+def test_seed_random_is_refused(mpirun, tmp_path):
+    r = mpirun(2, "gen", "random", 10, "--seed", "random", "-o", tmp_path / "x", "--mpi")
+    assert r.returncode == 2 and b"same seed" in r.stderr
