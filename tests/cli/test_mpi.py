@@ -131,7 +131,8 @@ def test_verify_matches_single_process(mpirun, run, tmp_path, n):
 def test_verify_short_long_and_offset(mpirun, run, tmp_path):
     path = tmp_path / "f.bin"
     assert run("gen", "random", SIZE, "--offset", "1G", "-o", path).returncode == 0
-    assert mpirun(3, "verify", "random", SIZE, "--offset", "1G", path, "--mpi").returncode == 0
+    r = mpirun(3, "verify", "random", SIZE, "--offset", "1G", path, "--mpi", "-q")
+    assert r.returncode == 0 and r.stderr == b"", r.stderr
     r = mpirun(3, "verify", "random", SIZE, path, "--mpi")       # wrong offset
     assert r.returncode == 1 and FIRST.findall(r.stderr) == [b"0"]
     with open(path, "ab") as f:
