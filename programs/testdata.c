@@ -58,7 +58,7 @@ static const char gen_help[] =
     "usage: testdata gen KIND SIZE [options] [-o FILE]\n"
     "Write bytes [offset, offset+SIZE) of the stream KIND to stdout or FILE.\n"
     "\n"
-    "  KIND               zero | random\n"
+    "  KIND               zero | random | text\n"
     "  SIZE               bytes; K M G T P E (KiB MiB ...) are powers of 1024,\n"
     "                     KB MB GB ... powers of 1000; 'inf' never ends\n"
     "  --seed N           stream seed (default 0)\n"
