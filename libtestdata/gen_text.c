@@ -58,6 +58,42 @@ static inline void copy16(uint8_t *dst, const char *src)
     memcpy(dst, src, 16);
 }
 
+/* The word after w, from 32 random bits h: bits 0-3 pick a successor slot
+ * of w; a slot holding TD_TEXT_NEXT_UNIGRAM means the word is bits 4-19's
+ * slot of the unigram table instead. */
+static inline unsigned next_word(unsigned w, uint32_t h)
+{
+    unsigned wb = td_text_succ[(size_t)w * TD_TEXT_SUCC + (h & (TD_TEXT_SUCC - 1))];
+    unsigned wu = td_text_unigram[(h >> 4) & ((1u << TD_TEXT_UNI_BITS) - 1)];
+    return wb == TD_TEXT_NEXT_UNIGRAM ? wu : wb;
+}
+
+/* Append the word after w (chosen by h) at *pos: wrap the line if it would
+ * pass the margin, and follow it with mid-sentence punctuation when bits
+ * 20-25 of h fall below the word's rate (bits 26-31 pick the mark). */
+static inline unsigned word_step(uint8_t *dst, size_t *pos, unsigned *col, unsigned *c,
+                                 unsigned w, uint32_t h)
+{
+    size_t p = *pos;
+    unsigned k = *col;
+    w = next_word(w, h);
+    unsigned m = td_text_meta[w];
+    unsigned L = m & 255u;
+    copy16(dst + p, td_text_words[w]);
+    /* Branch-free wrap: the leading space becomes '\n' when the word would
+     * pass the right margin. */
+    unsigned wrap = (unsigned)((int)TEXT_WIDTH - (int)(k + L)) >> 31;
+    dst[p] = (uint8_t)(' ' ^ (wrap * (' ' ^ '\n')));
+    k = (k & (wrap - 1u)) + L - wrap;
+    p += L;
+    unsigned cc = ((h >> 20) & 63u) < (m >> 8);
+    dst[p] = (uint8_t)td_text_mid_punct[h >> 26];
+    *pos = p + cc;
+    *col = k + cc;
+    *c = cc;
+    return w;
+}
+
 /*
  * Write block bi: exactly TEXT_BLOCK bytes at dst, scribbling at most
  * TEXT_SLACK bytes past them.
@@ -79,7 +115,7 @@ static void gen_block(const text_state *st, uint64_t bi, uint8_t *dst)
             r = rng_next(&s);
             unsigned n = td_text_sentence_len[r & ((1u << TD_TEXT_SLEN_BITS) - 1)];
             unsigned w = td_text_start[(r >> 10) & ((1u << TD_TEXT_START_BITS) - 1)];
-            uint32_t m = td_text_meta[w];
+            unsigned m = td_text_meta[w];
             unsigned L = m & 255u;
             /* The sentence surely fits: no per-word checks needed. */
             int fast = pos + (size_t)n * 16u + TEXT_RESERVE <= B;
@@ -108,33 +144,38 @@ static void gen_block(const text_state *st, uint64_t bi, uint8_t *dst)
             }
             pos += L;
             para_start = 0;
-            c = ((r >> 22) & 255u) < ((m >> 16) & 255u);
-            dst[pos] = (uint8_t)td_text_mid_punct[(r >> 30) & 255u];
+            c = ((r >> 22) & 63u) < (m >> 8);
+            dst[pos] = (uint8_t)td_text_mid_punct[(r >> 28) & 63u];
             pos += c;
             col += c;
-            uint8_t endc = (uint8_t)td_text_end_punct[(r >> 38) & 255u];
+            uint8_t endc = (uint8_t)td_text_end_punct[(r >> 34) & 255u];
 
-            for (unsigned i = 1; i < n; i++) {
-                r = rng_next(&s);
-                unsigned wb = td_text_succ[(size_t)w * TD_TEXT_SUCC + (r & (TD_TEXT_SUCC - 1))];
-                unsigned wu = td_text_unigram[(r >> 4) & ((1u << TD_TEXT_UNI_BITS) - 1)];
-                unsigned lam = (m >> 8) & 255u;
-                w = ((r >> 20) & 255u) < lam ? wb : wu;
-                m = td_text_meta[w];
-                L = m & 255u;
-                if (!fast && pos + L + TEXT_RESERVE > B) {
-                    done = 1;
-                    break;
+            if (fast) {
+                unsigned i = 1;
+                for (; i + 1 < n; i += 2) {
+                    r = rng_next(&s);
+                    w = word_step(dst, &pos, &col, &c, w, (uint32_t)r);
+                    w = word_step(dst, &pos, &col, &c, w, (uint32_t)(r >> 32));
                 }
-                copy16(dst + pos, td_text_words[w]);
-                unsigned wrap = col + L > TEXT_WIDTH;
-                dst[pos] = wrap ? '\n' : ' ';
-                col = wrap ? L - 1 : col + L;
-                pos += L;
-                c = ((r >> 28) & 255u) < ((m >> 16) & 255u);
-                dst[pos] = (uint8_t)td_text_mid_punct[(r >> 36) & 255u];
-                pos += c;
-                col += c;
+                if (i < n) {
+                    r = rng_next(&s);
+                    w = word_step(dst, &pos, &col, &c, w, (uint32_t)r);
+                }
+            } else {
+                for (unsigned i = 1; i < n; i++) {
+                    uint32_t h;
+                    if (i & 1) {
+                        r = rng_next(&s);
+                        h = (uint32_t)r;
+                    } else {
+                        h = (uint32_t)(r >> 32);
+                    }
+                    if (pos + (td_text_meta[next_word(w, h)] & 255u) + TEXT_RESERVE > B) {
+                        done = 1;
+                        break;
+                    }
+                    w = word_step(dst, &pos, &col, &c, w, h);
+                }
             }
             /* No comma before the end mark. */
             pos -= c;

@@ -11,15 +11,16 @@
 #define TD_TEXT_SLEN_BITS 10
 #define TD_TEXT_PLEN_BITS 8
 #define TD_TEXT_MAX_SENT 60
+#define TD_TEXT_NEXT_UNIGRAM 0xFFFFu
 
 extern const char td_text_words[TD_TEXT_VOCAB][16];
-extern const uint32_t td_text_meta[TD_TEXT_VOCAB];
+extern const uint16_t td_text_meta[TD_TEXT_VOCAB];
 extern const uint16_t td_text_succ[TD_TEXT_VOCAB * TD_TEXT_SUCC];
 extern const uint16_t td_text_unigram[1u << TD_TEXT_UNI_BITS];
 extern const uint16_t td_text_start[1u << TD_TEXT_START_BITS];
 extern const uint8_t td_text_sentence_len[1u << TD_TEXT_SLEN_BITS];
 extern const uint8_t td_text_paragraph_len[1u << TD_TEXT_PLEN_BITS];
-extern const char td_text_mid_punct[256];
+extern const char td_text_mid_punct[64];
 extern const char td_text_end_punct[256];
 
 #endif

@@ -26,8 +26,10 @@ PLEN_BITS = 8       # paragraph-length table
 MAX_LETTERS = 14    # longest word kept (entry = space + letters <= 15 bytes)
 MAX_SENT = 60       # longest sentence (words) kept in the length table
 MAX_PARA = 30       # longest paragraph (sentences) kept
-LAMBDA_MAX = 0.5    # cap of the successor-list weight (limits regurgitation)
-LAMBDA_T = 1.0      # Witten-Bell weight: n / (n + LAMBDA_T * distinct)
+LAMBDA_MAX = 0.85   # cap of the successor-list weight (limits regurgitation)
+LAMBDA_T = 0.5     # Witten-Bell weight: n / (n + LAMBDA_T * distinct)
+
+NEXT_UNIGRAM = 0xFFFF  # successor slot meaning "draw from the unigram table"
 
 TOKEN_RE = re.compile(r"[A-Za-z]+(?:'[A-Za-z]+)*|[.!?]+|[,;:]")
 PARA_RE = re.compile(r"\n[ \t]*\n")
@@ -93,6 +95,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("corpus_dir")
     ap.add_argument("-o", "--output", default="libtestdata/text_model.c")
+    ap.add_argument("--lambda-max", type=float, default=LAMBDA_MAX)
+    ap.add_argument("--lambda-t", type=float, default=LAMBDA_T)
     args = ap.parse_args()
 
     files, paragraphs = parse(args.corpus_dir)
@@ -164,26 +168,28 @@ def main():
     uni_tab = expand([(vid[k], s) for k, s in uni])
     slen_tab = expand(quantize(sorted(slen.items()), 1 << SLEN_BITS))
     plen_tab = expand(quantize(sorted(plen.items()), 1 << PLEN_BITS))
-    mid_tab = expand(quantize(ordered(mids), 256))
+    mid_tab = expand(quantize(ordered(mids), 64))
     end_tab = expand(quantize(ordered(ends), 256))
 
+    # Successor slots: round(SUCC * lambda) slots share out the observed
+    # successors by count, the rest hold NEXT_UNIGRAM (draw from the unigram
+    # table instead).  lambda = min(LAMBDA_MAX, n / (n + LAMBDA_T * distinct)).
     succ_tab = []
-    lam = []
     comma = []
     for k in vocab:
         sc = succ.get(k)
         n = freq[k]
+        tab = []
         if sc:
-            lst = quantize([(vid[s], c) for s, c in ordered(sc, key=lambda s: vid[s])], SUCC)
-            tab = expand(lst)
             tot = sum(sc.values())
-            wb = tot / (tot + LAMBDA_T * len(sc))
-            lam.append(min(255, int(256 * min(LAMBDA_MAX, wb))))
-        else:
-            tab = [0] * SUCC
-            lam.append(0)
+            wb = min(args.lambda_max, tot / (tot + args.lambda_t * len(sc)))
+            nb = int(wb * SUCC + 0.5)
+            if nb:
+                tab = expand(quantize([(vid[s], c) for s, c in
+                                       ordered(sc, key=lambda s: vid[s])], nb))
+        tab += [NEXT_UNIGRAM] * (SUCC - len(tab))
         succ_tab.extend(tab)
-        comma.append(min(255, (punct_after[k] * 256) // n))
+        comma.append(min(63, (punct_after[k] * 64) // n))
 
     # ---- write C ----
     out = []
@@ -208,9 +214,9 @@ def main():
         w('    "%s",' % (s + " " * (15 - len(s))))
     w("};")
     w("")
-    # meta: byte 0 length (with the space), 1 successor weight, 2 punctuation rate.
-    arr("uint32_t", "td_text_meta", [(len(k) + 1) | (l << 8) | (c << 16)
-                                     for k, l, c in zip(vocab, lam, comma)], 8, "0x%06x")
+    # meta: bits 0-7 length (with the space), 8-13 punctuation rate (/64).
+    arr("uint16_t", "td_text_meta", [(len(k) + 1) | (c << 8)
+                                     for k, c in zip(vocab, comma)], 8, "0x%04x")
     arr("uint16_t", "td_text_succ", succ_tab)
     arr("uint16_t", "td_text_unigram", uni_tab)
     arr("uint16_t", "td_text_start", start_tab)
@@ -232,15 +238,16 @@ def main():
 #define TD_TEXT_SLEN_BITS %d
 #define TD_TEXT_PLEN_BITS %d
 #define TD_TEXT_MAX_SENT %d
+#define TD_TEXT_NEXT_UNIGRAM 0xFFFFu
 
 extern const char td_text_words[TD_TEXT_VOCAB][16];
-extern const uint32_t td_text_meta[TD_TEXT_VOCAB];
+extern const uint16_t td_text_meta[TD_TEXT_VOCAB];
 extern const uint16_t td_text_succ[TD_TEXT_VOCAB * TD_TEXT_SUCC];
 extern const uint16_t td_text_unigram[1u << TD_TEXT_UNI_BITS];
 extern const uint16_t td_text_start[1u << TD_TEXT_START_BITS];
 extern const uint8_t td_text_sentence_len[1u << TD_TEXT_SLEN_BITS];
 extern const uint8_t td_text_paragraph_len[1u << TD_TEXT_PLEN_BITS];
-extern const char td_text_mid_punct[256];
+extern const char td_text_mid_punct[64];
 extern const char td_text_end_punct[256];
 
 #endif
