@@ -20,9 +20,15 @@
  * end; the bytes there are garbage, overwritten by whatever comes next. */
 #define TEXT_SLACK 64u
 #define TEXT_WIDTH 72u
-/* Room a word may need besides its own bytes: a comma, the end mark and
- * the block's closing "\n\n". */
+/* Room a word may need besides its own bytes: the end mark and the
+ * block's closing "\n\n", plus one spare. */
 #define TEXT_RESERVE 4u
+
+/* Random bits per word; three words take one 64-bit draw. */
+#define TEXT_HBITS 21
+#if TD_TEXT_SUCC_BITS + TD_TEXT_UNI_BITS > TEXT_HBITS
+#error "text model needs more than 21 random bits per word"
+#endif
 
 #define WY_P0 UINT64_C(0xa0761d6478bd642f)
 #define WY_P1 UINT64_C(0xe7037ed1a0b428db)
@@ -58,40 +64,33 @@ static inline void copy16(uint8_t *dst, const char *src)
     memcpy(dst, src, 16);
 }
 
-/* The word after w, from 32 random bits h: bits 0-3 pick a successor slot
- * of w; a slot holding TD_TEXT_NEXT_UNIGRAM means the word is bits 4-19's
- * slot of the unigram table instead. */
+/* The word after w, from random bits h: bits 0..SUCC_BITS-1 pick a
+ * successor slot of w; a slot holding TD_TEXT_NEXT_UNIGRAM means the word is
+ * the unigram-table slot given by the next UNI_BITS bits instead. */
 static inline unsigned next_word(unsigned w, uint32_t h)
 {
     unsigned wb = td_text_succ[(size_t)w * TD_TEXT_SUCC + (h & (TD_TEXT_SUCC - 1))];
-    unsigned wu = td_text_unigram[(h >> 4) & ((1u << TD_TEXT_UNI_BITS) - 1)];
+    unsigned wu = td_text_unigram[(h >> TD_TEXT_SUCC_BITS) & ((1u << TD_TEXT_UNI_BITS) - 1)];
     return wb == TD_TEXT_NEXT_UNIGRAM ? wu : wb;
 }
 
-/* Append the word after w (chosen by h) at *pos: wrap the line if it would
- * pass the margin, and follow it with mid-sentence punctuation when bits
- * 20-25 of h fall below the word's rate (bits 26-31 pick the mark). */
-static inline unsigned word_step(uint8_t *dst, size_t *pos, unsigned *col, unsigned *c,
-                                 unsigned w, uint32_t h)
+/* Append word w at *pos, its leading space turned into '\n' when the word
+ * would pass the right margin.  Branch-free. */
+static inline void put_word(uint8_t *dst, size_t *pos, unsigned *col, unsigned w)
 {
     size_t p = *pos;
     unsigned k = *col;
-    w = next_word(w, h);
-    unsigned m = td_text_meta[w];
-    unsigned L = m & 255u;
+    unsigned L = td_text_len[w];
     copy16(dst + p, td_text_words[w]);
-    /* Branch-free wrap: the leading space becomes '\n' when the word would
-     * pass the right margin. */
     unsigned wrap = (unsigned)((int)TEXT_WIDTH - (int)(k + L)) >> 31;
-    dst[p] = (uint8_t)(' ' ^ (wrap * (' ' ^ '\n')));
-    k = (k & (wrap - 1u)) + L - wrap;
-    p += L;
-    unsigned cc = ((h >> 20) & 63u) < (m >> 8);
-    dst[p] = (uint8_t)td_text_mid_punct[h >> 26];
-    *pos = p + cc;
-    *col = k + cc;
-    *c = cc;
-    return w;
+    dst[p] = (uint8_t)(' ' ^ (-wrap & (' ' ^ '\n')));
+    *col = (k & (wrap - 1u)) + L - wrap;
+    *pos = p + L;
+}
+
+static inline int is_mid_punct(uint8_t c)
+{
+    return c == ',' || c == ';' || c == ':';
 }
 
 /*
@@ -115,11 +114,10 @@ static void gen_block(const text_state *st, uint64_t bi, uint8_t *dst)
             r = rng_next(&s);
             unsigned n = td_text_sentence_len[r & ((1u << TD_TEXT_SLEN_BITS) - 1)];
             unsigned w = td_text_start[(r >> 10) & ((1u << TD_TEXT_START_BITS) - 1)];
-            unsigned m = td_text_meta[w];
-            unsigned L = m & 255u;
+            uint8_t endc = (uint8_t)td_text_end_punct[(r >> 22) & 255u];
+            unsigned L = td_text_len[w];
             /* The sentence surely fits: no per-word checks needed. */
             int fast = pos + (size_t)n * 16u + TEXT_RESERVE <= B;
-            unsigned c;
 
             if (!fast && pos + L + TEXT_RESERVE > B) {
                 done = 1;
@@ -130,54 +128,52 @@ static void gen_block(const text_state *st, uint64_t bi, uint8_t *dst)
             if (pos == 0) {
                 memcpy(dst, td_text_words[w] + 1, 15);
                 dst[0] &= 0xDF;
-                L--;
-                col = L;
+                pos = col = L - 1;
             } else {
-                copy16(dst + pos, td_text_words[w]);
-                dst[pos + 1] &= 0xDF;
-                if (para_start || col + L > TEXT_WIDTH) {
-                    dst[pos] = '\n';
-                    col = L - 1;
-                } else {
-                    col += L;
-                }
+                if (para_start)
+                    col = TEXT_WIDTH; /* forces the wrap */
+                put_word(dst, &pos, &col, w);
+                dst[pos - L + 1] &= 0xDF;
             }
-            pos += L;
             para_start = 0;
-            c = ((r >> 22) & 63u) < (m >> 8);
-            dst[pos] = (uint8_t)td_text_mid_punct[(r >> 28) & 63u];
-            pos += c;
-            col += c;
-            uint8_t endc = (uint8_t)td_text_end_punct[(r >> 34) & 255u];
 
+            /* Words 2..n: three per 64-bit draw, TEXT_HBITS bits each. */
             if (fast) {
                 unsigned i = 1;
-                for (; i + 1 < n; i += 2) {
+                for (; i + 2 < n; i += 3) {
                     r = rng_next(&s);
-                    w = word_step(dst, &pos, &col, &c, w, (uint32_t)r);
-                    w = word_step(dst, &pos, &col, &c, w, (uint32_t)(r >> 32));
+                    w = next_word(w, (uint32_t)r);
+                    put_word(dst, &pos, &col, w);
+                    w = next_word(w, (uint32_t)(r >> TEXT_HBITS));
+                    put_word(dst, &pos, &col, w);
+                    w = next_word(w, (uint32_t)(r >> (2 * TEXT_HBITS)));
+                    put_word(dst, &pos, &col, w);
                 }
                 if (i < n) {
                     r = rng_next(&s);
-                    w = word_step(dst, &pos, &col, &c, w, (uint32_t)r);
+                    w = next_word(w, (uint32_t)r);
+                    put_word(dst, &pos, &col, w);
+                    if (i + 1 < n) {
+                        w = next_word(w, (uint32_t)(r >> TEXT_HBITS));
+                        put_word(dst, &pos, &col, w);
+                    }
                 }
             } else {
                 for (unsigned i = 1; i < n; i++) {
-                    uint32_t h;
-                    if (i & 1) {
+                    unsigned part = (i - 1) % 3;
+                    if (part == 0)
                         r = rng_next(&s);
-                        h = (uint32_t)r;
-                    } else {
-                        h = (uint32_t)(r >> 32);
-                    }
-                    if (pos + (td_text_meta[next_word(w, h)] & 255u) + TEXT_RESERVE > B) {
+                    unsigned nw = next_word(w, (uint32_t)(r >> (TEXT_HBITS * part)));
+                    if (pos + td_text_len[nw] + TEXT_RESERVE > B) {
                         done = 1;
                         break;
                     }
-                    w = word_step(dst, &pos, &col, &c, w, h);
+                    w = nw;
+                    put_word(dst, &pos, &col, w);
                 }
             }
-            /* No comma before the end mark. */
+            /* The end mark replaces a trailing comma, semicolon or colon. */
+            unsigned c = (unsigned)is_mid_punct(dst[pos - 1]);
             pos -= c;
             col -= c;
             dst[pos++] = endc;

@@ -4,8 +4,9 @@
 
 #include <stdint.h>
 
-#define TD_TEXT_VOCAB 8553
+#define TD_TEXT_VOCAB 11624
 #define TD_TEXT_SUCC 16
+#define TD_TEXT_SUCC_BITS 4
 #define TD_TEXT_UNI_BITS 16
 #define TD_TEXT_START_BITS 12
 #define TD_TEXT_SLEN_BITS 10
@@ -14,13 +15,12 @@
 #define TD_TEXT_NEXT_UNIGRAM 0xFFFFu
 
 extern const char td_text_words[TD_TEXT_VOCAB][16];
-extern const uint16_t td_text_meta[TD_TEXT_VOCAB];
+extern const uint8_t td_text_len[TD_TEXT_VOCAB];
 extern const uint16_t td_text_succ[TD_TEXT_VOCAB * TD_TEXT_SUCC];
 extern const uint16_t td_text_unigram[1u << TD_TEXT_UNI_BITS];
 extern const uint16_t td_text_start[1u << TD_TEXT_START_BITS];
 extern const uint8_t td_text_sentence_len[1u << TD_TEXT_SLEN_BITS];
 extern const uint8_t td_text_paragraph_len[1u << TD_TEXT_PLEN_BITS];
-extern const char td_text_mid_punct[64];
 extern const char td_text_end_punct[256];
 
 #endif

@@ -23,7 +23,7 @@ START_BITS = 12     # sentence-start table: 2^12 slots
 SUCC = 16           # successor slots per word (power of two)
 SLEN_BITS = 10      # sentence-length table
 PLEN_BITS = 8       # paragraph-length table
-MAX_LETTERS = 14    # longest word kept (entry = space + letters <= 15 bytes)
+MAX_LETTERS = 14    # longest token kept (entry = space + token <= 15 bytes)
 MAX_SENT = 60       # longest sentence (words) kept in the length table
 MAX_PARA = 30       # longest paragraph (sentences) kept
 LAMBDA_MAX = 0.85   # cap of the successor-list weight (limits regurgitation)
@@ -92,12 +92,16 @@ def parse(corpus_dir):
 
 
 def main():
+    global SUCC, UNI_BITS
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("corpus_dir")
     ap.add_argument("-o", "--output", default="libtestdata/text_model.c")
     ap.add_argument("--lambda-max", type=float, default=LAMBDA_MAX)
     ap.add_argument("--lambda-t", type=float, default=LAMBDA_T)
+    ap.add_argument("--succ", type=int, default=SUCC)
+    ap.add_argument("--uni-bits", type=int, default=UNI_BITS)
     args = ap.parse_args()
+    SUCC, UNI_BITS = args.succ, args.uni_bits
 
     files, paragraphs = parse(args.corpus_dir)
 
@@ -121,41 +125,50 @@ def main():
     def form(k):
         return k.capitalize() if title_n[k] > lower_n[k] else k
 
-    cands = [(k, c) for k, c in freq.items() if len(k) <= MAX_LETTERS]
+    # Tokens: a lower-case word plus the punctuation mark that follows it
+    # inside its sentence ("said" and "said," are two tokens).  The last word
+    # of a sentence is taken without its mark (the end mark follows).
+    def tokens(words, after):
+        ks = [w.lower() for w in words]
+        return [k + (after[i] if after[i] and i + 1 < len(ks) else "")
+                for i, k in enumerate(ks)]
+
+    tfreq = collections.Counter()
+    for sents in paragraphs:
+        for words, after, _ in sents:
+            tfreq.update(tokens(words, after))
+
+    def letters(t):
+        return t.rstrip(",;:")
+
+    cands = [(t, c) for t, c in tfreq.items() if len(t) <= MAX_LETTERS]
     cands.sort(key=lambda kc: (-kc[1], kc[0]))
     uni = quantize(cands, 1 << UNI_BITS)
     vocab = [k for k, _ in uni]
     vid = {k: i for i, k in enumerate(vocab)}
     V = len(vocab)
-    assert V < 65536
+    assert V < 65535
 
-    # Transitions inside sentences (punctuation between words is ignored).
+    # Transitions between consecutive tokens of a sentence.
     succ = collections.defaultdict(collections.Counter)
     starts = collections.Counter()
-    punct_after = collections.Counter()
-    mids = collections.Counter()
     ends = collections.Counter()
     slen = collections.Counter()
     plen = collections.Counter()
     for sents in paragraphs:
         nterm = 0
         for words, after, end in sents:
-            ks = [w.lower() for w in words]
-            if ks[0] in vid:
-                starts[ks[0]] += 1
-            for i, k in enumerate(ks):
-                if k not in vid:
-                    continue
-                if after[i] is not None and i + 1 < len(ks):
-                    punct_after[k] += 1
-                    mids[after[i]] += 1
-                if i + 1 < len(ks) and ks[i + 1] in vid:
-                    succ[k][ks[i + 1]] += 1
+            ts = tokens(words, after)
+            if ts[0] in vid:
+                starts[ts[0]] += 1
+            for i in range(len(ts) - 1):
+                if ts[i] in vid and ts[i + 1] in vid:
+                    succ[ts[i]][ts[i + 1]] += 1
             if end is not None:
                 nterm += 1
                 ends[end] += 1
-                if len(ks) <= MAX_SENT:
-                    slen[len(ks)] += 1
+                if len(ts) <= MAX_SENT:
+                    slen[len(ts)] += 1
         if 0 < nterm <= MAX_PARA:
             plen[nterm] += 1
 
@@ -168,17 +181,14 @@ def main():
     uni_tab = expand([(vid[k], s) for k, s in uni])
     slen_tab = expand(quantize(sorted(slen.items()), 1 << SLEN_BITS))
     plen_tab = expand(quantize(sorted(plen.items()), 1 << PLEN_BITS))
-    mid_tab = expand(quantize(ordered(mids), 64))
     end_tab = expand(quantize(ordered(ends), 256))
 
     # Successor slots: round(SUCC * lambda) slots share out the observed
     # successors by count, the rest hold NEXT_UNIGRAM (draw from the unigram
     # table instead).  lambda = min(LAMBDA_MAX, n / (n + LAMBDA_T * distinct)).
     succ_tab = []
-    comma = []
     for k in vocab:
         sc = succ.get(k)
-        n = freq[k]
         tab = []
         if sc:
             tot = sum(sc.values())
@@ -189,7 +199,6 @@ def main():
                                        ordered(sc, key=lambda s: vid[s])], nb))
         tab += [NEXT_UNIGRAM] * (SUCC - len(tab))
         succ_tab.extend(tab)
-        comma.append(min(63, (punct_after[k] * 64) // n))
 
     # ---- write C ----
     out = []
@@ -210,19 +219,17 @@ def main():
     w("/* Word i: ' ' + word, padded with spaces to 16 bytes. */")
     w("const char td_text_words[TD_TEXT_VOCAB][16] = {")
     for k in vocab:
-        s = " " + form(k)
+        s = " " + form(letters(k)) + k[len(letters(k)):]
         w('    "%s",' % (s + " " * (15 - len(s))))
     w("};")
     w("")
-    # meta: bits 0-7 length (with the space), 8-13 punctuation rate (/64).
-    arr("uint16_t", "td_text_meta", [(len(k) + 1) | (c << 8)
-                                     for k, c in zip(vocab, comma)], 8, "0x%04x")
+    w("/* Length of word i, with its leading space. */")
+    arr("uint8_t", "td_text_len", [len(k) + 1 for k in vocab], 32)
     arr("uint16_t", "td_text_succ", succ_tab)
     arr("uint16_t", "td_text_unigram", uni_tab)
     arr("uint16_t", "td_text_start", start_tab)
     arr("uint8_t", "td_text_sentence_len", slen_tab, 32)
     arr("uint8_t", "td_text_paragraph_len", plen_tab, 32)
-    arr("char", "td_text_mid_punct", [ord(c) for c in mid_tab], 32)
     arr("char", "td_text_end_punct", [ord(c) for c in end_tab], 32)
 
     hdr = """/* Generated by tools/gen_text_model.py; do not edit. */
@@ -233,6 +240,7 @@ def main():
 
 #define TD_TEXT_VOCAB %d
 #define TD_TEXT_SUCC %d
+#define TD_TEXT_SUCC_BITS %d
 #define TD_TEXT_UNI_BITS %d
 #define TD_TEXT_START_BITS %d
 #define TD_TEXT_SLEN_BITS %d
@@ -241,17 +249,16 @@ def main():
 #define TD_TEXT_NEXT_UNIGRAM 0xFFFFu
 
 extern const char td_text_words[TD_TEXT_VOCAB][16];
-extern const uint16_t td_text_meta[TD_TEXT_VOCAB];
+extern const uint8_t td_text_len[TD_TEXT_VOCAB];
 extern const uint16_t td_text_succ[TD_TEXT_VOCAB * TD_TEXT_SUCC];
 extern const uint16_t td_text_unigram[1u << TD_TEXT_UNI_BITS];
 extern const uint16_t td_text_start[1u << TD_TEXT_START_BITS];
 extern const uint8_t td_text_sentence_len[1u << TD_TEXT_SLEN_BITS];
 extern const uint8_t td_text_paragraph_len[1u << TD_TEXT_PLEN_BITS];
-extern const char td_text_mid_punct[64];
 extern const char td_text_end_punct[256];
 
 #endif
-""" % (V, SUCC, UNI_BITS, START_BITS, SLEN_BITS, PLEN_BITS, MAX_SENT)
+""" % (V, SUCC, SUCC.bit_length() - 1, UNI_BITS, START_BITS, SLEN_BITS, PLEN_BITS, MAX_SENT)
     base = os.path.splitext(args.output)[0]
     with open(args.output, "w") as fh:
         fh.write("\n".join(out))
