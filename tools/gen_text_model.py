@@ -26,8 +26,8 @@ PLEN_BITS = 8       # paragraph-length table
 MAX_LETTERS = 14    # longest token kept (entry = space + token <= 15 bytes)
 MAX_SENT = 60       # longest sentence (words) kept in the length table
 MAX_PARA = 30       # longest paragraph (sentences) kept
-LAMBDA_MAX = 0.85   # cap of the successor-list weight (limits regurgitation)
-LAMBDA_T = 0.5     # Witten-Bell weight: n / (n + LAMBDA_T * distinct)
+LAMBDA_MAX = 0.8    # cap of the successor-list weight (limits regurgitation)
+LAMBDA_T = 0.7     # Witten-Bell weight: n / (n + LAMBDA_T * distinct)
 
 NEXT_UNIGRAM = 0xFFFF  # successor slot meaning "draw from the unigram table"
 

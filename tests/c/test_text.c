@@ -60,12 +60,12 @@ static const struct {
     uint64_t offset;
     const char *sha256;
 } golden[] = {
-    {0, 0, "a23cbbe16d700712c6278c6ae1d350fc4c19b6f43938178872808403bfadafce"},
-    {0, UINT64_C(1) << 40, "08f30a9daca8333308422ff06f48577bd969cd52aceea8d0a56649551e563196"},
-    {1, 0, "81f57d576d8c33712d65df3ec3c62459aedc5c58ffe752c6dcacb812bc037e2c"},
-    {1, UINT64_C(1) << 40, "e8d90dc1826aae280b521984b85cbbc34a8b7756a170063d3e668a61042cdb58"},
-    {UINT64_MAX, 0, "02467456693c2a860e1909093fa1553527e070e52abc0ae3378881e7dea14270"},
-    {UINT64_MAX, UINT64_C(1) << 40, "65307262adcca2baa27f80bfda1614d3f171afdcde20f20c97851c9f09ab3f1f"},
+    {0, 0, "176c84e28bce263859bab32069ea9a8f051cec147068d693f5cb4e71b9530ca9"},
+    {0, UINT64_C(1) << 40, "5e9f173222240e3705b66a31abf41ca61d6455e67cb303cca73e966f91e0ae48"},
+    {1, 0, "b734782aa6c254c3366bc663b5451a76c07ec5d13adb005fb1b391d723b1837e"},
+    {1, UINT64_C(1) << 40, "d4b6af4fdaa580b39f5110686a58fdd64395c3a72774a2b9603aadef3ae63e06"},
+    {UINT64_MAX, 0, "bc418d8f18f33bffde8c1e9777000b71a1d408f0e14afe9c2412107a5b3b9fbb"},
+    {UINT64_MAX, UINT64_C(1) << 40, "94e2b53fc9b7a61c31dcf40c20d9bf74218deb82293373d8c8c601705832622b"},
 };
 
 Test(text, golden)
