@@ -7,10 +7,11 @@
  * its own from a PRNG seeded by (key, block index) and starts with a new
  * paragraph, so any byte range can be produced without the blocks before it.
  *
- * Speed: a word costs one 64-bit PRNG draw, two table lookups (successor
- * list and unigram table, chosen between without a branch), one 16-byte copy
- * of a padded word string and a few branch-free updates for line wrapping
- * and commas.  Only integer arithmetic is used.
+ * Speed: a word costs a third of a 64-bit PRNG draw, two table lookups
+ * (successor slot and unigram slot, chosen between without a branch), one
+ * 16-byte copy of a padded word string (punctuation is part of the word)
+ * and a few branch-free updates for line wrapping.  Only integer arithmetic
+ * is used.
  */
 #include "internal.h"
 #include "text_model.h"
