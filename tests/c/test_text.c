@@ -182,14 +182,14 @@ Test(text, seek_and_unaligned_fill)
 
 Test(text, end_of_address_space)
 {
-    /* The last bytes of the 2^64 stream can be made on their own. */
-    uint8_t a[100], b[300];
+    /* The last bytes of the 2^64-1 byte stream can be made on their own. */
+    uint8_t a[101], b[300];
     td_options o;
     td_options_init(&o);
-    cr_assert_eq(td_fill(TD_TEXT, &o, UINT64_MAX - 99, a, 100), TD_OK);
-    cr_assert_eq(td_fill(TD_TEXT, &o, UINT64_MAX - 299, b, 300), TD_OK);
+    cr_assert_eq(td_fill(TD_TEXT, &o, UINT64_MAX - 100, a, 100), TD_OK);
+    cr_assert_eq(td_fill(TD_TEXT, &o, UINT64_MAX - 300, b, 300), TD_OK);
     cr_assert_eq(memcmp(a, b + 200, 100), 0);
-    cr_assert_eq(td_fill(TD_TEXT, &o, UINT64_MAX - 99, a, 101), TD_ERANGE);
+    cr_assert_eq(td_fill(TD_TEXT, &o, UINT64_MAX - 100, a, 101), TD_ERANGE);
 }
 
 Test(text, threads)
