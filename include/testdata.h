@@ -100,15 +100,17 @@ TD_API const char *td_version(void);
 /* Kinds and options                                                         */
 /* ------------------------------------------------------------------------ */
 
-/** What the bytes of a stream look like.  Values are stable; 2 is reserved
- *  for TD_TEXT and 3 for TD_COMPRESSIBLE. */
+/** What the bytes of a stream look like.  Values are stable; 3 is reserved
+ *  for TD_COMPRESSIBLE. */
 typedef enum td_kind {
     TD_ZERO   = 0, /**< all zero bytes */
-    TD_RANDOM = 1  /**< incompressible pseudo-random bytes (see td_algorithm) */
+    TD_RANDOM = 1, /**< incompressible pseudo-random bytes (see td_algorithm) */
+    TD_TEXT   = 2  /**< English-like prose: words, sentences, paragraphs, 72-column lines */
 } td_kind;
 
-/** Number of kinds; valid kinds are 0 .. TD_KIND_COUNT-1. */
-#define TD_KIND_COUNT 2
+/** Kinds are below TD_KIND_COUNT; a reserved value below it that is not
+ *  yet a kind gives TD_EKIND (and td_kind_name() NULL). */
+#define TD_KIND_COUNT 4
 
 /** Generator behind TD_RANDOM. */
 typedef enum td_algorithm {
