@@ -99,11 +99,13 @@ TD_API const char *td_version(void);
  *  for TD_TEXT and 3 for TD_COMPRESSIBLE. */
 typedef enum td_kind {
     TD_ZERO   = 0, /**< all zero bytes */
-    TD_RANDOM = 1  /**< incompressible pseudo-random bytes (see td_algorithm) */
+    TD_RANDOM = 1, /**< incompressible pseudo-random bytes (see td_algorithm) */
+    TD_COMPRESSIBLE = 3 /**< LZ-shaped bytes compressing by td_options.ratio */
 } td_kind;
 
-/** Number of kinds; valid kinds are 0 .. TD_KIND_COUNT-1. */
-#define TD_KIND_COUNT 2
+/** Number of kinds; valid kinds are 0 .. TD_KIND_COUNT-1 (a value with no
+ *  kind built in gives TD_EKIND). */
+#define TD_KIND_COUNT 4
 
 /** Generator behind TD_RANDOM. */
 typedef enum td_algorithm {

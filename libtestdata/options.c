@@ -41,8 +41,8 @@ int td_options_check(int kind, const td_options *o)
         return TD_EKIND;
     if (!o)
         return TD_EINVAL;
-    if (!(o->dedup >= 1.0) || !isfinite(o->dedup))
-        return TD_ERANGE;
+    if (!(o->dedup >= 1.0 && o->dedup <= TD_DEDUP_MAX))
+        return TD_ERANGE; /* also NaN and infinity */
     if (!is_pow2(o->dedup_block))
         return TD_ERANGE;
     /* A dedup target on a kind that cannot honour it would be a silent lie. */
