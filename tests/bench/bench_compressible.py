@@ -14,6 +14,7 @@ Prints, in one run:
 
 Usage: tests/bench/bench_compressible.py [--cli build-comp/programs/testdata]
        [--mib 32] [--ratios 1.25,1.5,2,3,4,6,10] [--no-fio] [--quick]
+       [--datagen PATH]
 """
 import argparse
 import hashlib
@@ -77,7 +78,7 @@ def english(size):
     return bytes(out[:size])
 
 
-def gen_speed(cli, size, args, reps=3):
+def gen_speed(cli, size, args, reps=5):
     best = 1e9
     for _ in range(reps):
         t = time.perf_counter()
@@ -93,6 +94,8 @@ def main():
     ap.add_argument("--ratios", default="1.25,1.5,2,3,4,6,10")
     ap.add_argument("--no-fio", action="store_true")
     ap.add_argument("--quick", action="store_true", help="skip xz and granularity")
+    ap.add_argument("--datagen", help="zstd's datagen program (SIZE [PROBA] -> stdout),"
+                    " timed next to ours when given")
     a = ap.parse_args()
     cli = os.path.abspath(a.cli)
     ratios = [float(r) for r in a.ratios.split(",")]
@@ -104,7 +107,7 @@ def main():
         # 1. accuracy
         print("== 1. accuracy: achieved ratio on %d MiB (ours | fio buffer_compress_percentage)"
               % a.mib)
-        hdr = "%-6s" % "R" + "".join("%-19s" % n for n, _ in comps) + "worst"
+        hdr = "%-6s" % "R" + "".join("%-24s" % n for n, _ in comps) + "worst"
         print(hdr)
         worst_all = 0.0
         for r in ratios:
@@ -121,7 +124,7 @@ def main():
                 err = got / r - 1
                 worst = max(worst, abs(err))
                 f = "%.2f" % (os.path.getsize(fio) / compress_len(cmd, fio)) if use_fio else "-"
-                line += "%-19s" % ("%.3f %+5.1f%% | %s" % (got, 100 * err, f))
+                line += "%-24s" % ("%6.3f %+5.1f%% | %-6s" % (got, 100 * err, f))
             worst_all = max(worst_all, worst)
             print(line + "%.1f%%" % (100 * worst))
         print("worst deviation over all: %.1f%%  (target 5%%, aim 3%%)" % (100 * worst_all))
@@ -173,10 +176,17 @@ def main():
               " (no cross-copy matches)")
 
         # 4. generation speed
-        print("\n== 4. generation, one thread, CLI to /dev/null (best of 3, 1 GiB)")
+        print("\n== 4. generation, one thread, CLI to /dev/null (best of 5, 1 GiB)")
         g = 1 << 30
         rnd = gen_speed(cli, g, ["random"])
         print("random (chacha20)          %.2f GB/s" % rnd)
+        if a.datagen:
+            best = 1e9
+            for _ in range(5):
+                t = time.perf_counter()
+                subprocess.run([a.datagen, str(g), "0.5"], stdout=subprocess.DEVNULL, check=True)
+                best = min(best, time.perf_counter() - t)
+            print("zstd datagen (P=0.5)       %.2f GB/s" % (g / best / 1e9))
         for r in (1.25, 2, 3, 4, 10):
             s = gen_speed(cli, g, ["compressible", "--ratio", str(r)])
             print("compressible --ratio %-5g  %.2f GB/s  (%.2fx chacha20)" % (r, s, s / rnd))
