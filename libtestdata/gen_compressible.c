@@ -165,8 +165,14 @@ static int comp_fill(const void *state, uint64_t offset, uint8_t *buf, size_t le
         size_t n = COMP_BLOCK - skip;
         if (n > len)
             n = len;
-        td__comp_block(&st->p, st->key, bi, tmp);
-        memcpy(buf, tmp + skip, n);
+        if (skip == 0 && len >= COMP_BLOCK + COMP_SLACK) {
+            /* Room for the slack: build the block in place (the bytes it
+             * writes past its end belong to the next block, built next). */
+            td__comp_block(&st->p, st->key, bi, buf);
+        } else {
+            td__comp_block(&st->p, st->key, bi, tmp);
+            memcpy(buf, tmp + skip, n);
+        }
         buf += n;
         len -= n;
         skip = 0;
