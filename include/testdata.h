@@ -126,8 +126,10 @@ typedef struct td_options {
     uint64_t seed;           /**< stream seed; default 0 */
     uint32_t threads;        /**< threads for large reads; 1 default, 0 = all cores */
     uint32_t algorithm;      /**< td_algorithm for TD_RANDOM; default TD_ALG_CHACHA20 */
-    double ratio;            /**< target compression ratio (kinds that take one) */
-    double dedup;            /**< target dedup ratio, >= 1; default 1 (no duplicates) */
+    double ratio;            /**< target compression ratio (kinds that take one;
+                                  TD_COMPRESSIBLE: 1 to 1000); default 3 */
+    double dedup;            /**< target dedup ratio, 1 to 2^20; default 1 (no
+                                  duplicates); kinds that list "dedup" only */
     uint32_t dedup_block;    /**< dedup block size, power of two; default 4096 */
     uint32_t reserved32;     /**< reserved, must stay 0 */
     uint64_t reserved[8];    /**< reserved for future options, must stay 0 */
