@@ -24,6 +24,9 @@ typedef struct td__comp_row {
 #define TD_COMP_SLACK 16u
 
 TD_HIDDEN void td__comp_params_for(uint32_t rq, td__comp_params *p);
-TD_HIDDEN void td__comp_block(const td__comp_params *p, uint64_t key, uint64_t bi, uint8_t *out);
+/* Bytes [0, end) of block bi into out (which must hold TD_COMP_BLOCK +
+ * TD_COMP_SLACK bytes); end <= TD_COMP_BLOCK. */
+TD_HIDDEN void td__comp_block(const td__comp_params *p, uint64_t key, uint64_t bi, uint8_t *out,
+                              uint32_t end);
 
 #endif

@@ -75,29 +75,37 @@ uint64_t td__dedup_map(const td_dedup *d, uint64_t i, int *is_new)
     return mix64(d->key ^ i, (i + 1) * WY_P0 ^ WY_P1) % u;
 }
 
-/* A kind block of the underlying stream held in memory. */
+/* The start of a kind block of the underlying stream held in memory. */
 typedef struct kcache {
-    uint64_t tag; /* kind block index + 1; 0 = empty */
+    uint64_t tag;  /* kind block index + 1; 0 = empty */
+    size_t valid;  /* bytes of the block held */
+    int whole;     /* fill whole blocks (sequential use) or just what is asked */
     uint8_t *buf;
 } kcache;
 
-/* Copy underlying bytes [so, so+n) through the cache (kind block size b). */
+/* Copy underlying bytes [so, so+n) through the cache (kind block size b).
+ * Kinds whose blocks are built front to back (compressible) produce a
+ * block's first bytes for less than the whole block, so a cache that serves
+ * scattered duplicates fills only the prefix it needs. */
 static int cached_copy(const td_gen *g, kcache *c, uint64_t so, uint8_t *dst, size_t n)
 {
     const uint64_t b = g->vt->block;
     while (n) {
         uint64_t kb = so / b, at = so % b;
-        if (c->tag != kb + 1) {
+        size_t k = (size_t)(b - at) < n ? (size_t)(b - at) : n;
+        if (c->tag != kb + 1 || c->valid < at + k) {
             uint64_t start = kb * b, rem = UINT64_MAX - start;
             size_t m = rem < b - 1 ? (size_t)rem + 1 : (size_t)b;
+            if (!c->whole && at + k < m)
+                m = (size_t)(at + k);
             int rc = g->vt->fill(g->state, start, c->buf, m);
             if (rc != TD_OK) {
                 c->tag = 0;
                 return rc;
             }
             c->tag = kb + 1;
+            c->valid = m;
         }
-        size_t k = (size_t)(b - at) < n ? (size_t)(b - at) : n;
         memcpy(dst, c->buf + at, k);
         dst += k;
         n -= k;
@@ -111,7 +119,7 @@ int td__dedup_fill(const td_gen *g, uint64_t offset, uint8_t *buf, size_t len)
     const td_dedup *d = &g->dedup;
     const uint64_t db = d->block, kb = g->vt->block;
     const int direct = kb <= db && db % kb == 0;
-    kcache cache[2] = {{0, NULL}, {0, NULL}};
+    kcache cache[2] = {{0, 0, 1, NULL}, {0, 0, 0, NULL}};
     int rc = TD_OK;
 
     if (!direct) {

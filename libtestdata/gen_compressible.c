@@ -94,8 +94,10 @@ static inline void lz_copy(uint8_t *dst, size_t dist, size_t len)
     }
 }
 
-/* Block bi of the stream into out[0 .. COMP_BLOCK + COMP_SLACK). */
-void td__comp_block(const td__comp_params *p, uint64_t key, uint64_t bi, uint8_t *out)
+/* Block bi of the stream into out[0 .. COMP_BLOCK + COMP_SLACK); only
+ * out[0 .. end) is guaranteed (generation stops once it is complete). */
+void td__comp_block(const td__comp_params *p, uint64_t key, uint64_t bi, uint8_t *out,
+                    uint32_t end)
 {
     uint16_t rs[COMP_MAX_RUNS], rl[COMP_MAX_RUNS];
     uint32_t nruns = 0, pos = 0;
@@ -106,7 +108,7 @@ void td__comp_block(const td__comp_params *p, uint64_t key, uint64_t bi, uint8_t
     const uint32_t jb = p->jbits;
     uint64_t s = wymix(key ^ (bi * WY_P1), bi + WY_P0);
 
-    while (pos < COMP_BLOCK) {
+    while (pos < end) {
         uint64_t r = wy_next(&s);
         /* Literal run: 1 + two uniforms on [0, ml), mean ml. */
         uint32_t lit = 1 + (uint32_t)(r & 0xffff) % ml + (uint32_t)((r >> 16) & 0xffff) % ml;
@@ -168,9 +170,9 @@ static int comp_fill(const void *state, uint64_t offset, uint8_t *buf, size_t le
         if (skip == 0 && len >= COMP_BLOCK + COMP_SLACK) {
             /* Room for the slack: build the block in place (the bytes it
              * writes past its end belong to the next block, built next). */
-            td__comp_block(&st->p, st->key, bi, buf);
+            td__comp_block(&st->p, st->key, bi, buf, COMP_BLOCK);
         } else {
-            td__comp_block(&st->p, st->key, bi, tmp);
+            td__comp_block(&st->p, st->key, bi, tmp, (uint32_t)(skip + n));
             memcpy(buf, tmp + skip, n);
         }
         buf += n;

@@ -26,7 +26,7 @@ int main(int argc, char **argv)
         seed = strtoull(argv[5], NULL, 0);
     for (uint64_t bi = 0; bi * TD_COMP_BLOCK < size; bi++) {
         uint64_t n = size - bi * TD_COMP_BLOCK;
-        td__comp_block(&p, seed * 0x9E3779B97F4A7C15ull + 1, bi, blk);
+        td__comp_block(&p, seed * 0x9E3779B97F4A7C15ull + 1, bi, blk, TD_COMP_BLOCK);
         if (fwrite(blk, 1, n < TD_COMP_BLOCK ? n : TD_COMP_BLOCK, stdout) == 0)
             return 1;
     }
