@@ -54,10 +54,10 @@ TD_HIDDEN void td__pool_free(td_pool *p);
 /* The dedup layer (dedup.c): how logical dedup blocks map to blocks of
  * the kind's own stream. */
 typedef struct td_dedup {
-    int on;        /* 0: the stream is the kind's stream unchanged */
+    int on;         /* 0: the stream is the kind's stream unchanged */
     uint32_t block; /* dedup block size D (power of two) */
-    uint64_t dq;   /* round(dedup * 2^16) */
-    uint64_t key;  /* from the seed, picks which block a duplicate repeats */
+    uint64_t dq;    /* round(dedup * 2^16) */
+    uint64_t key;   /* from the seed, picks which block a duplicate repeats */
 } td_dedup;
 
 /* A prepared generator: the kind's vtable plus its state and options. */
