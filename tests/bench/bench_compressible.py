@@ -198,10 +198,10 @@ def main():
         # 4b. the same in process (no pipe, no stream buffer)
         root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
         lib = os.path.join(os.path.dirname(os.path.dirname(cli)), "libtestdata", "libtestdata.a")
-        exe = os.path.join(tmp, "bench_gen")
+        exe = os.path.join(tmp, "bench_compressible_gen")
         if shutil.which("cc") and os.path.exists(lib) and subprocess.run(
                 ["cc", "-O2", "-I", os.path.join(root, "include"),
-                 os.path.join(root, "tests", "bench", "bench_gen.c"), lib,
+                 os.path.join(root, "tests", "bench", "bench_compressible_gen.c"), lib,
                  "-lsodium", "-lpthread", "-lm", "-o", exe]).returncode == 0:
             print("in process (td_fill, 1 MiB buffers, one thread, best of 5 x 256 MiB):")
             rnd = float(subprocess.run([exe, "random"], stdout=subprocess.PIPE,

@@ -1,7 +1,7 @@
 /*
  * In-process generation speed: td_fill into a 1 MiB buffer, one thread,
  * 256 MiB per pass, best of 5 passes.
- *   bench_gen KIND [key=value ...]      e.g.  bench_gen compressible ratio=3
+ *   bench_compressible_gen KIND [key=value ...]      e.g.  bench_gen compressible ratio=3
  * Built and run by bench_compressible.py.
  */
 #include <testdata.h>
@@ -27,7 +27,7 @@ int main(int argc, char **argv)
     double best = 1e9;
 
     if (argc < 2 || !b || td_kind_from_name(argv[1], &kind) != TD_OK) {
-        fprintf(stderr, "usage: bench_gen KIND [key=value ...]\n");
+        fprintf(stderr, "usage: bench_compressible_gen KIND [key=value ...]\n");
         return 2;
     }
     td_options_init(&o);
