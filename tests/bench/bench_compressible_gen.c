@@ -1,7 +1,7 @@
 /*
  * In-process generation speed: td_fill into a 1 MiB buffer, one thread,
  * 256 MiB per pass, best of 5 passes.
- *   bench_compressible_gen KIND [key=value ...]      e.g.  bench_gen compressible ratio=3
+ *   bench_compressible_gen KIND [key=value ...]      e.g.  bench_compressible_gen compressible ratio=3
  * Built and run by bench_compressible.py.
  */
 #include <testdata.h>
