@@ -1,5 +1,6 @@
-/*
- * libtestdata - test data with known, controlled properties.
+/**
+ * @file testdata.h
+ * @brief libtestdata - test data with known, controlled properties.
  *
  * The library produces byte streams that are:
  *   - seeded and reproducible: the bytes depend only on (kind, seed, kind
@@ -37,6 +38,7 @@
 extern "C" {
 #endif
 
+/** Marks the library's exported functions (symbol visibility). */
 #if defined(_WIN32) && defined(TD_BUILDING_SHARED)
 #  define TD_API __declspec(dllexport)
 #elif defined(__GNUC__) || defined(__clang__)
@@ -45,10 +47,13 @@ extern "C" {
 #  define TD_API
 #endif
 
-/** Library version, as "MAJOR.MINOR.PATCH". */
+/** Library major version: bumped on incompatible API or ABI changes. */
 #define TD_VERSION_MAJOR 0
+/** Library minor version: bumped when features are added compatibly. */
 #define TD_VERSION_MINOR 1
+/** Library patch version. */
 #define TD_VERSION_PATCH 0
+/** Library version, as "MAJOR.MINOR.PATCH". */
 #define TD_VERSION_STRING "0.1.0"
 
 /**
@@ -180,7 +185,16 @@ TD_API int td_parse_size(const char *text, uint64_t *size);
 /* Streams                                                                   */
 /* ------------------------------------------------------------------------ */
 
-/** A positioned reader over one stream.  Opaque. */
+/**
+ * A positioned reader over one stream.  Opaque.
+ *
+ * Memory: a stream holds a small generator state and one buffer, allocated
+ * on the first read that needs it: 256 KiB with threads == 1, 1 MiB per
+ * thread (at most 8 MiB) otherwise.  With threads != 1 the stream also keeps
+ * threads - 1 worker threads until td_stream_free().
+ * Thread-safety: one thread at a time per stream; separate streams are
+ * independent.
+ */
 typedef struct td_stream td_stream;
 
 /**
@@ -198,6 +212,9 @@ TD_API td_stream *td_stream_new_with(td_kind kind, uint64_t size, const td_optio
 /**
  * Create a stream and report why it failed.
  * @param[out] out  receives the new stream, or NULL on failure
+ * @param kind      a td_kind value (an int, so that bad values can be reported)
+ * @param size      stream length in bytes, or TD_SIZE_UNBOUNDED
+ * @param o         options (copied), or NULL for defaults
  * @return TD_OK, TD_EINVAL, TD_EKIND, TD_ERANGE (bad option values) or TD_ENOMEM.
  */
 TD_API int td_stream_open(td_stream **out, int kind, uint64_t size, const td_options *o);
@@ -244,7 +261,11 @@ TD_API void td_stream_free(td_stream *s);
  * Write bytes [offset, offset+len) of the (kind, options) stream into
  * @p buf.  Stateless and thread-safe; with o->threads != 1 the work is split
  * over that many threads (the bytes do not change).
- * @param o  options, or NULL for defaults
+ * @param kind    the kind of stream
+ * @param o       options, or NULL for defaults
+ * @param offset  stream offset of the first byte wanted
+ * @param buf     destination of @p len bytes
+ * @param len     number of bytes
  * @return TD_OK; TD_ERANGE if offset+len overflows 2^64; TD_EINVAL, TD_EKIND,
  *         TD_ENOMEM.  len == 0 is TD_OK (buf may then be NULL).
  */
@@ -253,6 +274,11 @@ TD_API int td_fill(td_kind kind, const td_options *o, uint64_t offset, void *buf
 /**
  * Check that @p buf holds bytes [offset, offset+len) of the stream.
  * Stops at the first difference.
+ * @param kind    the kind of stream
+ * @param o       options, or NULL for defaults
+ * @param offset  stream offset of buf[0]
+ * @param buf     the data to check
+ * @param len     its length
  * @param[out] first_mismatch  absolute stream offset of the first differing
  *                              byte (may be NULL); untouched on TD_OK
  * @return TD_OK if identical, TD_EMISMATCH if not, or another negative code.
@@ -262,6 +288,11 @@ TD_API int td_verify(td_kind kind, const td_options *o, uint64_t offset,
 
 /**
  * As td_verify(), but scans all of @p buf and counts differing bytes.
+ * @param kind    the kind of stream
+ * @param o       options, or NULL for defaults
+ * @param offset  stream offset of buf[0]
+ * @param buf     the data to check
+ * @param len     its length
  * @param[out] first_mismatch  as in td_verify() (may be NULL)
  * @param[out] count            number of differing bytes (may be NULL; 0 on TD_OK)
  */
@@ -278,6 +309,145 @@ TD_API int td_verify_count(td_kind kind, const td_options *o, uint64_t offset,
  *         TD_SIZE_UNBOUNDED; TD_EINVAL, TD_EKIND, TD_ENOMEM.
  */
 TD_API int td_write_file(const char *path, td_kind kind, uint64_t size, const td_options *o);
+
+
+/* ------------------------------------------------------------------------ */
+/* Analysis: how compressible is some data?                                  */
+/* ------------------------------------------------------------------------ */
+
+/** Compressors measured by the analyzer.  Values are stable. */
+typedef enum td_codec {
+    TD_CODEC_GZIP = 0, /**< deflate, gzip wrapper, level 6 (zlib): gzip -6, ssh -C */
+    TD_CODEC_ZSTD = 1, /**< Zstandard level 3 (libzstd): zstd -3 */
+    TD_CODEC_LZ4  = 2, /**< LZ4 frame, default level (liblz4): lz4 -1 */
+    TD_CODEC_XZ   = 3  /**< LZMA2 preset 6 in an .xz stream (liblzma): xz -6 */
+} td_codec;
+
+/** Number of codecs; valid codecs are 0 .. TD_CODEC_COUNT-1. */
+#define TD_CODEC_COUNT 4
+
+/** Default number of bytes the analyzer compresses (see td_analyzer_new). */
+#define TD_ANALYZE_DEFAULT_SAMPLE (8u * 1024u * 1024u)
+
+/** Unit of sampling: inputs are compressed in independent blocks of this
+ *  many bytes (the last block may be shorter). */
+#define TD_ANALYZE_BLOCK (1024u * 1024u)
+
+/** Short, stable identifier of a codec ("gzip", "zstd", "lz4", "xz"), for
+ *  keys in machine-readable output; NULL if @p codec is unknown. */
+TD_API const char *td_codec_name(int codec);
+
+/** The equivalent command line ("gzip -6", "zstd -3", "lz4", "xz -6"), for
+ *  people; NULL if @p codec is unknown. */
+TD_API const char *td_codec_label(int codec);
+
+/**
+ * Result of an analysis.  Filled in completely by td_analyzer_finish() and
+ * td_analyze_buffer(); the caller owns it (no pointers inside, nothing to
+ * free).  The reserved space keeps its size stable across minor versions.
+ */
+typedef struct td_analysis {
+    uint64_t size;        /**< bytes analysed (all bytes given) */
+    uint64_t sampled;     /**< bytes that were compressed; == size unless sampled */
+    int is_sampled;       /**< nonzero when the ratios come from a sample (sampled < size) */
+    int reserved_int;     /**< reserved, 0 */
+    double entropy;       /**< Shannon entropy of the byte histogram of all @c size
+                               bytes, in bits per byte: 0 (one value) .. 8 (uniform) */
+    /** Compression ratio per td_codec: sampled / compressed.  ~1.0 (or a
+     *  little below) means incompressible; 0 when size is 0. */
+    double ratio[TD_CODEC_COUNT];
+    /** Compressed size of the sampled bytes per td_codec, in bytes. */
+    uint64_t compressed[TD_CODEC_COUNT];
+    /** One line, no newline, explaining what the ratios mean for a transfer
+     *  benchmark, e.g. "incompressible: transfer speed reflects the raw
+     *  link".  NUL-terminated; produced by the library so that every front
+     *  end (CLI, bindings) says the same thing. */
+    char verdict[256];
+    uint64_t reserved[8]; /**< reserved, 0 */
+} td_analysis;
+
+/**
+ * How to analyse.  Initialise with td_analyze_options_init(), then set
+ * fields; the reserved space keeps the size stable across minor versions.
+ */
+typedef struct td_analyze_options {
+    /** Expected input size when known (a regular file's size), so samples
+     *  are spread evenly from the start; TD_SIZE_UNBOUNDED (default) when
+     *  unknown (a pipe): the spread then adapts as data arrives.  A wrong
+     *  hint only changes where samples are taken, never correctness. */
+    uint64_t size_hint;
+    /** Bytes to compress at most, rounded up to whole TD_ANALYZE_BLOCK
+     *  blocks; default TD_ANALYZE_DEFAULT_SAMPLE; 0 is out of range. */
+    uint64_t sample_bytes;
+    /** Threads compressing blocks in parallel: 1 (default), 0 = all cores.
+     *  Results do not depend on it. */
+    uint32_t threads;
+    uint32_t reserved32;  /**< reserved, must stay 0 */
+    uint64_t reserved[6]; /**< reserved, must stay 0 */
+} td_analyze_options;
+
+/** Set every field of *o to its default.  NULL is ignored. */
+TD_API void td_analyze_options_init(td_analyze_options *o);
+
+/**
+ * An incremental analyzer: feed any number of chunks of arbitrary sizes with
+ * td_analyzer_update(), then td_analyzer_finish().  The entropy is exact
+ * (every byte counts); the compression ratios come from compressing
+ * independent TD_ANALYZE_BLOCK-byte blocks: all of them when the input is at
+ * most sample_bytes long, otherwise about sample_bytes worth of blocks spread
+ * evenly over the input (the result then has is_sampled set).  Results
+ * depend only on the bytes and sample_bytes (and size_hint, which picks the
+ * blocks), never on chunking or threads.  Memory stays bounded whatever the
+ * input size: about 20 MiB per thread, mostly the xz encoder.  Opaque; one
+ * thread at a time per analyzer, distinct analyzers are independent.
+ */
+typedef struct td_analyzer td_analyzer;
+
+/**
+ * Create an analyzer.
+ * @param[out] out  receives the analyzer (NULL on failure); release it with
+ *                  td_analyzer_free()
+ * @param o         options, or NULL for defaults; copied
+ * @return TD_OK, TD_EINVAL (out is NULL), TD_ERANGE (sample_bytes is 0),
+ *         TD_ENOMEM.
+ */
+TD_API int td_analyzer_new(td_analyzer **out, const td_analyze_options *o);
+
+/**
+ * Feed the next @p len bytes of the input (len 0 is fine, buf may then be NULL).
+ * @return TD_OK; TD_EINVAL (NULL analyzer, or NULL buf with len > 0, or
+ *         called after td_analyzer_finish()); TD_ERANGE if the total would
+ *         pass 2^64-1; TD_ENOMEM if a compressor failed to allocate.
+ */
+TD_API int td_analyzer_update(td_analyzer *a, const void *buf, size_t len);
+
+/**
+ * Finish: compress the pending block, compute entropy, ratios and verdict
+ * into *result.  The analyzer cannot be updated afterwards (free it).
+ * @return TD_OK, TD_EINVAL (NULL argument, or finished twice), TD_ENOMEM.
+ */
+TD_API int td_analyzer_finish(td_analyzer *a, td_analysis *result);
+
+/** Release an analyzer.  NULL is fine. */
+TD_API void td_analyzer_free(td_analyzer *a);
+
+/**
+ * One-call analysis of a buffer (new + update + finish + free).  Thread-safe.
+ * @param o  options or NULL for defaults; size_hint is taken from @p len
+ * @return as td_analyzer_new/update/finish; TD_EINVAL if result is NULL or
+ *         buf is NULL with len > 0.
+ */
+TD_API int td_analyze_buffer(const void *buf, size_t len, const td_analyze_options *o,
+                             td_analysis *result);
+
+/**
+ * Write the one-line verdict for @p r (as in r->verdict) into @p buf, for
+ * callers that built or changed a td_analysis themselves.  Always
+ * NUL-terminates when cap > 0.
+ * @return TD_OK; TD_EINVAL for NULL arguments or cap == 0; TD_ERANGE if the
+ *         line was truncated.
+ */
+TD_API int td_analysis_verdict(const td_analysis *r, char *buf, size_t cap);
 
 #ifdef __cplusplus
 }

@@ -50,6 +50,8 @@ int td_write_file(const char *path, td_kind kind, uint64_t size, const td_option
         rc = TD_ENOMEM;
         goto out;
     }
+    if (size > WRITE_CHUNK)
+        td__gen_keep_pool(&g, WRITE_CHUNK);
     /* Not mkstemp(): its 0600 mode would need a umask() dance, which is
      * process-global and so not thread-safe.  O_EXCL gives the same safety. */
     memcpy(tmp_path, path, plen);

@@ -82,6 +82,14 @@ void td__gen_fini(td_gen *g)
         memset(g, 0, sizeof *g);
 }
 
+void td__gen_keep_pool(td_gen *g, size_t piece)
+{
+    size_t useful = piece / TD_MIN_BYTES_PER_THREAD;
+    unsigned nt = g->nthreads < useful ? g->nthreads : (unsigned)useful;
+    if (nt > 1 && !g->pool)
+        (void)td__pool_new(&g->pool, nt - 1);
+}
+
 int td__gen_fill1(const td_gen *g, uint64_t offset, uint8_t *buf, size_t len)
 {
     if (g->dedup.on)
@@ -126,9 +134,9 @@ int td__gen_fill(const td_gen *g, uint64_t offset, uint8_t *buf, size_t len)
     size_t done = 0;
     for (unsigned t = 0; t < nt; t++) {
         uint64_t start = offset + done;
-        uint64_t end = (t == nt - 1) ? offset + len : (start + per) / block * block;
-        if (end > offset + len)
-            end = offset + len;
+        /* per >= len - done also keeps start + per from wrapping past 2^64. */
+        uint64_t end = (t == nt - 1 || per >= len - done) ? offset + len
+                                                          : (start + per) / block * block;
         jobs[t] = (fill_job){g, start, buf + done, (size_t)(end - start), TD_OK};
         done += jobs[t].len;
     }
@@ -150,7 +158,7 @@ int td_fill(td_kind kind, const td_options *o, uint64_t offset, void *buf, size_
         return td__kind_get((int)kind) ? TD_OK : TD_EKIND;
     if (!buf)
         return TD_EINVAL;
-    if (len - 1 > UINT64_MAX - offset)
+    if (len > UINT64_MAX - offset)
         return TD_ERANGE;
     rc = td__gen_init(&g, (int)kind, o);
     if (rc != TD_OK)
@@ -175,7 +183,7 @@ static int verify_impl(td_kind kind, const td_options *o, uint64_t offset, const
         *count = 0;
     if (len && !buf)
         return TD_EINVAL;
-    if (len && len - 1 > UINT64_MAX - offset)
+    if (len > UINT64_MAX - offset)
         return TD_ERANGE;
     rc = td__gen_init(&g, (int)kind, o);
     if (rc != TD_OK || len == 0) {
@@ -183,10 +191,16 @@ static int verify_impl(td_kind kind, const td_options *o, uint64_t offset, const
         return rc;
     }
     tmp = malloc(len < VERIFY_CHUNK ? len : VERIFY_CHUNK);
+    /* Several chunks with threads: keep one pool for the call rather than
+     * starting threads per chunk (no pool just means one thread). */
+    if (tmp && g.nthreads > 1 && len > VERIFY_CHUNK)
+        (void)td__pool_new(&g.pool, g.nthreads - 1);
     if (!tmp) {
         td__gen_fini(&g);
         return TD_ENOMEM;
     }
+    if (len > VERIFY_CHUNK)
+        td__gen_keep_pool(&g, VERIFY_CHUNK);
     for (size_t done = 0; done < len;) {
         size_t n = len - done < VERIFY_CHUNK ? len - done : VERIFY_CHUNK;
         rc = td__gen_fill(&g, offset + done, tmp, n);

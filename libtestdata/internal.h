@@ -79,6 +79,10 @@ TD_HIDDEN int td__gen_init(td_gen *g, int kind, const td_options *o);
 TD_HIDDEN void td__gen_fini(td_gen *g);
 /* Fill using the generator, split over g->opt.threads threads when large. */
 TD_HIDDEN int td__gen_fill(const td_gen *g, uint64_t offset, uint8_t *buf, size_t len);
+/* Before many td__gen_fill calls of up to `piece` bytes each: keep a pool
+ * for them, so that threads start once, not per call.  Failure is harmless
+ * (each call then starts its own threads, or runs on one). */
+TD_HIDDEN void td__gen_keep_pool(td_gen *g, size_t piece);
 /* Single-threaded fill. */
 TD_HIDDEN int td__gen_fill1(const td_gen *g, uint64_t offset, uint8_t *buf, size_t len);
 

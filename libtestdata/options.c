@@ -41,13 +41,15 @@ int td_options_check(int kind, const td_options *o)
         return TD_EKIND;
     if (!o)
         return TD_EINVAL;
-    if (!(o->dedup >= 1.0 && o->dedup <= TD_DEDUP_MAX))
-        return TD_ERANGE; /* also NaN and infinity */
+    if (!(o->dedup >= 1.0) || !isfinite(o->dedup))
+        return TD_ERANGE;
     if (!is_pow2(o->dedup_block))
         return TD_ERANGE;
     /* A dedup target on a kind that cannot honour it would be a silent lie. */
     if (o->dedup != 1.0 && !kind_accepts(vt, "dedup"))
         return TD_EOPTION;
+    if (o->dedup > TD_DEDUP_MAX)
+        return TD_ERANGE;
     return vt->check ? vt->check(o) : TD_OK;
 }
 
@@ -102,16 +104,35 @@ int td_parse_size(const char *text, uint64_t *size)
     return TD_OK;
 }
 
-static int parse_u64(const char *s, uint64_t *out)
+/* Decimal digits only, or 0x/0X and hex digits when allow_hex.  (strtoull()
+ * would also take white space, a sign that negates the value, and octal.) */
+static int parse_u64(const char *s, uint64_t *out, int allow_hex)
 {
-    char *end;
-    if (!*s || *s == '-' || *s == '+' || *s == ' ')
+    unsigned base = 10;
+    uint64_t v = 0;
+    int overflow = 0;
+
+    if (allow_hex && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+        base = 16;
+        s += 2;
+    }
+    if (!*s)
         return TD_ESYNTAX;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 0);
-    if (*end)
-        return TD_ESYNTAX;
-    if (errno == ERANGE)
+    for (; *s; s++) {
+        unsigned d;
+        if (*s >= '0' && *s <= '9')
+            d = (unsigned)(*s - '0');
+        else if (base == 16 && *s >= 'a' && *s <= 'f')
+            d = (unsigned)(*s - 'a' + 10);
+        else if (base == 16 && *s >= 'A' && *s <= 'F')
+            d = (unsigned)(*s - 'A' + 10);
+        else
+            return TD_ESYNTAX;
+        if (v > (UINT64_MAX - d) / base)
+            overflow = 1;
+        v = v * base + d;
+    }
+    if (overflow)
         return TD_ERANGE;
     *out = v;
     return TD_OK;
@@ -147,9 +168,9 @@ int td_options_set(td_options *o, int kind, const char *key, const char *value)
         return TD_EOPTION;
     n = *o;
     if (strcmp(key, "seed") == 0) {
-        rc = parse_u64(value, &n.seed);
+        rc = parse_u64(value, &n.seed, 1);
     } else if (strcmp(key, "threads") == 0) {
-        rc = parse_u64(value, &u);
+        rc = parse_u64(value, &u, 0);
         if (rc == TD_OK && u > UINT32_MAX)
             rc = TD_ERANGE;
         n.threads = (uint32_t)u;

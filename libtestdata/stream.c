@@ -40,6 +40,13 @@ int td_stream_open(td_stream **out, int kind, uint64_t size, const td_options *o
         free(s);
         return rc;
     }
+    /* A stream can never use more threads than it has 256 KiB pieces, nor a
+     * buffer larger than itself: small streams cost little memory and no
+     * idle threads, however many threads were asked for. */
+    if (size / TD_MIN_BYTES_PER_THREAD < s->gen.nthreads)
+        s->gen.nthreads = size < 2 * TD_MIN_BYTES_PER_THREAD
+                              ? 1u
+                              : (unsigned)(size / TD_MIN_BYTES_PER_THREAD);
     unsigned nt = s->gen.nthreads;
     size_t cap = STREAM_BUF_SINGLE;
     if (nt > 1) {
@@ -48,6 +55,8 @@ int td_stream_open(td_stream **out, int kind, uint64_t size, const td_options *o
         /* No pool (threads could not start) just means one thread. */
         (void)td__pool_new(&s->gen.pool, (nt < TD_MAX_THREADS ? nt : TD_MAX_THREADS) - 1);
     }
+    if (cap > size)
+        cap = size ? (size_t)size : 1;
     /* Must hold whole blocks so a refill never splits one. */
     if (cap % s->gen.vt->block)
         cap += s->gen.vt->block - cap % s->gen.vt->block;

@@ -1,6 +1,5 @@
 /* The generic dedup layer: achieved dedup ratio, spread, invariance, options. */
-#include <criterion/criterion.h>
-#include <testdata.h>
+#include "td_test_util.h"
 
 #include <math.h>
 #include <sodium.h>
@@ -239,7 +238,7 @@ Test(dedup, bad_values)
         td_stream *s = (td_stream *)1;
         cr_expect_eq(td_options_check(TD_RANDOM, &b), TD_ERANGE, "dedup %g", bad[i]);
         cr_expect_eq(td_stream_open(&s, TD_COMPRESSIBLE, 10, &b), TD_ERANGE, "dedup %g", bad[i]);
-        cr_expect_null(s);
+        cr_expect(s == NULL);
     }
     const uint32_t badbs[] = {0, 3, 4095, 4097, 12288};
     for (size_t i = 0; i < sizeof badbs / sizeof badbs[0]; i++) {
@@ -247,6 +246,6 @@ Test(dedup, bad_values)
         td_stream *s = (td_stream *)1;
         cr_expect_eq(td_options_check(TD_COMPRESSIBLE, &b), TD_ERANGE, "block %u", badbs[i]);
         cr_expect_eq(td_stream_open(&s, TD_RANDOM, 10, &b), TD_ERANGE, "block %u", badbs[i]);
-        cr_expect_null(s);
+        cr_expect(s == NULL);
     }
 }

@@ -1,0 +1,312 @@
+/*
+ * SWIG interface over include/testdata.h: the low-level module
+ * testdata.capi.  The pleasant API lives in the pure-Python package
+ * (bindings/python/testdata/); this file only translates types and errors.
+ *
+ * Conventions of the generated module
+ *   - Built with -threads: every call into the library runs with the GIL
+ *     released.  Typemaps (which touch Python objects) run with it held.
+ *   - Every function returning a status int raises on a negative code:
+ *     ValueError (bad kind, option, value, range), MemoryError, OSError
+ *     (TD_EIO, with errno).  The exception carries the code as .td_status.
+ *     td_verify/td_verify_count return TD_EMISMATCH instead of raising.
+ *     Non-negative codes (TD_OK, TD_DONE) are returned.
+ *   - None for a string, a stream or options to be modified raises
+ *     TypeError; a wrong type raises TypeError (SWIG's own checks).
+ *   - Buffers: (void *buf, size_t len|cap) take any writable, C-contiguous
+ *     buffer (bytearray, memoryview, mmap, numpy array ...), held until the
+ *     call returns; (const void *buf, size_t len) take any C-contiguous one.
+ *   - Pointer outputs (int *kind, uint64_t *size, size_t *out_len, ...)
+ *     are returned after the status: rc, value = capi.td_parse_size("1K").
+ *   - A td_stream is owned by its Python object, which frees it (there is no
+ *     td_stream_free here).  As in C, one stream must not be used by two
+ *     threads at once; testdata.Stream serialises its calls.
+ */
+%module(package="testdata") capi
+
+%begin %{
+#define PY_SSIZE_T_CLEAN
+%}
+
+%{
+#include <errno.h>
+#include <stdint.h>
+#include <testdata.h>
+#ifdef __linux__
+#include <sys/mman.h>
+#endif
+
+/* Large new bytes objects: ask for transparent huge pages, so that the first
+ * touch of the memory (by the generator) costs one page fault per 2 MiB
+ * instead of per 4 KiB.  Purely advisory; errors are ignored. */
+static void td_py_advise_huge(void *p, size_t n)
+{
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    const uintptr_t huge = (uintptr_t)2 << 20;
+    uintptr_t a = ((uintptr_t)p + huge - 1) & ~(huge - 1);
+    uintptr_t e = ((uintptr_t)p + n) & ~(huge - 1);
+    if (n >= 4 * huge && e > a)
+        (void)madvise((void *)a, e - a, MADV_HUGEPAGE);
+#else
+    (void)p;
+    (void)n;
+#endif
+}
+
+/* Set the Python exception for a negative status; returns 1 if it did. */
+static int td_py_error(int rc, const char *filename)
+{
+    PyObject *type, *exc;
+
+    if (rc >= 0)
+        return 0;
+    if (PyErr_Occurred())
+        return 1;
+    switch (rc) {
+    case TD_ENOMEM:
+        PyErr_NoMemory();
+        return 1;
+    case TD_EIO:
+        if (errno)
+            PyErr_SetFromErrnoWithFilename(PyExc_OSError, filename);
+        else
+            PyErr_SetString(PyExc_OSError, td_strerror(rc));
+        return 1;
+    default:
+        type = PyExc_ValueError;
+        break;
+    }
+    exc = PyObject_CallFunction(type, "s", td_strerror(rc));
+    if (!exc)
+        return 1;
+    PyObject *code = PyLong_FromLong(rc);
+    if (!code || PyObject_SetAttrString(exc, "td_status", code) != 0)
+        PyErr_Clear();
+    Py_XDECREF(code);
+    PyErr_SetObject(type, exc);
+    Py_DECREF(exc);
+    return 1;
+}
+
+/* Thin forwarders that give td_fill / td_stream_read a second Python
+ * signature returning a new bytes object (allocated once, filled in place). */
+static int td_fill_bytes(int kind, const td_options *o, uint64_t offset, void *NEWBYTES,
+                         size_t NEWLEN)
+{
+    return td_fill((td_kind)kind, o, offset, NEWBYTES, NEWLEN);
+}
+
+static int td_stream_read_bytes(td_stream *s, void *NEWBYTES, size_t NEWLEN, size_t *NEWUSED)
+{
+    return td_stream_read(s, NEWBYTES, NEWLEN, NEWUSED);
+}
+%}
+
+%include <stdint.i>
+
+/* The C enums are plain ints on the Python side. */
+%apply int { td_kind };
+
+/* ---- status codes --------------------------------------------------------- */
+
+%typemap(out) int {
+    if (td_py_error($1, NULL))
+        SWIG_fail;
+    $result = PyLong_FromLong($1);
+}
+%typemap(out) int td_write_file {
+    if (td_py_error($1, arg1))
+        SWIG_fail;
+    $result = PyLong_FromLong($1);
+}
+%typemap(out) int td_verify, int td_verify_count {
+    if ($1 != TD_EMISMATCH && td_py_error($1, NULL))
+        SWIG_fail;
+    $result = PyLong_FromLong($1);
+}
+
+/* ---- None is never a valid string or stream ------------------------------- */
+
+%typemap(check) const char * {
+    if (!$1)
+        SWIG_exception_fail(SWIG_TypeError, "in method '$symname', argument $argnum: expected str, got None");
+}
+%typemap(check) td_stream *, const td_stream *, td_options *o {
+    if (!$1)
+        SWIG_exception_fail(SWIG_TypeError, "in method '$symname', argument $argnum: got None");
+}
+/* ... but None is fine for options that are only read: it means defaults. */
+%typemap(check) const td_options *o "";
+
+/* ---- outputs -------------------------------------------------------------- */
+
+/* Outputs start at 0: the library leaves some untouched (first_mismatch on TD_OK). */
+%typemap(in, numinputs=0) int *kind (int temp = 0) { $1 = &temp; }
+%typemap(argout) int *kind {
+    $result = SWIG_Python_AppendOutput($result, PyLong_FromLong(temp$argnum));
+}
+%typemap(in, numinputs=0) uint64_t *U64OUT (uint64_t temp = 0) { $1 = &temp; }
+%typemap(argout) uint64_t *U64OUT {
+    $result = SWIG_Python_AppendOutput($result, PyLong_FromUnsignedLongLong((unsigned long long)temp$argnum));
+}
+%apply uint64_t *U64OUT { uint64_t *size, uint64_t *first_mismatch, uint64_t *count };
+
+%typemap(in, numinputs=0) size_t *out_len (size_t temp = 0) { $1 = &temp; }
+%typemap(argout) size_t *out_len {
+    $result = SWIG_Python_AppendOutput($result, PyLong_FromSize_t(temp$argnum));
+}
+
+%typemap(in, numinputs=0) td_stream **out (td_stream *temp = NULL) { $1 = &temp; }
+%typemap(argout) td_stream **out {
+    $result = SWIG_Python_AppendOutput($result, SWIG_NewPointerObj(temp$argnum, $*1_descriptor, SWIG_POINTER_OWN));
+    temp$argnum = NULL;
+}
+%typemap(freearg) td_stream **out { td_stream_free(temp$argnum); }
+
+/* td_stream_next: the chunk is copied into a new bytes object. */
+%typemap(in, numinputs=0) (const void **chunk, size_t *len) (const void *chunk = NULL, size_t len = 0) {
+    $1 = ($1_ltype)&chunk; $2 = &len;
+}
+%typemap(argout) (const void **chunk, size_t *len) {
+    PyObject *b = PyBytes_FromStringAndSize(chunk$argnum ? (const char *)chunk$argnum : "", (Py_ssize_t)len$argnum);
+    if (!b)
+        SWIG_fail;
+    $result = SWIG_Python_AppendOutput($result, b);
+}
+
+/* ---- buffers -------------------------------------------------------------- */
+
+/* Writable, C-contiguous, released in freearg, i.e. after the C call. */
+%typemap(in) (void *buf, size_t len) (Py_buffer view, int have_view = 0) {
+    if (PyObject_GetBuffer($input, &view, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) != 0) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_TypeError,
+                     "in method '$symname', argument $argnum: expected a writable, C-contiguous bytes-like object, not '%.200s'",
+                     Py_TYPE($input)->tp_name);
+        SWIG_fail;
+    }
+    have_view = 1;
+    $1 = view.buf;
+    $2 = (size_t)view.len;
+}
+%typemap(freearg) (void *buf, size_t len) {
+    if (have_view$argnum)
+        PyBuffer_Release(&view$argnum);
+}
+%apply (void *buf, size_t len) { (void *buf, size_t cap) };
+
+/* Read-only, C-contiguous. */
+%typemap(in) (const void *buf, size_t len) (Py_buffer view, int have_view = 0) {
+    if (PyObject_GetBuffer($input, &view, PyBUF_C_CONTIGUOUS) != 0) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_TypeError,
+                     "in method '$symname', argument $argnum: expected a C-contiguous bytes-like object, not '%.200s'",
+                     Py_TYPE($input)->tp_name);
+        SWIG_fail;
+    }
+    have_view = 1;
+    $1 = view.buf;
+    $2 = (size_t)view.len;
+}
+%typemap(freearg) (const void *buf, size_t len) {
+    if (have_view$argnum)
+        PyBuffer_Release(&view$argnum);
+}
+
+/* A new bytes object of the given length, filled by the call and returned;
+ * with a NEWUSED output it is shrunk to the bytes actually produced. */
+%define TD_NEWBYTES_IN(bytes, n)
+    {
+        int ecode = SWIG_AsVal_size_t($input, &n);
+        if (!SWIG_IsOK(ecode) || n > (size_t)PY_SSIZE_T_MAX)
+            SWIG_exception_fail(SWIG_ArgError(ecode), "in method '$symname', argument $argnum: expected a length >= 0");
+        bytes = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)n);
+        if (!bytes)
+            SWIG_fail;
+        td_py_advise_huge(PyBytes_AS_STRING(bytes), n);
+    }
+%enddef
+
+%typemap(in, fragment=SWIG_AsVal_frag(size_t)) (void *NEWBYTES, size_t NEWLEN) (PyObject *bytes = NULL, size_t n = 0) {
+    TD_NEWBYTES_IN(bytes, n)
+    $1 = PyBytes_AS_STRING(bytes);
+    $2 = n;
+}
+%typemap(argout) (void *NEWBYTES, size_t NEWLEN) {
+    $result = SWIG_Python_AppendOutput($result, bytes$argnum);
+    bytes$argnum = NULL;
+}
+%typemap(freearg) (void *NEWBYTES, size_t NEWLEN) { Py_XDECREF(bytes$argnum); }
+
+%typemap(in, fragment=SWIG_AsVal_frag(size_t)) (void *NEWBYTES, size_t NEWLEN, size_t *NEWUSED) (PyObject *bytes = NULL, size_t n = 0, size_t used = 0) {
+    TD_NEWBYTES_IN(bytes, n)
+    $1 = PyBytes_AS_STRING(bytes);
+    $2 = n;
+    $3 = &used;
+}
+%typemap(argout) (void *NEWBYTES, size_t NEWLEN, size_t *NEWUSED) {
+    if (used$argnum < n$argnum && _PyBytes_Resize(&bytes$argnum, (Py_ssize_t)used$argnum) != 0)
+        SWIG_fail;
+    $result = SWIG_Python_AppendOutput($result, bytes$argnum);
+    bytes$argnum = NULL;
+}
+%typemap(freearg) (void *NEWBYTES, size_t NEWLEN, size_t *NEWUSED) { Py_XDECREF(bytes$argnum); }
+
+/* ---- objects -------------------------------------------------------------- */
+
+/* td_options: a struct whose constructor applies td_options_init(). */
+%ignore td_options::reserved;
+%ignore td_options::reserved32;
+%extend td_options {
+    td_options() {
+        td_options *o = (td_options *)calloc(1, sizeof *o);
+        td_options_init(o);
+        return o;
+    }
+    ~td_options() { free($self); }
+}
+
+/* td_stream: opaque, freed by the Python object that owns it (never twice). */
+%nodefaultctor td_stream;
+struct td_stream {};
+%extend td_stream {
+    ~td_stream() { td_stream_free($self); }
+}
+
+/* Functions are exposed deliberately, each with typemaps for its buffers,
+ * outputs and ownership: a library function added later stays hidden until
+ * it is listed here (a raw wrapper could let Python free twice or overflow a
+ * buffer).  Constants, enums and kinds/options need no change: kinds are
+ * looked up by name and options set by td_options_set.
+ * Not exposed: td_stream_new/_with (owned pointers without a status: use
+ * td_stream_open) and td_stream_free (the owning object frees). */
+%rename("$ignore", %$isfunction) "";
+%rename("%s") td_strerror;
+%rename("%s") td_version;
+%rename("%s") td_options_init;
+%rename("%s") td_options_set;
+%rename("%s") td_options_check;
+%rename("%s") td_kind_from_name;
+%rename("%s") td_kind_name;
+%rename("%s") td_parse_size;
+%rename("%s") td_stream_open;
+%rename("%s") td_stream_read;
+%rename("%s") td_stream_next;
+%rename("%s") td_stream_seek;
+%rename("%s") td_stream_tell;
+%rename("%s") td_stream_size;
+%rename("%s") td_fill;
+%rename("%s") td_verify;
+%rename("%s") td_verify_count;
+%rename("%s") td_write_file;
+%rename("%s") td_fill_bytes;
+%rename("%s") td_stream_read_bytes;
+
+%include "testdata.h"
+
+int td_fill_bytes(int kind, const td_options *o, uint64_t offset, void *NEWBYTES, size_t NEWLEN);
+int td_stream_read_bytes(td_stream *s, void *NEWBYTES, size_t NEWLEN, size_t *NEWUSED);
+
+/* Macros SWIG cannot evaluate on its own. */
+#undef TD_SIZE_UNBOUNDED
+%constant unsigned long long TD_SIZE_UNBOUNDED = TD_SIZE_UNBOUNDED;

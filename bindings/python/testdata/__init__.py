@@ -1,0 +1,22 @@
+"""testdata: seeded, reproducible, seekable test data (bindings of libtestdata).
+
+    import testdata
+    data = testdata.generate("random", "1M", seed=7)          # bytes
+    with testdata.Stream("random", "10G", algorithm="fast") as f:
+        shutil.copyfileobj(f, sink)                           # file object
+    path = testdata.write(tmp / "x.bin", "zero", 4096)        # pathlib.Path
+    testdata.verify(path, "zero", 4096)                       # or MismatchError
+
+Sizes take an int or the CLI's strings ("100M", "1KB"); kind names and
+options are the CLI's (algorithm="fast", threads=2, dedup_block="64K" ...).
+The pytest plugin is testdata.pytest_plugin.  The low-level SWIG module over
+the C API is testdata.capi.
+"""
+from . import capi
+from ._stream import (FORMAT_VERSION, UNBOUNDED, MismatchError, Stream, fill, generate, kinds,
+                      parse_size, verify, write)
+
+__version__ = capi.td_version()
+
+__all__ = ["Stream", "generate", "fill", "write", "verify", "MismatchError", "parse_size", "kinds",
+           "UNBOUNDED", "FORMAT_VERSION", "capi"]

@@ -1,0 +1,531 @@
+/*
+ * td_analyzer: entropy and compression ratios of arbitrary data, and a
+ * one-line verdict on what they mean for a transfer benchmark.
+ *
+ * Entropy is computed from the histogram of every byte.  Compression ratios
+ * come from independent TD_ANALYZE_BLOCK-byte blocks compressed with zlib,
+ * libzstd, liblz4 and liblzma (the libraries, never child processes).  When
+ * the input is larger than the sample budget, only every stride-th block is
+ * compressed; with an unknown size the stride starts at 1 and doubles
+ * whenever the budget is full, dropping the samples that are off the new
+ * stride, so the kept samples always spread evenly over what has been seen.
+ */
+#include "internal.h"
+
+#include <lz4frame.h>
+#include <lzma.h>
+#include <math.h>
+#include <stdio.h>
+#include <zlib.h>
+#include <zstd.h>
+#include <zstd_errors.h>
+
+#define BLOCK TD_ANALYZE_BLOCK
+
+typedef struct sample {
+    uint64_t index; /* block number in the input */
+    uint64_t len;   /* bytes in the block (the last one may be short) */
+    uint64_t csize[TD_CODEC_COUNT];
+} sample;
+
+/* One set of compressors; each thread owns one. */
+typedef struct codecs {
+    z_stream z;
+    int z_ready;
+    ZSTD_CCtx *zc;
+    lzma_stream xz;
+    uint8_t *out; /* output, big enough for any codec */
+} codecs;
+
+/* A sampled block, received and waiting to be compressed. */
+typedef struct job {
+    const td_analyzer *a;
+    codecs *cx;
+    uint8_t *data; /* BLOCK bytes, owned by the analyzer */
+    sample s;
+    int rc;
+} job;
+
+struct td_analyzer {
+    uint64_t hist[4][256]; /* four interleaved histograms: fewer store stalls */
+    uint64_t total;        /* bytes seen */
+    uint64_t stride;       /* unknown size: blocks with index % stride == 0 are sampled */
+    uint64_t hint_blocks;  /* blocks in the announced size; 0: unknown or all fit */
+    uint64_t next_pick;    /* known size: the i-th pick is block i*hint_blocks/max_samples */
+    uint64_t picks;
+    size_t max_samples;
+    sample *samples;       /* compressed samples, in input order */
+    size_t nsamples;
+    int cur_sampled;       /* is the block being received sampled? */
+    size_t blen;           /* bytes of it received, into batch[nbatch].data */
+    unsigned nthreads;     /* compressor sets, blocks compressed at once */
+    codecs *cx;
+    job *batch;            /* nthreads entries: complete blocks first, then free */
+    unsigned nbatch;
+    td_pool *pool;         /* nthreads - 1 workers, or NULL */
+    size_t outcap;
+    lzma_options_lzma xzopt;
+    lzma_filter xzfilters[2];
+    LZ4F_preferences_t lz4prefs;
+    int finished;
+};
+
+static const char *const codec_names[TD_CODEC_COUNT] = {"gzip", "zstd", "lz4", "xz"};
+static const char *const codec_labels[TD_CODEC_COUNT] = {"gzip -6", "zstd -3", "lz4", "xz -6"};
+
+const char *td_codec_name(int codec)
+{
+    return codec >= 0 && codec < TD_CODEC_COUNT ? codec_names[codec] : NULL;
+}
+
+const char *td_codec_label(int codec)
+{
+    return codec >= 0 && codec < TD_CODEC_COUNT ? codec_labels[codec] : NULL;
+}
+
+void td_analyze_options_init(td_analyze_options *o)
+{
+    if (!o)
+        return;
+    memset(o, 0, sizeof *o);
+    o->size_hint = TD_SIZE_UNBOUNDED;
+    o->sample_bytes = TD_ANALYZE_DEFAULT_SAMPLE;
+    o->threads = 1;
+}
+
+void td_analyzer_free(td_analyzer *a)
+{
+    if (!a)
+        return;
+    td__pool_free(a->pool);
+    for (unsigned t = 0; a->cx && t < a->nthreads; t++) {
+        if (a->cx[t].z_ready)
+            deflateEnd(&a->cx[t].z);
+        ZSTD_freeCCtx(a->cx[t].zc);
+        lzma_end(&a->cx[t].xz);
+        free(a->cx[t].out);
+    }
+    for (unsigned t = 0; a->batch && t < a->nthreads; t++)
+        free(a->batch[t].data);
+    free(a->cx);
+    free(a->batch);
+    free(a->samples);
+    free(a);
+}
+
+static size_t max_size(size_t x, size_t y)
+{
+    return x > y ? x : y;
+}
+
+static int codecs_init(td_analyzer *a, codecs *c)
+{
+    lzma_stream init = LZMA_STREAM_INIT;
+    c->xz = init;
+    /* gzip -6: deflate with the gzip wrapper (windowBits 15 + 16). */
+    if (deflateInit2(&c->z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+        return TD_ENOMEM;
+    c->z_ready = 1;
+    c->zc = ZSTD_createCCtx();
+    if (!c->zc)
+        return TD_ENOMEM;
+    if (!a->outcap) {
+        size_t cap = deflateBound(&c->z, BLOCK);
+        cap = max_size(cap, ZSTD_compressBound(BLOCK));
+        cap = max_size(cap, LZ4F_compressFrameBound(BLOCK, &a->lz4prefs));
+        cap = max_size(cap, lzma_stream_buffer_bound(BLOCK));
+        a->outcap = cap;
+    }
+    c->out = malloc(a->outcap);
+    return c->out ? TD_OK : TD_ENOMEM;
+}
+
+int td_analyzer_new(td_analyzer **out, const td_analyze_options *o)
+{
+    td_analyze_options def;
+    td_analyzer *a;
+    unsigned nt;
+    int rc = TD_ENOMEM;
+
+    if (!out)
+        return TD_EINVAL;
+    *out = NULL;
+    if (!o) {
+        td_analyze_options_init(&def);
+        o = &def;
+    }
+    if (o->sample_bytes == 0)
+        return TD_ERANGE;
+    a = calloc(1, sizeof *a);
+    if (!a)
+        return TD_ENOMEM;
+    a->max_samples = (size_t)(o->sample_bytes / BLOCK + (o->sample_bytes % BLOCK != 0));
+    if (a->max_samples > ((size_t)1 << 20))
+        a->max_samples = (size_t)1 << 20;
+    a->stride = 1;
+    if (o->size_hint != TD_SIZE_UNBOUNDED) {
+        uint64_t nblocks = o->size_hint / BLOCK + (o->size_hint % BLOCK != 0);
+        if (nblocks > a->max_samples)
+            a->hint_blocks = nblocks; /* pick exactly max_samples blocks */
+    }
+    a->samples = malloc(a->max_samples * sizeof *a->samples);
+    if (!a->samples)
+        goto fail;
+
+    /* lz4 as the lz4 command writes frames: 4 MiB linked blocks, checksum. */
+    memset(&a->lz4prefs, 0, sizeof a->lz4prefs);
+    a->lz4prefs.frameInfo.blockSizeID = LZ4F_max4MB;
+    a->lz4prefs.frameInfo.blockMode = LZ4F_blockLinked;
+    a->lz4prefs.frameInfo.contentChecksumFlag = LZ4F_contentChecksumEnabled;
+    /* xz -6, with the dictionary capped at the block size: a larger one
+     * cannot find more matches in one block, and would cost ~90 MiB. */
+    if (lzma_lzma_preset(&a->xzopt, 6))
+        goto fail;
+    if (a->xzopt.dict_size > BLOCK)
+        a->xzopt.dict_size = BLOCK;
+    a->xzfilters[0].id = LZMA_FILTER_LZMA2;
+    a->xzfilters[0].options = &a->xzopt;
+    a->xzfilters[1].id = LZMA_VLI_UNKNOWN;
+    a->xzfilters[1].options = NULL;
+
+    /* Threads: more than the blocks in the budget would only idle. */
+    nt = o->threads ? o->threads : td__ncpus();
+    if (nt > TD_MAX_THREADS)
+        nt = TD_MAX_THREADS;
+    if (nt > a->max_samples)
+        nt = (unsigned)a->max_samples;
+    if (nt > 1 && td__pool_new(&a->pool, nt - 1) == TD_OK)
+        nt = td__pool_size(a->pool); /* fewer threads may have started */
+    else
+        nt = 1;
+    a->cx = calloc(nt, sizeof *a->cx);
+    a->batch = calloc(nt, sizeof *a->batch);
+    if (!a->cx || !a->batch)
+        goto fail;
+    a->nthreads = nt;
+    for (unsigned t = 0; t < nt; t++) {
+        rc = codecs_init(a, &a->cx[t]);
+        if (rc != TD_OK)
+            goto fail;
+        a->batch[t].data = malloc(BLOCK);
+        if (!a->batch[t].data) {
+            rc = TD_ENOMEM;
+            goto fail;
+        }
+    }
+    *out = a;
+    return TD_OK;
+fail:
+    td_analyzer_free(a);
+    return rc;
+}
+
+/* Compress one block with every codec into s->csize. */
+static int compress_block(const td_analyzer *a, codecs *c, const uint8_t *in, size_t len,
+                          sample *s)
+{
+    int zrc;
+    size_t n;
+    lzma_ret lr;
+
+    if (deflateReset(&c->z) != Z_OK)
+        return TD_EINVAL;
+    c->z.next_in = (Bytef *)(uintptr_t)in;
+    c->z.avail_in = (uInt)len;
+    c->z.next_out = c->out;
+    c->z.avail_out = (uInt)a->outcap;
+    zrc = deflate(&c->z, Z_FINISH);
+    if (zrc != Z_STREAM_END)
+        return zrc == Z_MEM_ERROR ? TD_ENOMEM : TD_EINVAL;
+    s->csize[TD_CODEC_GZIP] = c->z.total_out;
+
+    n = ZSTD_compressCCtx(c->zc, c->out, a->outcap, in, len, 3);
+    if (ZSTD_isError(n))
+        return ZSTD_getErrorCode(n) == ZSTD_error_memory_allocation ? TD_ENOMEM : TD_EINVAL;
+    s->csize[TD_CODEC_ZSTD] = n;
+
+    n = LZ4F_compressFrame(c->out, a->outcap, in, len, &a->lz4prefs);
+    if (LZ4F_isError(n))
+        return TD_ENOMEM; /* the output is big enough: allocation is all that can fail */
+    s->csize[TD_CODEC_LZ4] = n;
+
+    /* Re-initialising an lzma_stream reuses its encoder's memory. */
+    lr = lzma_stream_encoder(&c->xz, a->xzfilters, LZMA_CHECK_CRC64);
+    if (lr != LZMA_OK)
+        return lr == LZMA_MEM_ERROR ? TD_ENOMEM : TD_EINVAL;
+    c->xz.next_in = in;
+    c->xz.avail_in = len;
+    c->xz.next_out = c->out;
+    c->xz.avail_out = a->outcap;
+    do
+        lr = lzma_code(&c->xz, LZMA_FINISH);
+    while (lr == LZMA_OK && c->xz.avail_out > 0);
+    if (lr != LZMA_STREAM_END)
+        return lr == LZMA_MEM_ERROR ? TD_ENOMEM : TD_EINVAL;
+    s->csize[TD_CODEC_XZ] = c->xz.total_out;
+    return TD_OK;
+}
+
+static void compress_job(void *arg)
+{
+    job *j = arg;
+    j->rc = compress_block(j->a, j->cx, j->data, (size_t)j->s.len, &j->s);
+}
+
+/* Compress the complete blocks of the batch, one per thread, and append
+ * their samples in input order. */
+static int flush_batch(td_analyzer *a)
+{
+    int rc = TD_OK;
+    if (a->nbatch == 0)
+        return TD_OK;
+    for (unsigned k = 0; k < a->nbatch; k++) {
+        a->batch[k].a = a;
+        a->batch[k].cx = &a->cx[k];
+    }
+    if (a->pool && a->nbatch > 1)
+        td__pool_run(a->pool, compress_job, a->batch, sizeof a->batch[0], a->nbatch);
+    else
+        for (unsigned k = 0; k < a->nbatch; k++)
+            compress_job(&a->batch[k]);
+    for (unsigned k = 0; k < a->nbatch; k++) {
+        if (a->batch[k].rc != TD_OK && rc == TD_OK)
+            rc = a->batch[k].rc;
+        a->samples[a->nsamples++] = a->batch[k].s;
+    }
+    a->nbatch = 0;
+    return rc;
+}
+
+/* The block being received is complete (or the input ended): queue it. */
+static int close_block(td_analyzer *a)
+{
+    if (!a->cur_sampled || a->blen == 0)
+        return TD_OK;
+    job *j = &a->batch[a->nbatch++];
+    memset(&j->s, 0, sizeof j->s);
+    j->s.index = (a->total - 1) / BLOCK;
+    j->s.len = a->blen;
+    a->blen = 0;
+    a->cur_sampled = 0;
+    return a->nbatch == a->nthreads ? flush_batch(a) : TD_OK;
+}
+
+/* A new block (number @p index) starts: decide whether it is sampled. */
+static void open_block(td_analyzer *a, uint64_t index)
+{
+    a->blen = 0;
+    if (a->hint_blocks) {
+        if (index < a->hint_blocks) {
+            /* Known size: blocks floor(i * n / max), i = 0 .. max-1. */
+            a->cur_sampled = index == a->next_pick && a->picks < a->max_samples;
+            if (a->cur_sampled) {
+                a->picks++;
+                a->next_pick = (uint64_t)((unsigned __int128)a->picks * a->hint_blocks /
+                                          a->max_samples);
+            }
+            return;
+        }
+        /* More data than announced: carry on as for an unknown size. */
+        a->hint_blocks = 0;
+        a->stride = 1;
+        while (a->stride <= index / a->max_samples)
+            a->stride *= 2;
+    }
+    if (index % a->stride == 0 && a->nsamples + a->nbatch >= a->max_samples) {
+        /* Budget full: double the stride, keep the samples still on it,
+         * compressed or queued (queued ones keep their buffers by swapping). */
+        size_t k = 0;
+        a->stride *= 2;
+        for (size_t i = 0; i < a->nsamples; i++)
+            if (a->samples[i].index % a->stride == 0)
+                a->samples[k++] = a->samples[i];
+        a->nsamples = k;
+        unsigned q = 0;
+        for (unsigned i = 0; i < a->nbatch; i++) {
+            if (a->batch[i].s.index % a->stride == 0) {
+                job t = a->batch[q];
+                a->batch[q++] = a->batch[i];
+                a->batch[i] = t;
+            }
+        }
+        a->nbatch = q;
+    }
+    a->cur_sampled = index % a->stride == 0;
+}
+
+static void histogram(td_analyzer *a, const uint8_t *p, size_t n)
+{
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        a->hist[0][p[i]]++;
+        a->hist[1][p[i + 1]]++;
+        a->hist[2][p[i + 2]]++;
+        a->hist[3][p[i + 3]]++;
+    }
+    for (; i < n; i++)
+        a->hist[0][p[i]]++;
+}
+
+int td_analyzer_update(td_analyzer *a, const void *buf, size_t len)
+{
+    const uint8_t *p = buf;
+    int rc;
+
+    if (!a || a->finished || (len && !buf))
+        return TD_EINVAL;
+    if (len > UINT64_MAX - a->total)
+        return TD_ERANGE;
+    histogram(a, p, len);
+    while (len) {
+        size_t pos = (size_t)(a->total % BLOCK);
+        size_t n = BLOCK - pos;
+        if (n > len)
+            n = len;
+        if (pos == 0)
+            open_block(a, a->total / BLOCK);
+        if (a->cur_sampled) {
+            memcpy(a->batch[a->nbatch].data + a->blen, p, n);
+            a->blen += n;
+        }
+        a->total += n;
+        p += n;
+        len -= n;
+        if (a->total % BLOCK == 0) {
+            rc = close_block(a);
+            if (rc != TD_OK)
+                return rc;
+        }
+    }
+    return TD_OK;
+}
+
+/* Ratios as people read them: 1.00, 12.3, 1031. */
+static void fmt_ratio(char *buf, size_t cap, double r)
+{
+    if (r >= 99.95)
+        snprintf(buf, cap, "%.0f", r);
+    else if (r >= 9.995)
+        snprintf(buf, cap, "%.1f", r);
+    else
+        snprintf(buf, cap, "%.2f", r);
+}
+
+/* Two significant digits, for "~N x faster": 1031 -> 1000, 4.27 -> 4.3. */
+static void fmt_approx(char *buf, size_t cap, double r)
+{
+    if (r >= 10) {
+        double mag = pow(10, floor(log10(r)) - 1);
+        snprintf(buf, cap, "%.0f", floor(r / mag + 0.5) * mag);
+    } else {
+        snprintf(buf, cap, "%.1f", r);
+    }
+}
+
+int td_analysis_verdict(const td_analysis *r, char *buf, size_t cap)
+{
+    char gz[32], best_s[32], approx[32];
+    int best = 0, n;
+
+    if (!r || !buf || cap == 0)
+        return TD_EINVAL;
+    for (int c = 1; c < TD_CODEC_COUNT; c++)
+        if (r->ratio[c] > r->ratio[best])
+            best = c;
+    double top = r->ratio[best], g = r->ratio[TD_CODEC_GZIP];
+    fmt_ratio(gz, sizeof gz, g);
+    fmt_ratio(best_s, sizeof best_s, top);
+    if (r->size == 0) {
+        n = snprintf(buf, cap, "empty: there is nothing to transfer");
+    } else if (top < 1.1) {
+        n = snprintf(buf, cap, "incompressible: transfer speed reflects the raw link");
+    } else if (top < 2.0) {
+        fmt_approx(approx, sizeof approx, top);
+        n = snprintf(buf, cap,
+                     "slightly compressible (%sx under %s): a compressing link can look up "
+                     "to ~%sx faster than the raw link",
+                     best_s, td_codec_label(best), approx);
+    } else {
+        /* ssh/scp -C, HTTP and most filesystems use deflate-class codecs:
+         * lead with gzip, mention the best when it is much better. */
+        double headline = g >= 2.0 ? g : top;
+        fmt_approx(approx, sizeof approx, headline);
+        if (best != TD_CODEC_GZIP && top > 1.5 * g)
+            n = snprintf(buf, cap,
+                         "compresses %sx under gzip -6, %sx under %s: anything that compresses "
+                         "on the way (scp -C, ssh Compression yes, HTTP gzip, ZFS/Btrfs "
+                         "compression, WAN optimizers, dedup) will make it look ~%sx faster",
+                         gz, best_s, td_codec_label(best), approx);
+        else
+            n = snprintf(buf, cap,
+                         "compresses %sx under gzip -6: anything that compresses on the way "
+                         "(scp -C, ssh Compression yes, HTTP gzip, ZFS/Btrfs compression, WAN "
+                         "optimizers, dedup) will make it look ~%sx faster",
+                         gz, approx);
+    }
+    return n < 0 || (size_t)n >= cap ? TD_ERANGE : TD_OK;
+}
+
+int td_analyzer_finish(td_analyzer *a, td_analysis *r)
+{
+    uint64_t counts[256];
+    double h = 0;
+    int rc;
+
+    if (!a || !r || a->finished)
+        return TD_EINVAL;
+    rc = close_block(a);
+    if (rc == TD_OK)
+        rc = flush_batch(a);
+    if (rc != TD_OK)
+        return rc;
+    a->finished = 1;
+    memset(r, 0, sizeof *r);
+    r->size = a->total;
+    for (int v = 0; v < 256; v++)
+        counts[v] = a->hist[0][v] + a->hist[1][v] + a->hist[2][v] + a->hist[3][v];
+    if (a->total) {
+        double n = (double)a->total;
+        for (int v = 0; v < 256; v++) {
+            if (counts[v]) {
+                double p = (double)counts[v] / n;
+                h -= p * log2(p);
+            }
+        }
+    }
+    r->entropy = h > 0 ? (h < 8 ? h : 8) : 0;
+    for (size_t i = 0; i < a->nsamples; i++) {
+        r->sampled += a->samples[i].len;
+        for (int c = 0; c < TD_CODEC_COUNT; c++)
+            r->compressed[c] += a->samples[i].csize[c];
+    }
+    r->is_sampled = r->sampled < r->size;
+    for (int c = 0; c < TD_CODEC_COUNT; c++)
+        r->ratio[c] = r->compressed[c] ? (double)r->sampled / (double)r->compressed[c] : 0;
+    (void)td_analysis_verdict(r, r->verdict, sizeof r->verdict);
+    return TD_OK;
+}
+
+int td_analyze_buffer(const void *buf, size_t len, const td_analyze_options *o,
+                      td_analysis *result)
+{
+    td_analyze_options opt;
+    td_analyzer *a;
+    int rc;
+
+    if (!result || (len && !buf))
+        return TD_EINVAL;
+    if (o)
+        opt = *o;
+    else
+        td_analyze_options_init(&opt);
+    opt.size_hint = len;
+    rc = td_analyzer_new(&a, &opt);
+    if (rc != TD_OK)
+        return rc;
+    rc = td_analyzer_update(a, buf, len);
+    if (rc == TD_OK)
+        rc = td_analyzer_finish(a, result);
+    td_analyzer_free(a);
+    return rc;
+}

@@ -1,0 +1,123 @@
+/*
+ * A stand-in for the small part of Criterion the C tests use, for builds in
+ * which Criterion cannot run: under ThreadSanitizer, Criterion's runner
+ * aborts ("Could not initialize inheritable arena", Snaipe/Criterion#274).
+ * Selected by TD_MINI_CRITERION (tests/c/CMakeLists.txt sets it when
+ * TD_SANITIZE contains "thread").
+ *
+ * Like Criterion, each test runs in a child process of its own; a failed
+ * cr_assert ends that test, a failed cr_expect marks it failed and goes on.
+ * A failure prints the expression, its line and the message.  Only for use from the test's own thread.
+ */
+#ifndef TD_MINI_CRITERION_H
+#define TD_MINI_CRITERION_H
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+typedef struct mc_test {
+    const char *suite, *name;
+    void (*fn)(void);
+} mc_test;
+
+static mc_test mc_tests[256];
+static int mc_ntests;
+static int mc_failed;
+
+static inline void mc_register(const char *suite, const char *name, void (*fn)(void))
+{
+    if (mc_ntests < 256)
+        mc_tests[mc_ntests++] = (mc_test){suite, name, fn};
+}
+
+__attribute__((format(printf, 5, 6))) static inline void
+mc_fail(int fatal, const char *file, int line, const char *expr, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "%s:%d: %s failed: %s\n   ", file, line, fatal ? "assertion" : "expectation",
+            expr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    mc_failed = 1;
+    if (fatal)
+        exit(1);
+}
+
+#define Test(suite, name, ...)                                                                 \
+    static void suite##_##name(void);                                                          \
+    __attribute__((constructor)) static void mc_reg_##suite##_##name(void)                     \
+    {                                                                                          \
+        mc_register(#suite, #name, suite##_##name);                                            \
+    }                                                                                          \
+    static void suite##_##name(void)
+
+/* The message (a format string literal and its arguments) may be absent. */
+#define MC_(fatal, cond, text, ...)                                                            \
+    do {                                                                                       \
+        if (!(cond))                                                                           \
+            mc_fail(fatal, __FILE__, __LINE__, text, " " __VA_ARGS__);                         \
+    } while (0)
+#define cr_assert(cond, ...) MC_(1, cond, #cond, __VA_ARGS__)
+#define cr_expect(cond, ...) MC_(0, cond, #cond, __VA_ARGS__)
+#define cr_assert_not(cond, ...) MC_(1, !(cond), "!(" #cond ")", __VA_ARGS__)
+#define cr_expect_not(cond, ...) MC_(0, !(cond), "!(" #cond ")", __VA_ARGS__)
+#define cr_assert_eq(a, b, ...) MC_(1, (a) == (b), #a " == " #b, __VA_ARGS__)
+#define cr_expect_eq(a, b, ...) MC_(0, (a) == (b), #a " == " #b, __VA_ARGS__)
+#define cr_assert_neq(a, b, ...) MC_(1, (a) != (b), #a " != " #b, __VA_ARGS__)
+#define cr_expect_neq(a, b, ...) MC_(0, (a) != (b), #a " != " #b, __VA_ARGS__)
+#define cr_assert_lt(a, b, ...) MC_(1, (a) < (b), #a " < " #b, __VA_ARGS__)
+#define cr_assert_leq(a, b, ...) MC_(1, (a) <= (b), #a " <= " #b, __VA_ARGS__)
+#define cr_assert_gt(a, b, ...) MC_(1, (a) > (b), #a " > " #b, __VA_ARGS__)
+#define cr_assert_geq(a, b, ...) MC_(1, (a) >= (b), #a " >= " #b, __VA_ARGS__)
+#define cr_expect_geq(a, b, ...) MC_(0, (a) >= (b), #a " >= " #b, __VA_ARGS__)
+#define cr_expect_leq(a, b, ...) MC_(0, (a) <= (b), #a " <= " #b, __VA_ARGS__)
+#define cr_expect_gt(a, b, ...) MC_(0, (a) > (b), #a " > " #b, __VA_ARGS__)
+#define cr_assert_fail(...) MC_(1, 0, "cr_assert_fail", __VA_ARGS__)
+#define cr_assert_null(p, ...) MC_(1, (p) == NULL, #p " == NULL", __VA_ARGS__)
+#define cr_assert_not_null(p, ...) MC_(1, (p) != NULL, #p " != NULL", __VA_ARGS__)
+#define cr_assert_str_eq(a, b, ...) MC_(1, strcmp((a), (b)) == 0, #a " equals " #b, __VA_ARGS__)
+#define cr_expect_str_eq(a, b, ...) MC_(0, strcmp((a), (b)) == 0, #a " equals " #b, __VA_ARGS__)
+#define cr_assert_arr_eq(a, b, n, ...) MC_(1, memcmp((a), (b), (n)) == 0, #a " equals " #b, __VA_ARGS__)
+#define cr_expect_arr_eq(a, b, n, ...) MC_(0, memcmp((a), (b), (n)) == 0, #a " equals " #b, __VA_ARGS__)
+
+int main(int argc, char **argv)
+{
+    int failed = 0;
+    (void)argc;
+    (void)argv; /* Criterion options such as --jobs are ignored */
+    for (int i = 0; i < mc_ntests; i++) {
+        const mc_test *t = &mc_tests[i];
+        int status = 0;
+        fflush(NULL);
+        pid_t pid = fork();
+        if (pid < 0) {
+            perror("fork");
+            return 1;
+        }
+        if (pid == 0) {
+            t->fn();
+            fflush(NULL);
+            _exit(mc_failed ? 1 : 0);
+        }
+        if (waitpid(pid, &status, 0) < 0) {
+            perror("waitpid");
+            return 1;
+        }
+        int ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+        printf("[%s] %s::%s\n", ok ? "PASS" : "FAIL", t->suite, t->name);
+        if (!WIFEXITED(status))
+            printf("       (killed by signal %d)\n", WTERMSIG(status));
+        failed += !ok;
+    }
+    printf("Synthesis: Tested: %d | Passing: %d | Failing: %d\n", mc_ntests, mc_ntests - failed,
+           failed);
+    return failed != 0;
+}
+
+#endif
