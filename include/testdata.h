@@ -433,7 +433,10 @@ TD_API void td_analyzer_free(td_analyzer *a);
 
 /**
  * One-call analysis of a buffer (new + update + finish + free).  Thread-safe.
- * @param o  options or NULL for defaults; size_hint is taken from @p len
+ * @param buf     the data (not modified, not retained)
+ * @param len     its length in bytes
+ * @param o       options or NULL for defaults; size_hint is taken from @p len
+ * @param[out] result  the analysis
  * @return as td_analyzer_new/update/finish; TD_EINVAL if result is NULL or
  *         buf is NULL with len > 0.
  */
