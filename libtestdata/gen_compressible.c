@@ -101,7 +101,7 @@ void td__comp_block(const td__comp_params *p, uint64_t key, uint64_t bi, uint8_t
 {
     uint16_t rs[COMP_MAX_RUNS], rl[COMP_MAX_RUNS];
     uint32_t nruns = 0, pos = 0;
-    const uint32_t ml = p->lit_mean ? p->lit_mean : 1;
+    const uint64_t ml = p->lit_mean ? p->lit_mean : 1;
     const uint64_t mm16 = p->match_mean16;
     const uint64_t min16 = 16u * COMP_MIN_MATCH;
     const uint64_t a16 = mm16 > min16 ? 3 * (mm16 - min16) : 0;
@@ -110,8 +110,10 @@ void td__comp_block(const td__comp_params *p, uint64_t key, uint64_t bi, uint8_t
 
     while (pos < end) {
         uint64_t r = wy_next(&s);
-        /* Literal run: 1 + two uniforms on [0, ml), mean ml. */
-        uint32_t lit = 1 + (uint32_t)(r & 0xffff) % ml + (uint32_t)((r >> 16) & 0xffff) % ml;
+        /* Literal run: 1 + two uniforms on [0, ml), mean about ml.  Ranges
+         * are reduced by multiply-shift (x * n) >> bits, not by division. */
+        uint32_t lit = 1 + (uint32_t)(((r & 0xffff) * ml) >> 16) +
+                       (uint32_t)((((r >> 16) & 0xffff) * ml) >> 16);
         if (lit > COMP_BLOCK - pos)
             lit = COMP_BLOCK - pos;
         for (uint32_t k = 0; k < lit; k += 8)
@@ -139,12 +141,12 @@ void td__comp_block(const td__comp_params *p, uint64_t key, uint64_t bi, uint8_t
         /* Source: the start half of a recent literal run, j runs back with
          * j log-uniform below 2^jbits. */
         uint64_t r2 = wy_next(&s);
-        uint32_t nb = (uint32_t)(r2 & 0xff) % (jb + 1);
+        uint32_t nb = (uint32_t)(((r2 & 0xff) * (jb + 1)) >> 8);
         uint32_t j = (uint32_t)(r2 >> 8) & ((1u << nb) - 1);
         if (j >= nruns)
             j %= nruns;
         uint32_t idx = nruns - 1 - j;
-        uint32_t src = rs[idx] + (uint32_t)((r2 >> 32) % ((rl[idx] + 1u) / 2));
+        uint32_t src = rs[idx] + (uint32_t)(((r2 >> 32) * ((rl[idx] + 1u) / 2)) >> 32);
         while (pos - src < COMP_MIN_DIST && idx > 0)
             src = rs[--idx];
         if (pos - src < COMP_MIN_DIST)

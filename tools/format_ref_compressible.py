@@ -67,7 +67,7 @@ def block(key, prm, bi):
 
     while pos < B:
         r = nxt()
-        lit = 1 + (r & 0xffff) % ml + ((r >> 16) & 0xffff) % ml
+        lit = 1 + (((r & 0xffff) * ml) >> 16) + ((((r >> 16) & 0xffff) * ml) >> 16)
         lit = min(lit, B - pos)
         for k in range(0, lit, 8):
             out[pos + k:pos + k + 8] = nxt().to_bytes(8, "little")
@@ -84,13 +84,13 @@ def block(key, prm, bi):
                 continue
             ln = MIN_MATCH
         r2 = nxt()
-        nb = (r2 & 0xff) % (jbits + 1)
+        nb = ((r2 & 0xff) * (jbits + 1)) >> 8
         j = ((r2 >> 8) & 0xffffffff) & ((1 << nb) - 1)
         n = len(runs)
         if j >= n:
             j %= n
         idx = n - 1 - j
-        src = runs[idx][0] + ((r2 >> 32) % ((runs[idx][1] + 1) // 2))
+        src = runs[idx][0] + (((r2 >> 32) * ((runs[idx][1] + 1) // 2)) >> 32)
         while pos - src < MIN_DIST and idx > 0:
             idx -= 1
             src = runs[idx][0]
