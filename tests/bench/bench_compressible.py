@@ -199,10 +199,15 @@ def main():
         root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
         lib = os.path.join(os.path.dirname(os.path.dirname(cli)), "libtestdata", "libtestdata.a")
         exe = os.path.join(tmp, "bench_compressible_gen")
-        if shutil.which("cc") and os.path.exists(lib) and subprocess.run(
-                ["cc", "-O2", "-I", os.path.join(root, "include"),
-                 os.path.join(root, "tests", "bench", "bench_compressible_gen.c"), lib,
-                 "-lsodium", "-lpthread", "-lm", "-o", exe]).returncode == 0:
+        built = False
+        for extra in (["-lcrypto"], []):  # libcrypto when built with TD_WITH_OPENSSL
+            if not built and shutil.which("cc") and os.path.exists(lib):
+                built = subprocess.run(
+                    ["cc", "-O2", "-I", os.path.join(root, "include"),
+                     os.path.join(root, "tests", "bench", "bench_compressible_gen.c"), lib,
+                     "-lsodium"] + extra + ["-lpthread", "-lm", "-o", exe],
+                    stderr=subprocess.DEVNULL).returncode == 0
+        if built:
             print("in process (td_fill, 1 MiB buffers, one thread, best of 5 x 256 MiB):")
             rnd = float(subprocess.run([exe, "random"], stdout=subprocess.PIPE,
                                        check=True).stdout)
