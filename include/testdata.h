@@ -100,16 +100,16 @@ TD_API const char *td_version(void);
 /* Kinds and options                                                         */
 /* ------------------------------------------------------------------------ */
 
-/** What the bytes of a stream look like.  Values are stable; 2 is reserved
- *  for TD_TEXT and 3 for TD_COMPRESSIBLE. */
+/** What the bytes of a stream look like.  Values are stable. */
 typedef enum td_kind {
     TD_ZERO   = 0, /**< all zero bytes */
     TD_RANDOM = 1, /**< incompressible pseudo-random bytes (see td_algorithm) */
+    TD_TEXT   = 2, /**< English-like prose: words, sentences, paragraphs, 72-column lines */
     TD_COMPRESSIBLE = 3 /**< LZ-shaped bytes compressing by td_options.ratio */
 } td_kind;
 
-/** Number of kinds; valid kinds are 0 .. TD_KIND_COUNT-1 (a value with no
- *  kind built in gives TD_EKIND). */
+/** Kinds are below TD_KIND_COUNT; a reserved value below it that is not
+ *  yet a kind gives TD_EKIND (and td_kind_name() NULL). */
 #define TD_KIND_COUNT 4
 
 /** Generator behind TD_RANDOM. */
@@ -299,6 +299,31 @@ TD_API int td_verify(td_kind kind, const td_options *o, uint64_t offset,
 TD_API int td_verify_count(td_kind kind, const td_options *o, uint64_t offset,
                            const void *buf, size_t len,
                            uint64_t *first_mismatch, uint64_t *count);
+
+/**
+ * Split [0, @p size) into @p parts contiguous ranges for ranks, workers or
+ * files, and give range @p index.  Every range starts at a multiple of
+ * @p align; all ranges but the last non-empty one have the same length
+ *     P = round_up(ceil(size / parts), align)
+ * so range i is [min(i*P, size), min((i+1)*P, size)).  Ranges 0..parts-1
+ * are disjoint and, concatenated in order, cover [0, size) exactly once;
+ * trailing ranges may be empty (then *part_offset == size).
+ * Fixed-size shards of S bytes: parts = ceil(size / S), align = S gives P == S.
+ * Pure arithmetic; thread-safe.
+ * @return TD_OK; TD_EINVAL for NULL outputs, parts == 0, align == 0 or
+ *         index >= parts; TD_ERANGE if size is TD_SIZE_UNBOUNDED.
+ *         Outputs are untouched on failure.
+ */
+TD_API int td_split_range(uint64_t size, uint64_t parts, uint64_t align, uint64_t index,
+                          uint64_t *part_offset, uint64_t *part_len);
+
+/**
+ * As td_write_file(), but the file holds bytes [@p offset, offset+size) of
+ * the stream (one shard of a larger data set; td_write_file() is offset 0).
+ * @return as td_write_file(); TD_ERANGE also if offset+size overflows 2^64.
+ */
+TD_API int td_write_file_at(const char *path, td_kind kind, uint64_t offset, uint64_t size,
+                            const td_options *o);
 
 /**
  * Write the first @p size bytes of the stream to a new file at @p path (a

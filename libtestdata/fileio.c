@@ -1,4 +1,4 @@
-/* td_write_file: a fixture file in one call, never left half-written. */
+/* td_write_file(_at): a fixture file (or one shard) in one call, never left half-written. */
 #include "internal.h"
 
 #include <errno.h>
@@ -26,6 +26,12 @@ static int write_all(int fd, const uint8_t *p, size_t n)
 
 int td_write_file(const char *path, td_kind kind, uint64_t size, const td_options *o)
 {
+    return td_write_file_at(path, kind, 0, size, o);
+}
+
+int td_write_file_at(const char *path, td_kind kind, uint64_t offset, uint64_t size,
+                     const td_options *o)
+{
     char *tmp_path;
     uint8_t *buf = NULL;
     td_gen g;
@@ -33,7 +39,7 @@ int td_write_file(const char *path, td_kind kind, uint64_t size, const td_option
 
     if (!path || !*path)
         return TD_EINVAL;
-    if (size == TD_SIZE_UNBOUNDED)
+    if (size == TD_SIZE_UNBOUNDED || size > UINT64_MAX - offset)
         return TD_ERANGE;
     rc = td__gen_init(&g, (int)kind, o);
     if (rc == TD_OK)
@@ -69,7 +75,7 @@ int td_write_file(const char *path, td_kind kind, uint64_t size, const td_option
     }
     for (uint64_t done = 0; done < size && rc == TD_OK;) {
         size_t n = size - done < WRITE_CHUNK ? (size_t)(size - done) : WRITE_CHUNK;
-        rc = td__gen_fill(&g, done, buf, n);
+        rc = td__gen_fill(&g, offset + done, buf, n);
         if (rc == TD_OK)
             rc = write_all(fd, buf, n);
         done += n;

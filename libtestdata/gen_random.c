@@ -122,7 +122,17 @@ static inline uint64_t fast_word(uint64_t key, uint64_t i)
     return z ^ (z >> 31);
 }
 
-#if defined(__x86_64__) && defined(__has_attribute) && !defined(__SANITIZE_ADDRESS__)
+/* ifunc resolvers run before sanitizer runtimes start; instrumented, they
+ * crash the process at load time, so sanitizer builds use the default clone. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define TD_NO_CLONES 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
+    __has_feature(memory_sanitizer)
+#define TD_NO_CLONES 1
+#endif
+#endif
+#if defined(__x86_64__) && defined(__has_attribute) && !defined(TD_NO_CLONES)
 #if __has_attribute(target_clones)
 /* Same arithmetic, three instruction sets; picked once at load time. */
 #define TD_CLONES __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))

@@ -36,6 +36,7 @@ typedef struct td_kind_vtbl {
 
 extern const td_kind_vtbl td_kind_zero TD_HIDDEN;
 extern const td_kind_vtbl td_kind_random TD_HIDDEN;
+extern const td_kind_vtbl td_kind_text TD_HIDDEN;
 extern const td_kind_vtbl td_kind_compressible TD_HIDDEN;
 
 /* The vtable of a kind, or NULL when unknown. */

@@ -9,6 +9,8 @@
 #define _GNU_SOURCE
 #include <testdata.h>
 
+#include "mpi_mode.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -209,11 +211,13 @@ typedef struct args {
     int progress;     /* -1 quiet, 0 auto, 1 forced */
     int keep_partial;
     int json;
+    int mpi;           /* --mpi: programs/mpi_mode.c */
+    const char *files; /* --files M (with --mpi) */
 } args;
 
 /* Flags of the CLI itself; what a command does not list is rejected. */
 enum { F_OUTPUT = 1, F_OFFSET = 2, F_PROGRESS = 4, F_KEEP = 8, F_JSON = 16, F_SAMPLE = 32,
-       F_KINDOPTS = 64 };
+       F_KINDOPTS = 64, F_MPI = 128 };
 
 static void print_help(const char *text)
 {
@@ -240,7 +244,7 @@ static const char *take_value(int argc, char **argv, int *i, const char *name, c
 static int is_cli_flag(const char *n)
 {
     static const char *const all[] = {"output", "offset", "sample", "progress", "quiet",
-                                      "keep-partial", "json", NULL};
+                                      "keep-partial", "json", "mpi", "files", NULL};
     for (int i = 0; all[i]; i++)
         if (strcmp(n, all[i]) == 0)
             return 1;
@@ -318,6 +322,8 @@ static void parse_args(int argc, char **argv, unsigned flags, const char *help, 
             a->keep_partial = 1;
         else if (strcmp(n, "json") == 0 && (flags & F_JSON))
             a->json = 1;
+        else if (strcmp(n, "mpi") == 0 && (flags & F_MPI))
+            a->mpi = 1;
         else
             is_flag = 0;
         if (is_flag) {
@@ -331,6 +337,8 @@ static void parse_args(int argc, char **argv, unsigned flags, const char *help, 
             a->offset = take_value(argc, argv, &i, name, eq);
         } else if (strcmp(n, "sample") == 0 && (flags & F_SAMPLE)) {
             a->sample = take_value(argc, argv, &i, name, eq);
+        } else if (strcmp(n, "files") == 0 && (flags & F_MPI)) {
+            a->files = take_value(argc, argv, &i, name, eq);
         } else if (strcmp(n, "threads") == 0 && (flags & F_SAMPLE)) {
             a->threads = take_value(argc, argv, &i, name, eq);
         } else if (is_cli_flag(n)) {
@@ -458,6 +466,41 @@ static void bigger_pipe(int fd)
 }
 
 /* ------------------------------------------------------------------------ */
+/* --mpi: hand the parsed command over to programs/mpi_mode.c                */
+/* ------------------------------------------------------------------------ */
+
+static const char mpi_help[] =
+    "  --mpi              under mpiexec: each rank does its part of FILE (see\n"
+    "                     docs/scale-out.md); rank 0 prints the aggregate GB/s\n"
+    "  --files M          with --mpi: M files DIR/part-000000... instead of FILE\n";
+
+/* --files needs --mpi; every rank must see the same seed. */
+static void mpi_check(const args *a)
+{
+    if (a->files && !a->mpi)
+        usage_error("--files needs --mpi");
+    for (int i = 0; a->mpi && i < a->nkopt; i++) {
+        const char *k = a->kkey[i]; /* "--seed" or "--seed=VALUE" */
+        if (strncmp(k, "--seed", 6) == 0 && (k[6] == '\0' || k[6] == '=') &&
+            strcmp(a->kval[i], "random") == 0)
+            usage_error("--seed random does not work with --mpi (every rank needs the same "
+                        "seed): give a number");
+    }
+}
+
+static int mpi_run(const args *a, const stream_spec *sp, const char *path, int verify)
+{
+    td_mpi_job job = {.kind = sp->kind, .size = sp->size, .offset = sp->offset, .opt = sp->opt,
+                      .path = path, .files = 0, .quiet = a->progress < 0};
+    if (a->files) {
+        int rc = td_parse_size(a->files, &job.files);
+        if (rc != TD_OK || job.files == 0 || job.files == TD_SIZE_UNBOUNDED)
+            usage_error("bad --files '%s': a count of at least 1", a->files);
+    }
+    return verify ? td_mpi_verify(&job) : td_mpi_gen(&job);
+}
+
+/* ------------------------------------------------------------------------ */
 /* gen                                                                       */
 /* ------------------------------------------------------------------------ */
 
@@ -497,10 +540,11 @@ static void build_helps(void)
              "  --keep-partial     keep an incomplete FILE after an error or signal\n"
              "  --progress         progress and summary on stderr even if not a terminal\n"
              "  -q, --quiet        no progress, no summary\n"
+             "%s"
              "  -h, --help         this help; --version prints the version\n"
              "\n"
              "Exit status: 0 done, 1 I/O error, 2 usage error, 130/143 interrupted.\n",
-             kinds, size_help, stream_opts_help);
+             kinds, size_help, stream_opts_help, mpi_help);
     snprintf(verify_help, sizeof verify_help,
              "usage: testdata verify KIND SIZE [options] [FILE|-]\n"
              "Check that FILE (default: stdin) holds exactly bytes [offset, offset+SIZE)\n"
@@ -510,12 +554,13 @@ static void build_helps(void)
              "%s%s"
              "  --progress         progress and summary on stderr even if not a terminal\n"
              "  -q, --quiet        no progress, no summary\n"
+             "%s"
              "  -h, --help         this help; --version prints the version\n"
              "\n"
              "Exit status: 0 identical; 1 different, short, long or read error (the\n"
              "first differing offset and the number of differing bytes are printed);\n"
              "2 usage error.\n",
-             kinds, size_help, stream_opts_help);
+             kinds, size_help, stream_opts_help, mpi_help);
 }
 
 static int cmd_gen(int argc, char **argv)
@@ -529,12 +574,16 @@ static int cmd_gen(int argc, char **argv)
     const char *where;
 
     cur_cmd = "gen";
-    parse_args(argc, argv, F_OUTPUT | F_OFFSET | F_PROGRESS | F_KEEP | F_KINDOPTS, gen_help, &a);
+    parse_args(argc, argv, F_OUTPUT | F_OFFSET | F_PROGRESS | F_KEEP | F_KINDOPTS | F_MPI, gen_help,
+               &a);
     if (a.npos < 2)
         usage_error("gen needs KIND and SIZE");
     if (a.npos > 2)
         usage_error("unexpected argument '%s'", a.pos[2]);
+    mpi_check(&a);
     parse_stream(&a, &sp, 1);
+    if (a.mpi)
+        return mpi_run(&a, &sp, a.output, 0);
 
     end = sp.size == TD_SIZE_UNBOUNDED ? TD_SIZE_UNBOUNDED : sp.offset + sp.size;
     rc = td_stream_open(&s, sp.kind, end, &sp.opt);
@@ -734,15 +783,18 @@ static int cmd_verify(int argc, char **argv)
     int long_input = 0, extra_exact = 0;
 
     cur_cmd = "verify";
-    parse_args(argc, argv, F_OFFSET | F_PROGRESS | F_KINDOPTS, verify_help, &a);
+    parse_args(argc, argv, F_OFFSET | F_PROGRESS | F_KINDOPTS | F_MPI, verify_help, &a);
     if (a.npos < 2)
         usage_error("verify needs KIND and SIZE");
     if (a.npos > 3)
         usage_error("unexpected argument '%s'", a.pos[3]);
+    mpi_check(&a);
     parse_stream(&a, &sp, 0);
     rc = td_options_check(sp.kind, &sp.opt);
     if (rc != TD_OK)
         usage_error("bad options: %s", td_strerror(rc));
+    if (a.mpi)
+        return mpi_run(&a, &sp, a.npos == 3 ? a.pos[2] : NULL, 1);
 
     if (a.npos == 3 && strcmp(a.pos[2], "-") != 0) {
         name = a.pos[2];

@@ -114,7 +114,7 @@ static int td_stream_read_bytes(td_stream *s, void *NEWBYTES, size_t NEWLEN, siz
         SWIG_fail;
     $result = PyLong_FromLong($1);
 }
-%typemap(out) int td_write_file {
+%typemap(out) int td_write_file, int td_write_file_at {
     if (td_py_error($1, arg1))
         SWIG_fail;
     $result = PyLong_FromLong($1);
@@ -149,7 +149,8 @@ static int td_stream_read_bytes(td_stream *s, void *NEWBYTES, size_t NEWLEN, siz
 %typemap(argout) uint64_t *U64OUT {
     $result = SWIG_Python_AppendOutput($result, PyLong_FromUnsignedLongLong((unsigned long long)temp$argnum));
 }
-%apply uint64_t *U64OUT { uint64_t *size, uint64_t *first_mismatch, uint64_t *count };
+%apply uint64_t *U64OUT { uint64_t *size, uint64_t *first_mismatch, uint64_t *count,
+                         uint64_t *part_offset, uint64_t *part_len };
 
 %typemap(in, numinputs=0) size_t *out_len (size_t temp = 0) { $1 = &temp; }
 %typemap(argout) size_t *out_len {
@@ -299,6 +300,8 @@ struct td_stream {};
 %rename("%s") td_verify;
 %rename("%s") td_verify_count;
 %rename("%s") td_write_file;
+%rename("%s") td_write_file_at;
+%rename("%s") td_split_range;
 %rename("%s") td_fill_bytes;
 %rename("%s") td_stream_read_bytes;
 

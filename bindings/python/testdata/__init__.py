@@ -9,14 +9,15 @@
 
 Sizes take an int or the CLI's strings ("100M", "1KB"); kind names and
 options are the CLI's (algorithm="fast", threads=2, dedup_block="64K" ...).
+Sharded data sets with Dask: testdata.dask (imported on demand).
 The pytest plugin is testdata.pytest_plugin.  The low-level SWIG module over
 the C API is testdata.capi.
 """
 from . import capi
 from ._stream import (FORMAT_VERSION, UNBOUNDED, MismatchError, Stream, fill, generate, kinds,
-                      parse_size, verify, write)
+                      parse_size, split_range, verify, write)
 
 __version__ = capi.td_version()
 
 __all__ = ["Stream", "generate", "fill", "write", "verify", "MismatchError", "parse_size", "kinds",
-           "UNBOUNDED", "FORMAT_VERSION", "capi"]
+           "split_range", "UNBOUNDED", "FORMAT_VERSION", "capi"]

@@ -15,7 +15,7 @@ import threading
 from . import capi
 
 __all__ = ["Stream", "generate", "fill", "write", "verify", "MismatchError", "parse_size", "kinds",
-           "UNBOUNDED", "FORMAT_VERSION"]
+           "split_range", "UNBOUNDED", "FORMAT_VERSION"]
 
 UNBOUNDED = capi.TD_SIZE_UNBOUNDED
 FORMAT_VERSION = capi.TD_FORMAT_VERSION
@@ -280,16 +280,41 @@ def fill(buf, kind, *, seed=0, offset=0, **options):
     return buf
 
 
-def write(path, kind, size, *, seed=0, **options):
-    """Write the first size bytes of the stream to a new file at path; return it as a Path.
+def write(path, kind, size, *, seed=0, offset=0, **options):
+    """Write bytes [offset, offset+size) of the stream to a new file at path; return it as a Path.
 
-    The file appears only when complete (td_write_file)."""
+    The file appears only when complete (td_write_file_at)."""
     k, n, o = _args(kind, size, seed, options)
+    offset = parse_size(offset)
     if path is None:
         raise TypeError("path must be a str, bytes or os.PathLike, not None")
     p = pathlib.Path(os.fsdecode(os.fspath(path)))
-    capi.td_write_file(str(p), k, n, o)
+    try:
+        capi.td_write_file_at(str(p), k, offset, n, o)
+    except ValueError as e:
+        if getattr(e, "td_status", None) == capi.TD_ERANGE:
+            raise ValueError(f"bad size {size!r} at offset {offset}: {e}") from None
+        raise
     return p
+
+
+def split_range(size, parts, index, *, align=1):
+    """(offset, length) of piece index of [0, size) cut into parts pieces whose
+    starts are multiples of align (td_split_range): all pieces but the last
+    non-empty one have the same length, pieces may be empty at the end, and
+    pieces 0..parts-1 concatenate to [0, size)."""
+    size = parse_size(size)
+    for name, v in (("parts", parts), ("index", index), ("align", align)):
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise TypeError(f"{name} must be an int, not {type(v).__name__}")
+    if parts < 1 or align < 1 or not 0 <= index < parts or max(parts, align) > _MAX_U64:
+        raise ValueError(f"need parts >= 1, align >= 1 and 0 <= index < parts "
+                         f"(parts={parts}, align={align}, index={index})")
+    try:
+        _, off, n = capi.td_split_range(size, parts, parse_size(align), index)
+    except ValueError as e:
+        _raise_for(e, f"cannot split size {size}")
+    return off, n
 
 
 def verify(source, kind, size, *, seed=0, offset=0, **options):

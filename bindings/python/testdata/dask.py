@@ -1,0 +1,134 @@
+"""Sharded data sets with Dask: one stream, written or verified as files in parallel.
+
+    import testdata.dask as tdd
+    from distributed import Client, LocalCluster
+    with Client(LocalCluster(n_workers=2)):
+        paths = tdd.write_shards("/shared/ds", "random", "100G", "1G", seed=7)
+        tdd.verify_shards("/shared/ds", "random", "100G", "1G", seed=7)
+
+Shard i is the file DIR/part-{i:06d} holding bytes [i*shard_size,
+min((i+1)*shard_size, total_size)) of the (kind, seed, options) stream, so the
+shards concatenated in order are byte for byte the single stream
+(`testdata gen KIND TOTAL`), and any one shard can be checked alone:
+`testdata verify KIND LEN --offset i*shard_size DIR/part-{i:06d}` or
+testdata.verify(path, kind, LEN, offset=i*shard_size).
+
+Ranges come from the library (td_split_range); each task is one
+testdata.write / testdata.verify call (td_write_file_at / td_verify), which
+releases the GIL, so threaded and process workers both run in parallel.
+Tasks are built with dask.delayed and computed with dask.compute: on the
+active distributed.Client if there is one, else on Dask's default scheduler
+(pass scheduler=... to choose).  Needs the dask package (and distributed for
+a cluster); `import testdata` does not import this module.
+"""
+import os
+import pathlib
+import uuid
+
+import dask
+
+from . import _stream
+from ._stream import MismatchError, parse_size, split_range
+
+__all__ = ["shard_ranges", "shard_path", "write_shards", "verify_shards", "SHARD_NAME"]
+
+#: File name of shard i inside the data set's directory (same as `testdata gen --mpi --files`).
+SHARD_NAME = "part-{:06d}"
+
+
+def shard_ranges(total_size, shard_size):
+    """[(offset, length), ...] of every shard: ceil(total/shard) ranges of
+    shard_size bytes, the last one shorter (none for total_size 0)."""
+    total, shard = parse_size(total_size), parse_size(shard_size)
+    if total == _stream.UNBOUNDED:
+        raise ValueError("a sharded data set needs a bounded total_size")
+    if shard == 0 or shard == _stream.UNBOUNDED:
+        raise ValueError(f"shard_size must be between 1 and 2**64-2 bytes, not {shard_size!r}")
+    n = -(-total // shard)
+    return [split_range(total, n, i, align=shard) for i in range(n)]
+
+
+def shard_path(directory, index):
+    """Path of shard index in directory."""
+    return pathlib.Path(os.fsdecode(os.fspath(directory))) / SHARD_NAME.format(index)
+
+
+def _write_one(path, kind, offset, length, seed, options):
+    _stream.write(path, kind, length, seed=seed, offset=offset, **options)
+    return str(path)
+
+
+def _verify_one(path, kind, offset, length, seed, options):
+    """None, or (stream offset, reason, message) of the shard's first problem.
+
+    Returns instead of raising: MismatchError does not survive pickling
+    between processes, and every shard's answer is wanted, not the first
+    exception Dask happens to see."""
+    try:
+        _stream.verify(path, kind, length, seed=seed, offset=offset, **options)
+    except MismatchError as e:
+        return (e.offset, e.reason, f"{path}: {e}")
+    except FileNotFoundError:
+        return (offset, "missing", f"{path}: shard is missing")
+    return None
+
+
+def _check(kind, seed, options):
+    """Validate kind, seed and options here, before any task is sent anywhere."""
+    _stream._args(kind, 0, seed, options)
+
+
+def write_shards(directory, kind, total_size, shard_size, *, seed=0, compute=True,
+                 scheduler=None, **options):
+    """Write the stream's first total_size bytes as shards of shard_size bytes
+    into directory (created if needed) with one dask.delayed task per shard.
+
+    Returns the shards' paths in order; with compute=False, the list of
+    delayed tasks instead (each computes to its path), for the caller to
+    compute or combine.  Each shard file appears only when complete."""
+    _check(kind, seed, options)
+    ranges = shard_ranges(total_size, shard_size)
+    d = pathlib.Path(os.fsdecode(os.fspath(directory)))
+    d.mkdir(parents=True, exist_ok=True)
+    opts = dict(options)
+    # Keys unique per call: a scheduler must never hand back an earlier call's result.
+    run = uuid.uuid4().hex
+    tasks = [dask.delayed(_write_one, pure=False)(str(shard_path(d, i)), kind, off, n, seed, opts,
+                                                  dask_key_name=f"testdata-write-{i}-{run}")
+             for i, (off, n) in enumerate(ranges)]
+    if not compute:
+        return tasks
+    done = dask.compute(*tasks, scheduler=scheduler)
+    return [pathlib.Path(p) for p in done]
+
+
+def verify_shards(directory, kind, total_size, shard_size, *, seed=0, scheduler=None,
+                  **options):
+    """Check every shard in parallel (one dask.delayed task per shard).
+
+    Returns None, or raises MismatchError for the lowest stream offset at
+    which the data set differs (.offset is that absolute stream offset,
+    .reason "differs", "short", "long" or "missing"; the message names the
+    shard and how many shards are bad).  A shard file beyond the last
+    expected one makes the data set "long" at total_size."""
+    _check(kind, seed, options)
+    ranges = shard_ranges(total_size, shard_size)
+    d = pathlib.Path(os.fsdecode(os.fspath(directory)))
+    if not d.is_dir():
+        raise FileNotFoundError(f"no such directory: {str(d)!r}")
+    opts = dict(options)
+    # Keys unique per call: a scheduler must never hand back an earlier call's result.
+    run = uuid.uuid4().hex
+    tasks = [dask.delayed(_verify_one, pure=False)(str(shard_path(d, i)), kind, off, n, seed, opts,
+                                                   dask_key_name=f"testdata-verify-{i}-{run}")
+             for i, (off, n) in enumerate(ranges)]
+    problems = [p for p in dask.compute(*tasks, scheduler=scheduler) if p is not None]
+    if shard_path(d, len(ranges)).exists():
+        total = ranges[-1][0] + ranges[-1][1] if ranges else 0
+        problems.append((total, "long", f"{shard_path(d, len(ranges))}: unexpected shard "
+                                        f"beyond the {len(ranges)} of the data set"))
+    if problems:
+        offset, reason, message = min(problems, key=lambda p: p[0])
+        more = f" ({len(problems)} bad shards)" if len(problems) > 1 else ""
+        raise MismatchError(f"{message}{more}", offset, reason)
+    return None
