@@ -113,6 +113,12 @@ Test(dedup, ratio_compressible, .timeout = 120)
     check_ratio(TD_COMPRESSIBLE, 1.3, 65536, 10000);
 }
 
+Test(dedup, text_ratio)
+{
+    check_ratio(TD_TEXT, 2.0, 4096, 10000);
+    check_ratio(TD_TEXT, 3.3, 4096, 10000);
+}
+
 Test(dedup, combines_with_ratio)
 {
     /* dedup 2 over ratio 3: every block is still ratio-3 data */
