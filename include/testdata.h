@@ -100,12 +100,12 @@ TD_API const char *td_version(void);
 /* Kinds and options                                                         */
 /* ------------------------------------------------------------------------ */
 
-/** What the bytes of a stream look like.  Values are stable; 3 is reserved
- *  for TD_COMPRESSIBLE. */
+/** What the bytes of a stream look like.  Values are stable. */
 typedef enum td_kind {
     TD_ZERO   = 0, /**< all zero bytes */
     TD_RANDOM = 1, /**< incompressible pseudo-random bytes (see td_algorithm) */
-    TD_TEXT   = 2  /**< English-like prose: words, sentences, paragraphs, 72-column lines */
+    TD_TEXT   = 2, /**< English-like prose: words, sentences, paragraphs, 72-column lines */
+    TD_COMPRESSIBLE = 3 /**< LZ-shaped bytes compressing by td_options.ratio */
 } td_kind;
 
 /** Kinds are below TD_KIND_COUNT; a reserved value below it that is not
@@ -131,8 +131,10 @@ typedef struct td_options {
     uint64_t seed;           /**< stream seed; default 0 */
     uint32_t threads;        /**< threads for large reads; 1 default, 0 = all cores */
     uint32_t algorithm;      /**< td_algorithm for TD_RANDOM; default TD_ALG_CHACHA20 */
-    double ratio;            /**< target compression ratio (kinds that take one) */
-    double dedup;            /**< target dedup ratio, >= 1; default 1 (no duplicates) */
+    double ratio;            /**< target compression ratio (kinds that take one;
+                                  TD_COMPRESSIBLE: 1 to 1000); default 3 */
+    double dedup;            /**< target dedup ratio, 1 to 2^20; default 1 (no
+                                  duplicates); kinds that list "dedup" only */
     uint32_t dedup_block;    /**< dedup block size, power of two; default 4096 */
     uint32_t reserved32;     /**< reserved, must stay 0 */
     uint64_t reserved[8];    /**< reserved for future options, must stay 0 */

@@ -57,6 +57,11 @@ int td__gen_init(td_gen *g, int kind, const td_options *o)
     g->nthreads = o->threads ? o->threads : td__ncpus();
     if (g->nthreads > TD_MAX_THREADS)
         g->nthreads = TD_MAX_THREADS;
+    rc = td__dedup_init(&g->dedup, &g->opt);
+    if (rc != TD_OK) {
+        memset(g, 0, sizeof *g);
+        return rc;
+    }
     if (g->vt->prepare) {
         rc = g->vt->prepare(&g->opt, &g->state);
         if (rc != TD_OK) {
@@ -87,6 +92,8 @@ void td__gen_keep_pool(td_gen *g, size_t piece)
 
 int td__gen_fill1(const td_gen *g, uint64_t offset, uint8_t *buf, size_t len)
 {
+    if (g->dedup.on)
+        return td__dedup_fill(g, offset, buf, len);
     return g->vt->fill(g->state, offset, buf, len);
 }
 

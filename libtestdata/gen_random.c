@@ -229,7 +229,7 @@ static void random_release(void *state)
     free(st);
 }
 
-static const char *const random_options[] = {"algorithm", NULL};
+static const char *const random_options[] = {"algorithm", "dedup", "dedup_block", NULL};
 
 const td_kind_vtbl td_kind_random = {
     .name = "random",

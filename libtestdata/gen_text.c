@@ -248,7 +248,7 @@ static void text_release(void *state)
     free(state);
 }
 
-static const char *const text_options[] = {NULL};
+static const char *const text_options[] = {"dedup", "dedup_block", NULL};
 
 const td_kind_vtbl td_kind_text = {
     .name = "text",

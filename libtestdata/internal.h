@@ -37,6 +37,7 @@ typedef struct td_kind_vtbl {
 extern const td_kind_vtbl td_kind_zero TD_HIDDEN;
 extern const td_kind_vtbl td_kind_random TD_HIDDEN;
 extern const td_kind_vtbl td_kind_text TD_HIDDEN;
+extern const td_kind_vtbl td_kind_compressible TD_HIDDEN;
 
 /* The vtable of a kind, or NULL when unknown. */
 TD_HIDDEN const td_kind_vtbl *td__kind_get(int kind);
@@ -51,10 +52,20 @@ TD_HIDDEN void td__pool_run(td_pool *p, void (*fn)(void *job), void *jobs, size_
                             unsigned njobs);
 TD_HIDDEN void td__pool_free(td_pool *p);
 
+/* The dedup layer (dedup.c): how logical dedup blocks map to blocks of
+ * the kind's own stream. */
+typedef struct td_dedup {
+    int on;         /* 0: the stream is the kind's stream unchanged */
+    uint32_t block; /* dedup block size D (power of two) */
+    uint64_t dq;    /* round(dedup * 2^16) */
+    uint64_t key;   /* from the seed, picks which block a duplicate repeats */
+} td_dedup;
+
 /* A prepared generator: the kind's vtable plus its state and options. */
 typedef struct td_gen {
     const td_kind_vtbl *vt;
     void *state;
+    td_dedup dedup;
     td_options opt;
     unsigned nthreads; /* resolved o.threads (0 -> cores), capped */
     td_pool *pool;     /* kept workers (streams); NULL: start threads per call */
@@ -75,6 +86,16 @@ TD_HIDDEN int td__gen_fill(const td_gen *g, uint64_t offset, uint8_t *buf, size_
 TD_HIDDEN void td__gen_keep_pool(td_gen *g, size_t piece);
 /* Single-threaded fill. */
 TD_HIDDEN int td__gen_fill1(const td_gen *g, uint64_t offset, uint8_t *buf, size_t len);
+
+/* Set up *d from checked options (off when o->dedup == 1). */
+TD_HIDDEN int td__dedup_init(td_dedup *d, const td_options *o);
+/* Underlying block shown by logical dedup block i; *is_new = 1 when it is
+ * the first appearance of that block. */
+TD_HIDDEN uint64_t td__dedup_map(const td_dedup *d, uint64_t i, int *is_new);
+/* Single-threaded fill of a generator with dedup on. */
+TD_HIDDEN int td__dedup_fill(const td_gen *g, uint64_t offset, uint8_t *buf, size_t len);
+/* Largest accepted dedup ratio (keeps the block arithmetic in 64 bits). */
+#define TD_DEDUP_MAX 1048576.0
 
 /* Seed -> 32-byte key, BLAKE2b-256 over a domain string and the seed (LE). */
 TD_HIDDEN void td__derive_key(const char *domain, uint64_t seed, uint8_t key[32]);

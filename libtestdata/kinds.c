@@ -8,6 +8,7 @@ static const td_kind_vtbl *const kinds[TD_KIND_COUNT] = {
     [TD_ZERO] = &td_kind_zero,
     [TD_RANDOM] = &td_kind_random,
     [TD_TEXT] = &td_kind_text,
+    [TD_COMPRESSIBLE] = &td_kind_compressible,
 };
 
 const td_kind_vtbl *td__kind_get(int kind)

@@ -48,6 +48,8 @@ int td_options_check(int kind, const td_options *o)
     /* A dedup target on a kind that cannot honour it would be a silent lie. */
     if (o->dedup != 1.0 && !kind_accepts(vt, "dedup"))
         return TD_EOPTION;
+    if (o->dedup > TD_DEDUP_MAX)
+        return TD_ERANGE;
     return vt->check ? vt->check(o) : TD_OK;
 }
 

@@ -510,8 +510,13 @@ static char verify_help[2048];
 static const char stream_opts_help[] =
     "  --seed N|random    stream seed (default 0); 'random' picks one and prints it\n"
     "  --algorithm A      random: chacha20 (default) or fast\n"
+    "  --ratio R          compressible: target compression ratio, 1 to 1000\n"
+    "                     (default 3)\n"
+    "  --dedup D          random, compressible: a fixed-block deduplicator finds\n"
+    "                     D times fewer unique blocks than blocks (default 1)\n"
+    "  --dedup-block N    dedup block size, a power of two (default 4096)\n"
     "  --threads N        generator threads (default 1; 0 = all cores)\n"
-    "  --KEY VALUE        any other option of the kind (--ratio, --dedup, ...)\n"
+    "  --KEY VALUE        any other option of the kind\n"
     "  --offset N         first byte of the stream (default 0)\n";
 
 static const char size_help[] =
