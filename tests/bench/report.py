@@ -322,21 +322,25 @@ def barh(path, title, items, xlabel="GB/s", log_x=True, highlight=("testdata", "
 
 
 def plot_compressible(path, comp):
+    """Deviation of the achieved ratio from the target, per compressor."""
     names = list(dict.fromkeys(r["compressor"] for r in comp["rows"]))
     fig, axes = plt.subplots(1, len(names), figsize=(3.2 * len(names), 3.4), sharey=True)
     for ax, name in zip(axes, names):
         rows = [r for r in comp["rows"] if r["compressor"] == name]
         t = [r["target"] for r in rows]
-        ax.plot(t, t, color="#cccccc", lw=1, label="target")
-        ax.plot(t, [r["ours"] for r in rows], "o-", label="testdata compressible")
+        ax.axhspan(-5, 5, color="#eeeeee", label="within 5%")
+        ax.axhline(0, color="#999999", lw=1)
+        ax.plot(t, [100 * (r["ours"] / r["target"] - 1) for r in rows], "o-",
+                label="testdata compressible")
         if comp["fio"]:
-            ax.plot(t, [r["fio"] for r in rows], "s--", color="#d62728",
+            ax.plot(t, [100 * (r["fio"] / r["target"] - 1) for r in rows], "s--", color="#d62728",
                     label="fio buffer_compress_percentage")
         ax.set_xscale("log")
-        ax.set_yscale("log")
+        ax.set_xticks(t, [f"{x:g}" for x in t])
+        ax.minorticks_off()
         ax.set_title(name, fontsize=10)
         ax.set_xlabel("target ratio")
-    axes[0].set_ylabel("achieved ratio")
+    axes[0].set_ylabel("achieved / target - 1 (%)")
     axes[0].legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
