@@ -979,7 +979,7 @@ static int cmd_analyze(int argc, char **argv)
     args a;
     uint64_t sample = 0;
     uint32_t threads = 1;
-    int status = 0, rc;
+    int status = 0, rc, werr = 0;
 
     cur_cmd = "analyze";
     parse_args(argc, argv, F_JSON | F_SAMPLE, analyze_help, &a);
@@ -1023,15 +1023,23 @@ static int cmd_analyze(int argc, char **argv)
                 printf("\n");
             print_text(strcmp(name, "-") == 0 ? "stdin" : name, &r);
         }
-        fflush(stdout);
+        if (fflush(stdout) != 0) {
+            werr = errno; /* no reader or no space: no point in going on */
+            break;
+        }
         if (rc != TD_OK)
             status = EXIT_FAIL;
     }
-    if (a.json)
+    if (!werr && a.json)
         printf("]\n");
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-        if (errno != EPIPE)
-            fprintf(stderr, "%s: write error on stdout: %s\n", prog, strerror(errno));
+    if (!werr && fflush(stdout) != 0)
+        werr = errno;
+    if (werr || ferror(stdout)) {
+        /* The reader is gone (SIGPIPE ignored): end quietly, as gen does. */
+        if (werr == EPIPE)
+            return 128 + SIGPIPE;
+        fprintf(stderr, "%s: write error on stdout: %s\n", prog,
+                strerror(werr ? werr : EIO));
         return EXIT_FAIL;
     }
     return status;
