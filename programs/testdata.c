@@ -4,7 +4,8 @@
  * lives in libtestdata.
  *
  * Exit status: 0 success; 1 failure (I/O error, verify mismatch); 2 usage
- * error; 130/143 after SIGINT/SIGTERM.
+ * error; 129/130/143 after SIGHUP/SIGINT/SIGTERM; 141 when the reader of
+ * stdout went away with SIGPIPE ignored.
  */
 #define _GNU_SOURCE
 #include <testdata.h>
@@ -494,7 +495,7 @@ static void build_helps(void)
              "  -q, --quiet        no progress, no summary\n"
              "  -h, --help         this help; --version prints the version\n"
              "\n"
-             "Exit status: 0 done, 1 I/O error, 2 usage error, 130/143 interrupted.\n",
+             "Exit status: 0 done, 1 I/O error, 2 usage error, 129/130/143 interrupted.\n",
              kinds, size_help, stream_opts_help);
     snprintf(verify_help, sizeof verify_help,
              "usage: testdata verify KIND SIZE [options] [FILE|-]\n"

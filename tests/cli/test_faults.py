@@ -190,3 +190,18 @@ def test_full_tmpfs_leaves_nothing(cli):
             subprocess.run(["umount", d])
     finally:
         os.rmdir(d)
+
+
+# --- the documented exit statuses agree ------------------------------------------
+
+def test_exit_statuses_documented(source_dir):
+    import re
+    man = (source_dir / "docs" / "testdata.1").read_text().replace("\\-", "-")
+    section = man.split(".SH EXIT STATUS", 1)[1].split("\n.SH ", 1)[0]
+    in_man = {int(n) for line in section.splitlines() if line.startswith((".B ", ".BR "))
+              for n in re.findall(r"\b(\d+)\b", line)}
+    rel = (source_dir / "docs" / "reliability.md").read_text()
+    table = rel.split("### The CLI under faults", 1)[1].split("###", 1)[0]
+    in_rel = {int(n) for row in re.findall(r"^\| ([\d, ]+) \|", table, re.M)
+              for n in row.split(",")}
+    assert in_man == in_rel == {0, 1, 2, 129, 130, 141, 143}, (in_man, in_rel)
