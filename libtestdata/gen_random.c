@@ -122,7 +122,11 @@ static inline uint64_t fast_word(uint64_t key, uint64_t i)
     return z ^ (z >> 31);
 }
 
-#if defined(__x86_64__) && defined(__has_attribute) && !defined(__SANITIZE_ADDRESS__)
+/* Not under sanitizers: the clones' ifunc resolver runs while the program
+ * is being relocated, before a sanitizer runtime is initialised, and
+ * ThreadSanitizer's instrumentation of it crashes the program at startup. */
+#if defined(__x86_64__) && defined(__has_attribute) && !defined(__SANITIZE_ADDRESS__) &&      \
+    !defined(__SANITIZE_THREAD__)
 #if __has_attribute(target_clones)
 /* Same arithmetic, three instruction sets; picked once at load time. */
 #define TD_CLONES __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
