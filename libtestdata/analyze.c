@@ -400,15 +400,39 @@ int td_analyzer_update(td_analyzer *a, const void *buf, size_t len)
     return TD_OK;
 }
 
+/* v with @p decimals digits after a '.', whatever the process's
+ * locale: printf's radix character follows LC_NUMERIC ("1,50" under de_DE),
+ * so keep its leading digits and its last @p decimals characters (the
+ * fraction digits) and put a '.' between them. */
+static void fmt_fixed(char *buf, size_t cap, double v, int decimals)
+{
+    char tmp[400]; /* %.2f of DBL_MAX is 312 characters */
+    const char *sign = signbit(v) ? "-" : "";
+    if (!isfinite(v)) { /* only from a td_analysis built by the caller */
+        snprintf(buf, cap, "%s%s", sign, isnan(v) ? "nan" : "inf");
+        return;
+    }
+    int n = snprintf(tmp, sizeof tmp, "%.*f", decimals, fabs(v));
+    if (n < 0 || (size_t)n >= sizeof tmp) {
+        snprintf(buf, cap, "?");
+        return;
+    }
+    size_t digits = strspn(tmp, "0123456789");
+    if (decimals > 0 && (size_t)n > digits + (size_t)decimals)
+        snprintf(buf, cap, "%s%.*s.%s", sign, (int)digits, tmp, tmp + n - decimals);
+    else
+        snprintf(buf, cap, "%s%.*s", sign, (int)digits, tmp);
+}
+
 /* Ratios as people read them: 1.00, 12.3, 1031. */
 static void fmt_ratio(char *buf, size_t cap, double r)
 {
     if (r >= 99.95)
-        snprintf(buf, cap, "%.0f", r);
+        fmt_fixed(buf, cap, r, 0);
     else if (r >= 9.995)
-        snprintf(buf, cap, "%.1f", r);
+        fmt_fixed(buf, cap, r, 1);
     else
-        snprintf(buf, cap, "%.2f", r);
+        fmt_fixed(buf, cap, r, 2);
 }
 
 /* Two significant digits, for "~N x faster": 1031 -> 1000, 4.27 -> 4.3. */
@@ -416,9 +440,9 @@ static void fmt_approx(char *buf, size_t cap, double r)
 {
     if (r >= 10) {
         double mag = pow(10, floor(log10(r)) - 1);
-        snprintf(buf, cap, "%.0f", floor(r / mag + 0.5) * mag);
+        fmt_fixed(buf, cap, floor(r / mag + 0.5) * mag, 0);
     } else {
-        snprintf(buf, cap, "%.1f", r);
+        fmt_fixed(buf, cap, r, 1);
     }
 }
 

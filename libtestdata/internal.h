@@ -102,6 +102,11 @@ TD_HIDDEN void td__derive_key(const char *domain, uint64_t seed, uint8_t key[32]
 /* Call sodium_init() exactly once; returns TD_OK or TD_ENOMEM-like failure. */
 TD_HIDDEN int td__sodium_ready(void);
 
+/* A finite double in C syntax, independent of the process's locale
+ * (options.c).  TD_OK, TD_ESYNTAX, TD_ERANGE (overflow, inf, nan) or
+ * TD_ENOMEM; *out is set only on TD_OK. */
+TD_HIDDEN int td__parse_double(const char *s, double *out);
+
 /* Number of online CPUs (>= 1). */
 TD_HIDDEN unsigned td__ncpus(void);
 

@@ -1,10 +1,14 @@
 /* Options: defaults, validation, and parsing from strings (sizes, k=v). */
+#define _GNU_SOURCE /* strtod_l, newlocale */
 #include "internal.h"
 
-#include <ctype.h>
 #include <errno.h>
+#include <locale.h>
 #include <math.h>
 #include <stdlib.h>
+#if defined(__APPLE__) || defined(__FreeBSD__)
+#include <xlocale.h>
+#endif
 
 void td_options_init(td_options *o)
 {
@@ -138,16 +142,29 @@ static int parse_u64(const char *s, uint64_t *out, int allow_hex)
     return TD_OK;
 }
 
-static int parse_double(const char *s, double *out)
+/* A decimal number as C writes it ("1.5", "2e3"), whatever the process's
+ * locale: strtod() would follow LC_NUMERIC (under de_DE, "1.5" is rejected
+ * and "1,5" accepted).  strtod_l() with the "C" locale does not; the locale
+ * object is made per call, so there is no global state (glibc and musl hand
+ * out a static object for "C" without allocating). */
+int td__parse_double(const char *s, double *out)
 {
     char *end;
-    if (!*s || isspace((unsigned char)*s))
+    double v;
+    int e;
+
+    if (!*s || strchr(" \t\n\v\f\r", *s))
         return TD_ESYNTAX;
+    locale_t c = newlocale(LC_ALL_MASK, "C", (locale_t)0);
+    if (c == (locale_t)0)
+        return TD_ENOMEM;
     errno = 0;
-    double v = strtod(s, &end);
+    v = strtod_l(s, &end, c);
+    e = errno;
+    freelocale(c);
     if (*end)
         return TD_ESYNTAX;
-    if (errno == ERANGE || !isfinite(v))
+    if (e == ERANGE || !isfinite(v))
         return TD_ERANGE;
     *out = v;
     return TD_OK;
@@ -183,9 +200,9 @@ int td_options_set(td_options *o, int kind, const char *key, const char *value)
         else
             rc = TD_ESYNTAX;
     } else if (strcmp(key, "ratio") == 0) {
-        rc = parse_double(value, &n.ratio);
+        rc = td__parse_double(value, &n.ratio);
     } else if (strcmp(key, "dedup") == 0) {
-        rc = parse_double(value, &n.dedup);
+        rc = td__parse_double(value, &n.dedup);
     } else if (strcmp(key, "dedup_block") == 0) {
         rc = td_parse_size(value, &u);
         if (rc == TD_OK && u > UINT32_MAX)

@@ -4,7 +4,8 @@
  * lives in libtestdata.
  *
  * Exit status: 0 success; 1 failure (I/O error, verify mismatch); 2 usage
- * error; 130/143 after SIGINT/SIGTERM.
+ * error; 129/130/143 after SIGHUP/SIGINT/SIGTERM; 141 when the reader of
+ * stdout went away with SIGPIPE ignored.
  */
 #define _GNU_SOURCE
 #include <testdata.h>
@@ -543,7 +544,7 @@ static void build_helps(void)
              "%s"
              "  -h, --help         this help; --version prints the version\n"
              "\n"
-             "Exit status: 0 done, 1 I/O error, 2 usage error, 130/143 interrupted.\n",
+             "Exit status: 0 done, 1 I/O error, 2 usage error, 129/130/143 interrupted.\n",
              kinds, size_help, stream_opts_help, mpi_help);
     snprintf(verify_help, sizeof verify_help,
              "usage: testdata verify KIND SIZE [options] [FILE|-]\n"
@@ -1036,7 +1037,7 @@ static int cmd_analyze(int argc, char **argv)
     args a;
     uint64_t sample = 0;
     uint32_t threads = 1;
-    int status = 0, rc;
+    int status = 0, rc, werr = 0;
 
     cur_cmd = "analyze";
     parse_args(argc, argv, F_JSON | F_SAMPLE, analyze_help, &a);
@@ -1080,15 +1081,23 @@ static int cmd_analyze(int argc, char **argv)
                 printf("\n");
             print_text(strcmp(name, "-") == 0 ? "stdin" : name, &r);
         }
-        fflush(stdout);
+        if (fflush(stdout) != 0) {
+            werr = errno; /* no reader or no space: no point in going on */
+            break;
+        }
         if (rc != TD_OK)
             status = EXIT_FAIL;
     }
-    if (a.json)
+    if (!werr && a.json)
         printf("]\n");
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-        if (errno != EPIPE)
-            fprintf(stderr, "%s: write error on stdout: %s\n", prog, strerror(errno));
+    if (!werr && fflush(stdout) != 0)
+        werr = errno;
+    if (werr || ferror(stdout)) {
+        /* The reader is gone (SIGPIPE ignored): end quietly, as gen does. */
+        if (werr == EPIPE)
+            return 128 + SIGPIPE;
+        fprintf(stderr, "%s: write error on stdout: %s\n", prog,
+                strerror(werr ? werr : EIO));
         return EXIT_FAIL;
     }
     return status;

@@ -3,7 +3,7 @@
 set -eu
 PKGS="build-essential cmake pkg-config libsodium-dev libssl-dev libcriterion-dev swig python3-dev
 python3-pytest python3-hypothesis zlib1g-dev libzstd-dev liblz4-dev liblzma-dev libbz2-dev
-gzip zstd lz4 xz-utils bzip2 pigz fio openssl hyperfine valgrind clang time doxygen
+gzip zstd lz4 xz-utils bzip2 pigz fio openssl hyperfine valgrind clang time doxygen strace
 mpich libmpich-dev python3-dask python3-distributed python3-matplotlib"
 missing=""
 for p in $PKGS; do

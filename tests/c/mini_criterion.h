@@ -63,6 +63,14 @@ mc_fail(int fatal, const char *file, int line, const char *expr, const char *fmt
         if (!(cond))                                                                           \
             mc_fail(fatal, __FILE__, __LINE__, text, " " __VA_ARGS__);                         \
     } while (0)
+/* Each test runs in a process of its own, so skipping ends that process. */
+#define cr_skip_test(...)                                                                      \
+    do {                                                                                       \
+        fputs("skipped: ", stderr);                                                            \
+        fprintf(stderr, __VA_ARGS__);                                                          \
+        fputc('\n', stderr);                                                                   \
+        exit(mc_failed);                                                                       \
+    } while (0)
 #define cr_assert(cond, ...) MC_(1, cond, #cond, __VA_ARGS__)
 #define cr_expect(cond, ...) MC_(0, cond, #cond, __VA_ARGS__)
 #define cr_assert_not(cond, ...) MC_(1, !(cond), "!(" #cond ")", __VA_ARGS__)

@@ -1,6 +1,10 @@
 /* TD_TEXT: golden vectors, chunking/seek/thread invariance, prose shape,
  * corpus regurgitation and compression fingerprint. */
+#ifdef TD_MINI_CRITERION
+#include "mini_criterion.h" /* ThreadSanitizer builds: see there */
+#else
 #include <criterion/criterion.h>
+#endif
 #include <testdata.h>
 
 #include <ctype.h>

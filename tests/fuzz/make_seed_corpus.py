@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """Write the hand-made seed inputs of tests/fuzz/corpus/ (run from anywhere).
 
-The layouts follow the input formats described at the top of fuzz_parse.c
-and fuzz_stream.c.  Inputs found by fuzzing go into corpus/ as well
+The layouts follow the input formats described at the top of fuzz_parse.c,
+fuzz_stream.c and fuzz_analyze.c.  Inputs found by fuzzing go into corpus/ as well
 (minimised: `fuzz_X -merge=1 corpus/fuzz_X NEW_DIR`), failures that were
 fixed into regressions/.
 """
+import hashlib
 import pathlib
 import struct
 
@@ -78,6 +79,37 @@ STREAM = {
     + U8(1) + struct.pack("<d", 0.5) + struct.pack("<I", 3) + U8(7) + U8(0) + U24(10),
 }
 
+
+
+def analyze(flags, split_seed=0, expand=0, budget=0, payload=b""):
+    return bytes([flags, split_seed & 0xFF, split_seed >> 8, expand, budget]) + payload
+
+
+def prng(n, seed):
+    out = b""
+    while len(out) < n:
+        out += hashlib.sha256(seed + len(out).to_bytes(8, "little")).digest()
+    return out[:n]
+
+
+TEXT = b"the quick brown fox jumps over the lazy dog\n"
+ANALYZE = {
+    "empty": b"",
+    "header_only": analyze(0),
+    "one_byte": analyze(0, 1, payload=b"x"),
+    "two_values": analyze(1, 2, payload=b"ab" * 200),
+    "text": analyze(2, 3, payload=TEXT * 20),
+    "all_values": analyze(0x13, 4, payload=bytes(range(256)) * 3),
+    "random": analyze(0x51, 5, payload=prng(1000, b"r")),
+    "small_budget": analyze(0x08, 6, budget=0, payload=prng(700, b"s")),
+    # expanded: several 1 MiB blocks, sampled (budget 1 or 2 blocks)
+    "expand_sampled": analyze(0x0C, 7, expand=17, budget=0, payload=TEXT * 3),
+    "expand_threads": analyze(0x0D, 8, expand=23, budget=1, payload=prng(333, b"e")),
+    "expand_fits": analyze(0x0E, 9, expand=15, budget=1, payload=bytes([0, 1, 2, 3]) * 9),
+}
+
+for name, data in ANALYZE.items():
+    write("fuzz_analyze", name, data)
 for name, data in PARSE.items():
     write("fuzz_parse", name, data)
 for name, data in STREAM.items():
