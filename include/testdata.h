@@ -121,6 +121,11 @@ typedef enum td_algorithm {
     TD_ALG_FAST = 1
 } td_algorithm;
 
+/** Smallest dedup_block (one disk sector). */
+#define TD_DEDUP_BLOCK_MIN 512u
+/** Largest dedup_block (1 GiB). */
+#define TD_DEDUP_BLOCK_MAX (1u << 30)
+
 /**
  * Options of a stream.  Always initialise with td_options_init() and then
  * set fields, so that fields added later get their defaults; the reserved
@@ -135,7 +140,8 @@ typedef struct td_options {
                                   TD_COMPRESSIBLE: 1 to 1000); default 3 */
     double dedup;            /**< target dedup ratio, 1 to 2^20; default 1 (no
                                   duplicates); kinds that list "dedup" only */
-    uint32_t dedup_block;    /**< dedup block size, power of two; default 4096 */
+    uint32_t dedup_block;    /**< dedup block size: a power of two from
+                                  TD_DEDUP_BLOCK_MIN to TD_DEDUP_BLOCK_MAX; default 4096 */
     uint32_t reserved32;     /**< reserved, must stay 0 */
     uint64_t reserved[8];    /**< reserved for future options, must stay 0 */
 } td_options;

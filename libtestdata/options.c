@@ -47,7 +47,10 @@ int td_options_check(int kind, const td_options *o)
         return TD_EINVAL;
     if (!(o->dedup >= 1.0) || !isfinite(o->dedup))
         return TD_ERANGE;
-    if (!is_pow2(o->dedup_block))
+    /* Below a sector, a "block" is not what any deduplicator uses, and the
+     * per-block work would make generation crawl. */
+    if (!is_pow2(o->dedup_block) || o->dedup_block < TD_DEDUP_BLOCK_MIN ||
+        o->dedup_block > TD_DEDUP_BLOCK_MAX)
         return TD_ERANGE;
     /* A dedup target on a kind that cannot honour it would be a silent lie. */
     if (o->dedup != 1.0 && !kind_accepts(vt, "dedup"))

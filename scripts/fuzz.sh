@@ -24,7 +24,7 @@ for t in $targets; do
   artifacts="$BUILD/fuzz-artifacts/$t"
   mkdir -p "$corpus" "$artifacts" "tests/fuzz/regressions/$t"
   echo "== fuzzing $t for ${SECONDS_EACH}s"
-  if ! "$BUILD/tests/fuzz/$t" -max_total_time="$SECONDS_EACH" -max_len=1024 -timeout=30 \
+  if ! "$BUILD/tests/fuzz/$t" -max_total_time="$SECONDS_EACH" -max_len=1024 -timeout=300 \
       -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$artifacts/" \
       "$corpus" "tests/fuzz/corpus/$t" "tests/fuzz/regressions/$t" >"$BUILD/fuzz-$t.log" 2>&1; then
     tail -n 60 "$BUILD/fuzz-$t.log"

@@ -176,7 +176,7 @@ static void invariance(td_kind kind, td_options o)
 Test(dedup, invariance_random)
 {
     invariance(TD_RANDOM, dd_opts(9, 2.5, 4096));
-    invariance(TD_RANDOM, dd_opts(9, 1.7, 32));
+    invariance(TD_RANDOM, dd_opts(9, 1.7, 512));
 }
 
 Test(dedup, invariance_compressible)
@@ -229,6 +229,10 @@ Test(dedup, bad_values)
     cr_assert_eq(o.dedup, 1.0);
     cr_assert_eq(o.dedup_block, 4096u);
     cr_assert_eq(td_options_set(&o, TD_COMPRESSIBLE, "dedup", "2"), TD_OK);
+    cr_assert_eq(td_options_set(&o, TD_COMPRESSIBLE, "dedup_block", "256"), TD_ERANGE);
+    cr_assert_eq(td_options_set(&o, TD_COMPRESSIBLE, "dedup_block", "2G"), TD_ERANGE);
+    cr_assert_eq(td_options_set(&o, TD_COMPRESSIBLE, "dedup_block", "512"), TD_OK);
+    cr_assert_eq(td_options_set(&o, TD_COMPRESSIBLE, "dedup_block", "1G"), TD_OK);
     cr_assert_eq(td_options_set(&o, TD_COMPRESSIBLE, "dedup_block", "8K"), TD_OK);
     cr_assert_eq(o.dedup_block, 8192u);
     /* zero keeps rejecting dedup */

@@ -462,7 +462,7 @@ Test(options, extreme_values_in_the_struct)
                 cr_assert_eq(td_options_check(k, &o), TD_OK, "%s", what);
             expect_usable_if_accepted(k, &o, what);
         }
-        static const uint32_t blocks[] = {0, 1, 2, 3, 4095, 4096, 4097, 1u << 20, 1u << 31,
+        static const uint32_t blocks[] = {0, 1, 2, 3, 256, 512, 4095, 4096, 4097, 1u << 20, 1u << 30, 1u << 31,
                                           UINT32_MAX};
         for (size_t i = 0; i < sizeof blocks / sizeof blocks[0]; i++) {
             td_options o;
@@ -470,9 +470,9 @@ Test(options, extreme_values_in_the_struct)
             o.dedup_block = blocks[i];
             snprintf(what, sizeof what, "%s dedup_block %u", td_kind_name(k), blocks[i]);
             uint32_t b = blocks[i];
-            if (!b || (b & (b - 1)))
-                cr_assert_eq(td_options_check(k, &o), TD_ERANGE, "%s: not a power of two",
-                             what);
+            if (!b || (b & (b - 1)) || b < TD_DEDUP_BLOCK_MIN || b > TD_DEDUP_BLOCK_MAX)
+                cr_assert_eq(td_options_check(k, &o), TD_ERANGE,
+                             "%s: not a power of two from 512 to 2^30", what);
             expect_usable_if_accepted(k, &o, what);
         }
         /* Algorithms beyond the known ones. */
