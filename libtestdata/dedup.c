@@ -17,23 +17,6 @@
 
 #define DEDUP_ONE 65536u
 
-#define WY_P0 UINT64_C(0xa0761d6478bd642f)
-#define WY_P1 UINT64_C(0xe7037ed1a0b428db)
-
-static inline uint64_t mix64(uint64_t a, uint64_t b)
-{
-#ifdef __SIZEOF_INT128__
-    unsigned __int128 t = (unsigned __int128)a * b;
-    return (uint64_t)(t >> 64) ^ (uint64_t)t;
-#else
-    uint64_t al = (uint32_t)a, ah = a >> 32, bl = (uint32_t)b, bh = b >> 32;
-    uint64_t ll = al * bl, lh = al * bh, hl = ah * bl, hh = ah * bh;
-    uint64_t mid = (ll >> 32) + (uint32_t)lh + (uint32_t)hl;
-    uint64_t lo = (mid << 32) | (uint32_t)ll;
-    uint64_t hi = hh + (lh >> 32) + (hl >> 32) + (mid >> 32);
-    return hi ^ lo;
-#endif
-}
 
 int td__dedup_init(td_dedup *d, const td_options *o)
 {
@@ -72,7 +55,7 @@ uint64_t td__dedup_map(const td_dedup *d, uint64_t i, int *is_new)
         return u;
     }
     *is_new = 0;
-    return mix64(d->key ^ i, (i + 1) * WY_P0 ^ WY_P1) % u;
+    return td__wymix(d->key ^ i, (i + 1) * TD_WY_P0 ^ TD_WY_P1) % u;
 }
 
 /* The start of a kind block of the underlying stream held in memory. */

@@ -27,30 +27,6 @@
 #define COMP_MAX_RUNS 4096u
 #define COMP_SLACK TD_COMP_SLACK
 
-#define WY_P0 UINT64_C(0xa0761d6478bd642f)
-#define WY_P1 UINT64_C(0xe7037ed1a0b428db)
-
-static inline uint64_t wymix(uint64_t a, uint64_t b)
-{
-#ifdef __SIZEOF_INT128__
-    unsigned __int128 t = (unsigned __int128)a * b;
-    return (uint64_t)(t >> 64) ^ (uint64_t)t;
-#else
-    uint64_t al = (uint32_t)a, ah = a >> 32, bl = (uint32_t)b, bh = b >> 32;
-    uint64_t ll = al * bl, lh = al * bh, hl = ah * bl, hh = ah * bh;
-    uint64_t mid = (ll >> 32) + (uint32_t)lh + (uint32_t)hl;
-    uint64_t lo = (mid << 32) | (uint32_t)ll;
-    uint64_t hi = hh + (lh >> 32) + (hl >> 32) + (mid >> 32);
-    return hi ^ lo;
-#endif
-}
-
-/* wyrand: state advances by P0; output wymix(s, s ^ P1). */
-static inline uint64_t wy_next(uint64_t *s)
-{
-    *s += WY_P0;
-    return wymix(*s, *s ^ WY_P1);
-}
 
 typedef struct comp_state {
     uint64_t key;
@@ -106,10 +82,10 @@ void td__comp_block(const td__comp_params *p, uint64_t key, uint64_t bi, uint8_t
     const uint64_t min16 = 16u * COMP_MIN_MATCH;
     const uint64_t a16 = mm16 > min16 ? 3 * (mm16 - min16) : 0;
     const uint32_t jb = p->jbits;
-    uint64_t s = wymix(key ^ (bi * WY_P1), bi + WY_P0);
+    uint64_t s = td__wymix(key ^ (bi * TD_WY_P1), bi + TD_WY_P0);
 
     while (pos < end) {
-        uint64_t r = wy_next(&s);
+        uint64_t r = td__wyrand(&s);
         /* Literal run: 1 + two uniforms on [0, ml), mean about ml.  Ranges
          * are reduced by multiply-shift (x * n) >> bits, not by division. */
         uint32_t lit = 1 + (uint32_t)(((r & 0xffff) * ml) >> 16) +
@@ -117,7 +93,7 @@ void td__comp_block(const td__comp_params *p, uint64_t key, uint64_t bi, uint8_t
         if (lit > COMP_BLOCK - pos)
             lit = COMP_BLOCK - pos;
         for (uint32_t k = 0; k < lit; k += 8)
-            td__store64le(out + pos + k, wy_next(&s));
+            td__store64le(out + pos + k, td__wyrand(&s));
         if (nruns < COMP_MAX_RUNS) {
             rs[nruns] = (uint16_t)pos;
             rl[nruns] = (uint16_t)lit;
@@ -140,7 +116,7 @@ void td__comp_block(const td__comp_params *p, uint64_t key, uint64_t bi, uint8_t
         }
         /* Source: the start half of a recent literal run, j runs back with
          * j log-uniform below 2^jbits. */
-        uint64_t r2 = wy_next(&s);
+        uint64_t r2 = td__wyrand(&s);
         uint32_t nb = (uint32_t)(((r2 & 0xff) * (jb + 1)) >> 8);
         uint32_t j = (uint32_t)(r2 >> 8) & ((1u << nb) - 1);
         if (j >= nruns)

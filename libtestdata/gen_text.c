@@ -31,34 +31,10 @@
 #error "text model needs more than 21 random bits per word"
 #endif
 
-#define WY_P0 UINT64_C(0xa0761d6478bd642f)
-#define WY_P1 UINT64_C(0xe7037ed1a0b428db)
 
 typedef struct text_state {
     uint64_t k[4];
 } text_state;
-
-static inline uint64_t mum(uint64_t a, uint64_t b)
-{
-#ifdef __SIZEOF_INT128__
-    unsigned __int128 t = (unsigned __int128)a * b;
-    return (uint64_t)(t >> 64) ^ (uint64_t)t;
-#else
-    uint64_t al = (uint32_t)a, ah = a >> 32, bl = (uint32_t)b, bh = b >> 32;
-    uint64_t ll = al * bl, lh = al * bh, hl = ah * bl, hh = ah * bh;
-    uint64_t mid = (ll >> 32) + (uint32_t)lh + (uint32_t)hl;
-    uint64_t lo = (mid << 32) | (uint32_t)ll;
-    uint64_t hi = hh + (lh >> 32) + (hl >> 32) + (mid >> 32);
-    return hi ^ lo;
-#endif
-}
-
-/* wyrand: a Weyl sequence through the mum mix. */
-static inline uint64_t rng_next(uint64_t *s)
-{
-    *s += WY_P0;
-    return mum(*s, *s ^ WY_P1);
-}
 
 static inline void copy16(uint8_t *dst, const char *src)
 {
@@ -107,18 +83,18 @@ static inline int is_mid_punct(uint8_t c)
 static void gen_block(const text_state *st, uint64_t bi, uint8_t *dst)
 {
     const size_t B = TEXT_BLOCK;
-    uint64_t s = mum(st->k[0] ^ bi, st->k[1] ^ WY_P1) ^ st->k[2];
+    uint64_t s = td__wymix(st->k[0] ^ bi, st->k[1] ^ TD_WY_P1) ^ st->k[2];
     size_t pos = 0;
     unsigned col = 0;
     int done = 0;
 
     while (!done) {
-        uint64_t r = rng_next(&s);
+        uint64_t r = td__wyrand(&s);
         unsigned nsent = td_text_paragraph_len[r & ((1u << TD_TEXT_PLEN_BITS) - 1)];
         int para_start = 1;
 
         for (unsigned j = 0; j < nsent && !done; j++) {
-            r = rng_next(&s);
+            r = td__wyrand(&s);
             unsigned n = td_text_sentence_len[r & ((1u << TD_TEXT_SLEN_BITS) - 1)];
             unsigned w = td_text_start[(r >> 10) & ((1u << TD_TEXT_START_BITS) - 1)];
             uint8_t endc = (uint8_t)td_text_end_punct[(r >> 22) & 255u];
@@ -148,7 +124,7 @@ static void gen_block(const text_state *st, uint64_t bi, uint8_t *dst)
             if (fast) {
                 unsigned i = 1;
                 for (; i + 2 < n; i += 3) {
-                    r = rng_next(&s);
+                    r = td__wyrand(&s);
                     w = next_word(w, (uint32_t)r);
                     put_word(dst, &pos, &col, w);
                     w = next_word(w, (uint32_t)(r >> TEXT_HBITS));
@@ -157,7 +133,7 @@ static void gen_block(const text_state *st, uint64_t bi, uint8_t *dst)
                     put_word(dst, &pos, &col, w);
                 }
                 if (i < n) {
-                    r = rng_next(&s);
+                    r = td__wyrand(&s);
                     w = next_word(w, (uint32_t)r);
                     put_word(dst, &pos, &col, w);
                     if (i + 1 < n) {
@@ -169,7 +145,7 @@ static void gen_block(const text_state *st, uint64_t bi, uint8_t *dst)
                 for (unsigned i = 1; i < n; i++) {
                     unsigned part = (i - 1) % 3;
                     if (part == 0)
-                        r = rng_next(&s);
+                        r = td__wyrand(&s);
                     unsigned nw = next_word(w, (uint32_t)(r >> (TEXT_HBITS * part)));
                     if (pos + td_text_len[nw] + TEXT_RESERVE > B) {
                         done = 1;

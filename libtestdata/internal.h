@@ -110,6 +110,32 @@ TD_HIDDEN int td__parse_double(const char *s, double *out);
 /* Number of online CPUs (>= 1). */
 TD_HIDDEN unsigned td__ncpus(void);
 
+/* wyrand (Wang Yi): a Weyl sequence through a 64x64->128 multiply-fold.
+ * The per-block PRNG of the block-structured kinds and of dedup. */
+#define TD_WY_P0 UINT64_C(0xa0761d6478bd642f)
+#define TD_WY_P1 UINT64_C(0xe7037ed1a0b428db)
+
+static inline uint64_t td__wymix(uint64_t a, uint64_t b)
+{
+#ifdef __SIZEOF_INT128__
+    unsigned __int128 t = (unsigned __int128)a * b;
+    return (uint64_t)(t >> 64) ^ (uint64_t)t;
+#else
+    uint64_t al = (uint32_t)a, ah = a >> 32, bl = (uint32_t)b, bh = b >> 32;
+    uint64_t ll = al * bl, lh = al * bh, hl = ah * bl, hh = ah * bh;
+    uint64_t mid = (ll >> 32) + (uint32_t)lh + (uint32_t)hl;
+    uint64_t lo = (mid << 32) | (uint32_t)ll;
+    uint64_t hi = hh + (lh >> 32) + (hl >> 32) + (mid >> 32);
+    return hi ^ lo;
+#endif
+}
+
+static inline uint64_t td__wyrand(uint64_t *s)
+{
+    *s += TD_WY_P0;
+    return td__wymix(*s, *s ^ TD_WY_P1);
+}
+
 static inline void td__store64le(uint8_t *p, uint64_t v)
 {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
