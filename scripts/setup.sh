@@ -5,8 +5,9 @@
 set -eu
 cd "$(dirname "$0")/.."
 sh scripts/deps.sh
-cmake -S . -B build -DPython3_EXECUTABLE=/usr/bin/python3
+cmake -S . -B build -DTD_BUILD_PYTHON=ON -DPython3_EXECUTABLE=/usr/bin/python3
 cmake --build build -j"$(nproc)"
 cmake --install build
 ldconfig
+/usr/bin/python3 -c "import testdata; print(\"python: import testdata\", testdata.__version__, \"OK\")"
 sh scripts/mystery.sh
