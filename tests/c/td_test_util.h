@@ -74,4 +74,47 @@ static inline void td_test_read_chunked(td_stream *s, unsigned char *out, size_t
     cr_assert_eq(done, total);
 }
 
+/* Bytes [base, base+n) of (kind, *o) are the same from one td_fill, from
+ * td_fill with threads 0..4, from odd-sized td_fill pieces, and from a
+ * 2-thread stream read in odd pieces after a seek; td_verify accepts them. */
+static inline void td_test_check_invariance(int kind, const td_options *o, uint64_t base,
+                                            size_t n)
+{
+    unsigned char *ref = malloc(n), *b = malloc(n);
+    cr_assert(ref && b);
+    cr_assert_eq(td_fill(kind, o, base, ref, n), TD_OK);
+    for (uint32_t t = 0; t <= 4; t++) {
+        td_options ot = *o;
+        ot.threads = t;
+        memset(b, 0, n);
+        cr_assert_eq(td_fill(kind, &ot, base, b, n), TD_OK);
+        cr_assert(memcmp(b, ref, n) == 0, "kind %d: threads=%u differs", kind, t);
+    }
+    memset(b, 0, n);
+    for (size_t done = 0, step = 1; done < n; step = step * 7 % 40009 + 1) {
+        size_t k = n - done < step ? n - done : step;
+        cr_assert_eq(td_fill(kind, o, base + done, b + done, k), TD_OK);
+        done += k;
+    }
+    cr_assert(memcmp(b, ref, n) == 0, "kind %d: odd td_fill pieces differ", kind);
+    td_options o2 = *o;
+    o2.threads = 2;
+    td_stream *s;
+    cr_assert_eq(td_stream_open(&s, kind, base + n, &o2), TD_OK);
+    cr_assert_eq(td_stream_seek(s, base), TD_OK);
+    memset(b, 0, n);
+    for (size_t done = 0, step = 3; done < n; step = step * 13 % 300007 + 1) {
+        size_t got = 0, k = n - done < step ? n - done : step;
+        cr_assert_eq(td_stream_read(s, b + done, k, &got), TD_OK);
+        done += got;
+    }
+    cr_assert(memcmp(b, ref, n) == 0, "kind %d: stream read in pieces differs", kind);
+    size_t extra;
+    cr_assert_eq(td_stream_read(s, b, 1, &extra), TD_DONE);
+    td_stream_free(s);
+    cr_assert_eq(td_verify(kind, o, base, ref, n, NULL), TD_OK);
+    free(ref);
+    free(b);
+}
+
 #endif

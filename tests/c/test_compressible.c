@@ -12,14 +12,6 @@
 
 #define MIB (1024u * 1024u)
 
-static void sha256_hex(const void *p, size_t n, char out[65])
-{
-    unsigned char h[32];
-    crypto_hash_sha256(h, p, n);
-    for (int i = 0; i < 32; i++)
-        sprintf(out + 2 * i, "%02x", h[i]);
-}
-
 static td_options opts(uint64_t seed, double ratio)
 {
     td_options o;
@@ -57,7 +49,7 @@ Test(compressible, golden_vectors)
         td_options o = opts(g->seed, g->ratio);
         uint8_t *b = gen(&o, g->offset, MIB);
         char hex[65];
-        sha256_hex(b, MIB, hex);
+        td_test_sha256_hex(b, MIB, hex);
         cr_expect_str_eq(hex, g->sha, "seed %llu ratio %g offset %llu",
                          (unsigned long long)g->seed, g->ratio, (unsigned long long)g->offset);
         free(b);
@@ -77,46 +69,8 @@ Test(compressible, kind_registered)
 
 Test(compressible, chunking_seek_threads)
 {
-    const size_t n = 3 * MIB + 12345;
-    const uint64_t base = (UINT64_C(1) << 40) - 777;
     td_options o = opts(7, 2.5);
-    uint8_t *ref = gen(&o, base, n);
-    uint8_t *b = malloc(n);
-
-    /* threads */
-    for (uint32_t t = 0; t <= 4; t += 2) {
-        td_options ot = o;
-        ot.threads = t;
-        memset(b, 0, n);
-        cr_assert_eq(td_fill(TD_COMPRESSIBLE, &ot, base, b, n), TD_OK);
-        cr_assert(memcmp(b, ref, n) == 0, "threads=%u differs", t);
-    }
-    /* odd-sized td_fill pieces */
-    memset(b, 0, n);
-    for (size_t done = 0, step = 1; done < n; step = step * 7 % 40009 + 1) {
-        size_t k = n - done < step ? n - done : step;
-        cr_assert_eq(td_fill(TD_COMPRESSIBLE, &o, base + done, b + done, k), TD_OK);
-        done += k;
-    }
-    cr_assert(memcmp(b, ref, n) == 0);
-    /* a stream read in odd pieces, after a seek, with 2 threads */
-    td_options o2 = o;
-    o2.threads = 2;
-    td_stream *s;
-    cr_assert_eq(td_stream_open(&s, TD_COMPRESSIBLE, TD_SIZE_UNBOUNDED, &o2), TD_OK);
-    cr_assert_eq(td_stream_seek(s, base), TD_OK);
-    memset(b, 0, n);
-    for (size_t done = 0, step = 3; done < n; step = step * 13 % 300007 + 1) {
-        size_t got = 0, k = n - done < step ? n - done : step;
-        cr_assert_eq(td_stream_read(s, b + done, k, &got), TD_OK);
-        done += got;
-    }
-    cr_assert(memcmp(b, ref, n) == 0);
-    td_stream_free(s);
-    /* verify round trip */
-    cr_assert_eq(td_verify(TD_COMPRESSIBLE, &o, base, ref, n, NULL), TD_OK);
-    free(ref);
-    free(b);
+    td_test_check_invariance(TD_COMPRESSIBLE, &o, (UINT64_C(1) << 40) - 777, 3 * MIB + 12345);
 }
 
 Test(compressible, seeds_and_ratios_differ)

@@ -138,39 +138,7 @@ Test(dedup, combines_with_ratio)
 
 static void invariance(td_kind kind, td_options o)
 {
-    const size_t n = 5 * MIB + 999;
-    const uint64_t base = (UINT64_C(1) << 41) + 123;
-    uint8_t *ref = malloc(n), *b = malloc(n);
-    cr_assert_eq(td_fill(kind, &o, base, ref, n), TD_OK);
-    for (uint32_t t = 0; t <= 3; t++) {
-        td_options ot = o;
-        ot.threads = t;
-        memset(b, 0, n);
-        cr_assert_eq(td_fill(kind, &ot, base, b, n), TD_OK);
-        cr_assert(memcmp(b, ref, n) == 0, "threads %u", t);
-    }
-    memset(b, 0, n);
-    for (size_t done = 0, step = 1; done < n; step = step * 5 % 70001 + 1) {
-        size_t k = n - done < step ? n - done : step;
-        cr_assert_eq(td_fill(kind, &o, base + done, b + done, k), TD_OK);
-        done += k;
-    }
-    cr_assert(memcmp(b, ref, n) == 0);
-    td_stream *s;
-    td_options o2 = o;
-    o2.threads = 2;
-    cr_assert_eq(td_stream_open(&s, kind, base + n, &o2), TD_OK);
-    cr_assert_eq(td_stream_seek(s, base), TD_OK);
-    memset(b, 0, n);
-    size_t done = 0, got;
-    while (td_stream_read(s, b + done, 100003, &got) == TD_OK)
-        done += got;
-    cr_assert_eq(done, n);
-    cr_assert(memcmp(b, ref, n) == 0);
-    td_stream_free(s);
-    cr_assert_eq(td_verify(kind, &o, base, ref, n, NULL), TD_OK);
-    free(ref);
-    free(b);
+    td_test_check_invariance(kind, &o, (UINT64_C(1) << 41) + 123, 5 * MIB + 999);
 }
 
 Test(dedup, invariance_random)

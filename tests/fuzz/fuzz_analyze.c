@@ -33,18 +33,13 @@
  */
 #include <testdata.h>
 
+#include "fuzz_check.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define CHECK(cond)                                                                            \
-    do {                                                                                       \
-        if (!(cond)) {                                                                         \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);           \
-            abort();                                                                           \
-        }                                                                                      \
-    } while (0)
 
 #define KIB 1024u
 #define BLOCK TD_ANALYZE_BLOCK

@@ -11,18 +11,13 @@
  */
 #include <testdata.h>
 
+#include "fuzz_check.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define CHECK(cond)                                                                            \
-    do {                                                                                       \
-        if (!(cond)) {                                                                         \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);           \
-            abort();                                                                           \
-        }                                                                                      \
-    } while (0)
 
 /* Model of td_parse_size: digits, then nothing, or one of K M G T P E (k too)
  * optionally followed by "iB" (1024) or "B" (1000).  Returns the status. */

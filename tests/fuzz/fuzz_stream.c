@@ -15,17 +15,12 @@
  */
 #include <testdata.h>
 
+#include "fuzz_check.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define CHECK(cond)                                                                            \
-    do {                                                                                       \
-        if (!(cond)) {                                                                         \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);           \
-            abort();                                                                           \
-        }                                                                                      \
-    } while (0)
 
 #define KIB 1024u
 #define MIB (1024u * 1024u)
