@@ -61,7 +61,7 @@ extern "C" {
  * existing (kind, seed, options) combination change.  Golden vectors in the
  * test suite pin the bytes of this version.
  */
-#define TD_FORMAT_VERSION 1
+#define TD_FORMAT_VERSION 2
 
 /** A stream size meaning "endless": reads never reach TD_DONE. */
 #define TD_SIZE_UNBOUNDED UINT64_MAX
@@ -84,7 +84,8 @@ typedef enum td_status {
     TD_ERANGE    = -5,  /**< value or offset out of range (e.g. past the end, overflow) */
     TD_EIO       = -6,  /**< I/O error; errno holds the system's reason */
     TD_EMISMATCH = -7,  /**< td_verify: the data differs from the stream */
-    TD_ESYNTAX   = -8   /**< a size or option string could not be parsed */
+    TD_ESYNTAX   = -8,  /**< a size or option string could not be parsed */
+    TD_ECANCELED = -9   /**< a progress callback (td_io_options) asked to stop */
 } td_status;
 
 /**
@@ -125,6 +126,8 @@ typedef enum td_algorithm {
 #define TD_DEDUP_BLOCK_MIN 512u
 /** Largest dedup_block (1 GiB). */
 #define TD_DEDUP_BLOCK_MAX (1u << 30)
+/** Largest dedup ratio. */
+#define TD_DEDUP_MAX_RATIO 1048576.0
 
 /**
  * Options of a stream.  Always initialise with td_options_init() and then
@@ -151,23 +154,86 @@ TD_API void td_options_init(td_options *o);
 
 /**
  * Set one option from strings, as the CLI and bindings do ("ratio", "3").
- * Known keys: seed, threads, algorithm (chacha20|fast), ratio, dedup,
- * dedup_block.  Numbers are decimal (seed also accepts 0x hex); dedup_block
- * accepts size suffixes.
+ * The keys, their types, ranges and the kinds they apply to are those of
+ * the option table (td_option_get()); '-' and '_' are alike in keys
+ * ("dedup-block").  Integers are decimal (seed also 0x hex), sizes take
+ * td_parse_size() suffixes, choices are one of the listed names.
  *
  * @return TD_OK; TD_EOPTION if the key is unknown or does not apply to
  *         @p kind; TD_ESYNTAX if the value cannot be parsed; TD_ERANGE if
- *         it is out of range; TD_EINVAL for NULL arguments or bad kind.
- *         On failure *o is unchanged.
+ *         it is out of range; TD_EINVAL for NULL arguments, TD_EKIND for a
+ *         bad kind.  On failure *o is unchanged.
  */
 TD_API int td_options_set(td_options *o, int kind, const char *key, const char *value);
 
 /**
+ * As td_options_set(), and on failure write one line for people into
+ * @p msg (at most @p cap bytes, NUL-terminated; msg may be NULL) that names
+ * the option and its valid values, e.g. "bad value 'fats' for option
+ * 'algorithm': one of chacha20, fast; did you mean 'fast'?" or "unknown
+ * option 'sed'; did you mean 'seed'?".  msg is untouched on success.
+ */
+TD_API int td_options_set_msg(td_options *o, int kind, const char *key, const char *value,
+                              char *msg, size_t cap);
+
+/**
  * Check that @p o is valid for @p kind: every value in range.  Called by all
  * functions that take options; exposed so callers can validate early.
- * @return TD_OK, TD_EKIND, TD_EINVAL or TD_ERANGE.
+ * @return TD_OK, TD_EKIND, TD_EINVAL, TD_EOPTION (a dedup target on a kind
+ *         that cannot honour it) or TD_ERANGE.
  */
 TD_API int td_options_check(int kind, const td_options *o);
+
+/**
+ * As td_options_check(), with a message naming the field at fault and its
+ * range on failure, e.g. "option 'dedup_block' is 0: out of range (a power
+ * of two from 512 to 1G)".  msg may be NULL; untouched on success.
+ */
+TD_API int td_options_check_msg(int kind, const td_options *o, char *msg, size_t cap);
+
+/** How an option's value is written (td_option_info.type). */
+typedef enum td_option_type {
+    TD_OPTION_UINT = 0,   /**< an unsigned integer */
+    TD_OPTION_SIZE = 1,   /**< a byte count with td_parse_size() suffixes */
+    TD_OPTION_REAL = 2,   /**< a decimal number ("1.5") */
+    TD_OPTION_CHOICE = 3  /**< one of the names in td_option_info.values */
+} td_option_type;
+
+/**
+ * One row of the option table: everything the library knows about an
+ * option, for front ends to parse, check and document it from (help, man
+ * page, completions).  All strings are static.
+ */
+typedef struct td_option_info {
+    const char *key;          /**< "dedup_block" (the CLI spells it --dedup-block) */
+    int type;                 /**< td_option_type */
+    const char *value_name;   /**< placeholder for usage lines: "N", "R", "SIZE", "NAME" */
+    const char *help;         /**< one line, no final period */
+    const char *const *values; /**< TD_OPTION_CHOICE: the names, NULL-terminated; else NULL */
+    const char *range;        /**< the valid values, for people: "1 to 1000" */
+    const char *default_value; /**< the default, as it would be written: "4096" */
+    uint32_t kinds;           /**< bit k is set when the option applies to kind k */
+    uint32_t reserved;        /**< 0 */
+} td_option_info;
+
+/** Number of rows of the option table. */
+TD_API size_t td_option_count(void);
+
+/** Row @p index of the option table (0 .. td_option_count()-1), or NULL. */
+TD_API const td_option_info *td_option_get(size_t index);
+
+/** The row for @p key ('-' and '_' alike), or NULL if there is none. */
+TD_API const td_option_info *td_option_find(const char *key);
+
+/** Nonzero when option @p opt applies to @p kind. */
+TD_API int td_option_applies(const td_option_info *opt, int kind);
+
+/**
+ * The candidate closest to @p word by edit distance (at most a third of
+ * its length, at least 1), for "did you mean" hints; NULL when none is
+ * close.  @p candidates is NULL-terminated.  Pure; thread-safe.
+ */
+TD_API const char *td_suggest(const char *word, const char *const *candidates);
 
 /**
  * Parse a kind name ("zero", "random", ...) into *kind.
@@ -177,6 +243,13 @@ TD_API int td_kind_from_name(const char *name, int *kind);
 
 /** Name of a kind ("zero", "random", ...), or NULL if @p kind is unknown. */
 TD_API const char *td_kind_name(int kind);
+
+/**
+ * As td_kind_from_name(), writing on failure a line such as "unknown kind
+ * 'randm'; did you mean 'random'? (kinds: zero, random, text,
+ * compressible)" into @p msg (may be NULL).
+ */
+TD_API int td_kind_from_name_msg(const char *name, int *kind, char *msg, size_t cap);
 
 /**
  * Parse a size: a plain number is bytes; K M G T P E and KiB MiB GiB TiB PiB
@@ -209,11 +282,11 @@ typedef struct td_stream td_stream;
  * @return a stream to release with td_stream_free(), or NULL on failure
  *         (use td_stream_open() to learn why).
  */
-TD_API td_stream *td_stream_new(td_kind kind, uint64_t size);
+TD_API td_stream *td_stream_new(int kind, uint64_t size);
 
 /** As td_stream_new(), with options (NULL means defaults).  The options are
  *  copied; @p o may be freed or changed afterwards. */
-TD_API td_stream *td_stream_new_with(td_kind kind, uint64_t size, const td_options *o);
+TD_API td_stream *td_stream_new_with(int kind, uint64_t size, const td_options *o);
 
 /**
  * Create a stream and report why it failed.
@@ -275,7 +348,7 @@ TD_API void td_stream_free(td_stream *s);
  * @return TD_OK; TD_ERANGE if offset+len overflows 2^64; TD_EINVAL, TD_EKIND,
  *         TD_ENOMEM.  len == 0 is TD_OK (buf may then be NULL).
  */
-TD_API int td_fill(td_kind kind, const td_options *o, uint64_t offset, void *buf, size_t len);
+TD_API int td_fill(int kind, const td_options *o, uint64_t offset, void *buf, size_t len);
 
 /**
  * Check that @p buf holds bytes [offset, offset+len) of the stream.
@@ -289,7 +362,7 @@ TD_API int td_fill(td_kind kind, const td_options *o, uint64_t offset, void *buf
  *                              byte (may be NULL); untouched on TD_OK
  * @return TD_OK if identical, TD_EMISMATCH if not, or another negative code.
  */
-TD_API int td_verify(td_kind kind, const td_options *o, uint64_t offset,
+TD_API int td_verify(int kind, const td_options *o, uint64_t offset,
                      const void *buf, size_t len, uint64_t *first_mismatch);
 
 /**
@@ -302,7 +375,7 @@ TD_API int td_verify(td_kind kind, const td_options *o, uint64_t offset,
  * @param[out] first_mismatch  as in td_verify() (may be NULL)
  * @param[out] count            number of differing bytes (may be NULL; 0 on TD_OK)
  */
-TD_API int td_verify_count(td_kind kind, const td_options *o, uint64_t offset,
+TD_API int td_verify_count(int kind, const td_options *o, uint64_t offset,
                            const void *buf, size_t len,
                            uint64_t *first_mismatch, uint64_t *count);
 
@@ -328,19 +401,243 @@ TD_API int td_split_range(uint64_t size, uint64_t parts, uint64_t align, uint64_
  * the stream (one shard of a larger data set; td_write_file() is offset 0).
  * @return as td_write_file(); TD_ERANGE also if offset+size overflows 2^64.
  */
-TD_API int td_write_file_at(const char *path, td_kind kind, uint64_t offset, uint64_t size,
+TD_API int td_write_file_at(const char *path, int kind, uint64_t offset, uint64_t size,
                             const td_options *o);
 
 /**
- * Write the first @p size bytes of the stream to a new file at @p path (a
- * fixture in one call).  The data goes to a temporary file in the same
- * directory that is renamed over @p path only when complete, so no partial
- * file is left behind on failure.
+ * Write the first @p size bytes of the stream to @p path (a fixture in one
+ * call), following the rules of td_output: a regular file is replaced only
+ * once the new one is complete, a device or FIFO is written into, nothing
+ * is left behind on failure.
  * @return TD_OK; TD_EIO (errno set) on a system error; TD_ERANGE if size is
  *         TD_SIZE_UNBOUNDED; TD_EINVAL, TD_EKIND, TD_ENOMEM.
  */
-TD_API int td_write_file(const char *path, td_kind kind, uint64_t size, const td_options *o);
+TD_API int td_write_file(const char *path, int kind, uint64_t size, const td_options *o);
 
+
+/* ------------------------------------------------------------------------ */
+/* Progress, files and file descriptors                                      */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * A progress callback for long calls: called with the number of bytes done
+ * so far, at least every 16 MiB and whenever a system call was interrupted
+ * by a signal (so a front end can act on Ctrl-C at once).  Returning
+ * nonzero stops the call, which then cleans up and returns TD_ECANCELED.
+ * Called on the thread that made the call.
+ */
+typedef int (*td_progress_fn)(void *ctx, uint64_t done);
+
+/** td_io_options.flags: write into the file itself, created if missing and
+ *  truncated, instead of through a temporary: a failure then leaves the
+ *  bytes written so far (the CLI's --keep-partial). */
+#define TD_IO_IN_PLACE 1u
+/** td_io_options.flags (td_output_open): make the temporary a named file
+ *  (td_output_temp_path()) even where an unnamed O_TMPFILE would do, so
+ *  that other processes can open it. */
+#define TD_IO_NAMED_TEMP 2u
+
+/** How a long call reports progress and writes files.  Initialise with
+ *  td_io_options_init(). */
+typedef struct td_io_options {
+    uint32_t flags;          /**< TD_IO_IN_PLACE, TD_IO_NAMED_TEMP */
+    uint32_t reserved32;     /**< reserved, 0 */
+    td_progress_fn progress; /**< or NULL */
+    void *ctx;               /**< passed to progress */
+    uint64_t reserved[6];    /**< reserved, 0 */
+} td_io_options;
+
+/** Set *io to no flags and no callback.  NULL is ignored. */
+TD_API void td_io_options_init(td_io_options *io);
+
+/**
+ * As td_fill(), calling io->progress between pieces of at most 16 MiB; a
+ * nonzero return stops with TD_ECANCELED (buf is then partly filled).
+ * io may be NULL.
+ */
+TD_API int td_fill_ex(int kind, const td_options *o, uint64_t offset, void *buf, size_t len,
+                      const td_io_options *io);
+
+/**
+ * An output file that never loses what was there before.  Opaque.
+ *
+ * What happens depends on what @p path names (symlinks are followed):
+ *   - a regular file, or nothing yet: the data goes to a temporary file in
+ *     the same directory (an unnamed O_TMPFILE where the file system has
+ *     it, so that even SIGKILL leaves nothing; otherwise a hidden
+ *     ".tdtmp-XXXXXXXXXXXX" file), which td_output_commit() puts in place
+ *     with one rename, after fsync when it replaces a file; the new file
+ *     keeps the old one's mode (and owner, when run as root).  A symlink
+ *     stays and the file it points to is replaced.  td_output_abort() or
+ *     any failure leaves the old file untouched;
+ *   - a device, FIFO or socket, or anything reached through /proc (such
+ *     as /dev/stdout): written into directly, never replaced or removed;
+ *   - with TD_IO_IN_PLACE: the regular file itself, truncated first.
+ */
+typedef struct td_output td_output;
+
+/**
+ * Open an output for @p path.  @p flags: TD_IO_IN_PLACE, TD_IO_NAMED_TEMP.
+ * @return TD_OK; TD_EIO with errno (cannot create the temporary, the path
+ *         is a directory, ...); TD_EINVAL; TD_ENOMEM.
+ */
+TD_API int td_output_open(td_output **out, const char *path, uint32_t flags);
+
+/** The file descriptor to write to (for pwrite() or a write loop of one's own). */
+TD_API int td_output_fd(const td_output *out);
+
+/** Path of the named temporary file, or NULL (unnamed temporary, or the
+ *  data goes into the path itself).  For a signal handler that must
+ *  unlink() it, and for other processes to open. */
+TD_API const char *td_output_temp_path(const td_output *out);
+
+/** Nonzero when the data goes to a temporary that replaces the path on
+ *  td_output_commit(). */
+TD_API int td_output_atomic(const td_output *out);
+
+/** Write all @p len bytes (interrupted writes are resumed).
+ *  @return TD_OK, TD_EIO (errno), TD_EINVAL. */
+TD_API int td_output_write(td_output *out, const void *buf, size_t len);
+
+/**
+ * Put the data in place and release @p out (always released).
+ * @return TD_OK; TD_EIO with errno (the temporary is then removed and the
+ *         old file is untouched).
+ */
+TD_API int td_output_commit(td_output *out);
+
+/** Drop the data: remove the temporary, leave the path as it was (or, for
+ *  direct and in-place outputs, as far as it was written), release @p out. */
+TD_API void td_output_abort(td_output *out);
+
+/**
+ * Write bytes [@p offset, offset+size) of the stream to @p path with the
+ * rules of td_output (td_write_file() is offset 0 with no @p io).
+ * @param path     the file (or device, FIFO ...) to write
+ * @param kind     the kind of stream
+ * @param offset   stream offset of the first byte written
+ * @param size     bytes to write
+ * @param o        options, or NULL for defaults
+ * @param io       progress callback and flags (TD_IO_IN_PLACE), or NULL
+ * @param written  if not NULL, receives the bytes written to the file or
+ *                 temporary, also on failure
+ * @return TD_OK; TD_EIO (errno set); TD_ECANCELED; TD_ERANGE if offset+size
+ *         overflows, or for an unbounded size with a file that would be
+ *         replaced (it could never complete); TD_EINVAL, TD_EKIND, TD_ENOMEM,
+ *         or an option error (checked before any file is touched).
+ */
+TD_API int td_write_file_ex(const char *path, int kind, uint64_t offset, uint64_t size,
+                            const td_options *o, const td_io_options *io, uint64_t *written);
+
+/**
+ * Write bytes [@p offset, offset+size) of the stream (size may be
+ * TD_SIZE_UNBOUNDED) to the file descriptor @p fd, e.g. standard output.
+ * A pipe gets a 1 MiB buffer where the system allows.
+ * @return TD_OK; TD_EIO with errno (EPIPE when the reader went away);
+ *         TD_ECANCELED; TD_ERANGE; TD_EINVAL; TD_EKIND; TD_ENOMEM.
+ */
+TD_API int td_write_fd(int fd, int kind, uint64_t offset, uint64_t size, const td_options *o,
+                       const td_io_options *io, uint64_t *written);
+
+/* ------------------------------------------------------------------------ */
+/* Verification                                                              */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * What a verification found.  Filled by td_verifier_finish(),
+ * td_verify_fd() and td_verify_file(); td_verify_message() words it.
+ */
+typedef struct td_verify_result {
+    uint64_t offset;         /**< stream offset of the first byte of the data */
+    uint64_t expected;       /**< bytes expected; TD_SIZE_UNBOUNDED: up to the stream's end */
+    uint64_t received;       /**< bytes of data (including any past the expected ones) */
+    uint64_t compared;       /**< bytes compared: at most expected */
+    uint64_t mismatches;     /**< differing bytes among them */
+    uint64_t first_mismatch; /**< position in the data (from 0) of the first
+                                  differing byte; meaningful when mismatches > 0 */
+    uint64_t missing;        /**< short input: expected - received; else 0 */
+    uint64_t extra;          /**< long input: bytes past the expected ones; else 0 */
+    int extra_is_lower_bound; /**< nonzero when more may have followed (a pipe
+                                   is read only one byte past the end) */
+    int status;              /**< TD_OK (identical, right length), TD_EMISMATCH, or
+                                  the error that ended the verification */
+    uint64_t reserved[6];    /**< reserved, 0 */
+} td_verify_result;
+
+/**
+ * An incremental verifier: feed the data in any chunks with
+ * td_verifier_update(), then td_verifier_finish().  The expected bytes are
+ * regenerated in a bounded buffer (as a td_stream's), with the threads of
+ * @p o; results do not depend on chunking or threads.  Opaque; one thread
+ * at a time per verifier.
+ */
+typedef struct td_verifier td_verifier;
+
+/**
+ * Create a verifier for bytes [@p offset, offset + @p expected_size) of the
+ * (kind, options) stream; expected_size may be TD_SIZE_UNBOUNDED (no length
+ * check, but data past the stream's last byte, offset 2^64-2, is long).
+ * @return TD_OK, TD_EINVAL, TD_EKIND, TD_ERANGE (also for offset+size past
+ *         the end of the stream), TD_ENOMEM, or an option error.
+ */
+TD_API int td_verifier_new(td_verifier **out, int kind, const td_options *o, uint64_t offset,
+                           uint64_t expected_size);
+
+/** Compare the next @p len bytes of the data.  Bytes past the expected
+ *  ones are counted as extra.  @return TD_OK, TD_EINVAL, TD_ERANGE, TD_ENOMEM. */
+TD_API int td_verifier_update(td_verifier *v, const void *buf, size_t len);
+
+/**
+ * Finish and fill *result.  The verifier cannot be updated afterwards.
+ * @return TD_OK when the data is identical and of the expected length,
+ *         TD_EMISMATCH otherwise (differing bytes, short or long), TD_EINVAL.
+ */
+TD_API int td_verifier_finish(td_verifier *v, td_verify_result *result);
+
+/** Release a verifier.  NULL is fine. */
+TD_API void td_verifier_free(td_verifier *v);
+
+/**
+ * One line per finding, for people, naming the data @p name: "NAME differs
+ * from the stream: first difference at byte N (stream offset M), K
+ * differing bytes in C compared", "NAME is short: R of E bytes, M missing",
+ * "NAME is long: more than E bytes (X extra)"; lines are separated by '
+',
+ * with no final newline.  For an identical result: "NAME matches the
+ * stream: N bytes".  When nearly every byte differs the line says that the
+ * seed, kind, options or offset are likely wrong.
+ * @return TD_OK; TD_ERANGE if truncated (still NUL-terminated); TD_EINVAL.
+ */
+TD_API int td_verify_message(const td_verify_result *r, const char *name, char *buf, size_t cap);
+
+/**
+ * Verify everything read from @p fd (until end of file, or one byte past
+ * the expected bytes) against bytes [@p offset, offset+size) of the stream.
+ * A second thread reads ahead while the first compares.  io->progress (io
+ * may be NULL) is called with the bytes read so far at least every 8 MiB
+ * and every 100 ms while waiting for input.
+ * @return TD_OK, TD_EMISMATCH, TD_EIO (errno; *result holds what was
+ *         compared before), TD_ECANCELED, or a td_verifier_new() error.
+ */
+TD_API int td_verify_fd(int fd, int kind, uint64_t offset, uint64_t size, const td_options *o,
+                        const td_io_options *io, td_verify_result *result);
+
+/** td_verify_fd() on the file at @p path: the counterpart of td_write_file(). */
+TD_API int td_verify_file(const char *path, int kind, uint64_t size, const td_options *o,
+                          td_verify_result *result);
+
+/** As td_verify_file(), at a stream offset and with progress (io may be NULL). */
+TD_API int td_verify_file_ex(const char *path, int kind, uint64_t offset, uint64_t size,
+                             const td_options *o, const td_io_options *io,
+                             td_verify_result *result);
+
+/**
+ * The name of shard file @p index of a data set cut into files
+ * (td_split_range() gives its bytes): "part-000042".  Used by --mpi
+ * --files and testdata.dask, so both name the same files.
+ * @return TD_OK, TD_EINVAL, TD_ERANGE (truncated).
+ */
+TD_API int td_shard_name(char *buf, size_t cap, uint64_t index);
 
 /* ------------------------------------------------------------------------ */
 /* Analysis: how compressible is some data?                                  */

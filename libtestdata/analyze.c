@@ -10,7 +10,7 @@
  * whenever the budget is full, dropping the samples that are off the new
  * stride, so the kept samples always spread evenly over what has been seen.
  */
-#include "internal.h"
+#include "pool.h"
 
 #include <lz4frame.h>
 #include <lzma.h>
@@ -93,18 +93,23 @@ void td_analyze_options_init(td_analyze_options *o)
     o->threads = 1;
 }
 
+static void codecs_free(codecs *c)
+{
+    if (c->z_ready)
+        deflateEnd(&c->z);
+    ZSTD_freeCCtx(c->zc);
+    lzma_end(&c->xz);
+    free(c->out);
+    memset(c, 0, sizeof *c);
+}
+
 void td_analyzer_free(td_analyzer *a)
 {
     if (!a)
         return;
     td__pool_free(a->pool);
-    for (unsigned t = 0; a->cx && t < a->nthreads; t++) {
-        if (a->cx[t].z_ready)
-            deflateEnd(&a->cx[t].z);
-        ZSTD_freeCCtx(a->cx[t].zc);
-        lzma_end(&a->cx[t].xz);
-        free(a->cx[t].out);
-    }
+    for (unsigned t = 0; a->cx && t < a->nthreads; t++)
+        codecs_free(&a->cx[t]);
     for (unsigned t = 0; a->batch && t < a->nthreads; t++)
         free(a->batch[t].data);
     free(a->cx);
@@ -205,13 +210,20 @@ int td_analyzer_new(td_analyzer **out, const td_analyze_options *o)
     a->nthreads = nt;
     for (unsigned t = 0; t < nt; t++) {
         rc = codecs_init(a, &a->cx[t]);
+        if (rc == TD_OK && !(a->batch[t].data = malloc(BLOCK)))
+            rc = TD_ENOMEM;
+        if (rc != TD_OK && t > 0) {
+            /* Threads are never a reason to fail: go on with those that
+             * got their memory. */
+            codecs_free(&a->cx[t]);
+            free(a->batch[t].data);
+            a->batch[t].data = NULL;
+            a->nthreads = t;
+            rc = TD_OK;
+            break;
+        }
         if (rc != TD_OK)
             goto fail;
-        a->batch[t].data = malloc(BLOCK);
-        if (!a->batch[t].data) {
-            rc = TD_ENOMEM;
-            goto fail;
-        }
     }
     *out = a;
     return TD_OK;

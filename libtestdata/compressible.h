@@ -3,7 +3,7 @@
 #ifndef TD_COMPRESSIBLE_H
 #define TD_COMPRESSIBLE_H
 
-#include "internal.h"
+#include "kind.h"
 
 /* Shape of the LZ sequences of a block. */
 typedef struct td__comp_params {

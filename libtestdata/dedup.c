@@ -7,37 +7,64 @@
  * logical blocks is U(n) = ceil(n * 2^16 / dq).  Logical block i is new when
  * U(i+1) > U(i); it then shows block U(i) of the underlying stream (so new
  * blocks show the underlying stream's blocks 0, 1, 2, ... in order).
- * Otherwise it repeats an earlier unique block: underlying block
- * h(key, i) mod U(i), h a 64-bit mix of a key derived from the seed.
- * Integer arithmetic only; see docs/format.md, "dedup".
+ * Otherwise it repeats an earlier unique block chosen by a 64-bit mix of a
+ * key derived from the seed.  When the kind's own blocks hold m = K/D > 1
+ * dedup blocks, a duplicate repeats the first dedup block of an earlier kind
+ * block, so that it costs a D-byte prefix of one kind block to make, as a
+ * new block does, instead of up to a whole kind block.  Integer arithmetic
+ * only; see docs/format.md, "dedup".
  */
-#include "internal.h"
+#include "gen.h"
 
 #include <math.h>
 
 #define DEDUP_ONE 65536u
 
+struct td_dedup {
+    const td_kind_vtbl *vt;
+    const void *kstate;
+    uint32_t block;  /* D, a power of two */
+    uint32_t m;      /* kind blocks of block-structured kinds hold m >= 1 dedup blocks */
+    uint64_t dq;     /* round(dedup * 2^16) */
+    uint64_t key;    /* from the seed: picks which block a duplicate repeats */
+};
 
-int td__dedup_init(td_dedup *d, const td_options *o)
+int td__dedup_new(td_dedup **out, const td_options *o, const td_kind_vtbl *vt,
+                  const void *kstate)
 {
     uint8_t k[32];
+    td_dedup *d;
     int rc;
 
-    memset(d, 0, sizeof *d);
+    *out = NULL;
     if (o->dedup == 1.0)
         return TD_OK;
     rc = td__sodium_ready();
     if (rc != TD_OK)
         return rc;
-    d->on = 1;
+    d = calloc(1, sizeof *d);
+    if (!d)
+        return TD_ENOMEM;
+    d->vt = vt;
+    d->kstate = kstate;
     /* dedup * 2^16 is exact in binary floating point; llround is exact. */
-    d->dq = (uint64_t)llround(o->dedup * DEDUP_ONE);
-    if (d->dq < DEDUP_ONE)
-        d->dq = DEDUP_ONE;
+    d->dq = TD_MAX((uint64_t)llround(o->dedup * DEDUP_ONE), (uint64_t)DEDUP_ONE);
     d->block = o->dedup_block;
+    d->m = vt->fill_block && vt->block > d->block ? vt->block / d->block : 1;
     td__derive_key("libtestdata/dedup/1", o->seed, k);
     d->key = td__load64le(k);
+    *out = d;
     return TD_OK;
+}
+
+void td__dedup_free(td_dedup *d)
+{
+    free(d);
+}
+
+uint32_t td__dedup_block(const td_dedup *d)
+{
+    return d->block;
 }
 
 /* Unique blocks among the first n logical blocks: ceil(n * 2^16 / dq). */
@@ -55,59 +82,52 @@ uint64_t td__dedup_map(const td_dedup *d, uint64_t i, int *is_new)
         return u;
     }
     *is_new = 0;
-    return td__wymix(d->key ^ i, (i + 1) * TD_WY_P0 ^ TD_WY_P1) % u;
+    uint64_t h = td__wymix(d->key ^ i, (i + 1) * TD_WY_P0 ^ TD_WY_P1);
+    /* Kind blocks whose first dedup block has appeared: ceil(u / m). */
+    uint64_t started = u / d->m + (u % d->m != 0);
+    return d->m * (h % started);
 }
 
-/* The start of a kind block of the underlying stream held in memory. */
+/* One kind block of the underlying stream held in memory. */
 typedef struct kcache {
     uint64_t tag;  /* kind block index + 1; 0 = empty */
-    size_t valid;  /* bytes of the block held */
+    uint32_t valid; /* bytes of the block held */
     int whole;     /* fill whole blocks (sequential use) or just what is asked */
     uint8_t *buf;
 } kcache;
 
-/* Copy underlying bytes [so, so+n) through the cache (kind block size b).
- * Kinds whose blocks are built front to back (compressible) produce a
- * block's first bytes for less than the whole block, so a cache that serves
- * scattered duplicates fills only the prefix it needs. */
-static int cached_copy(const td_gen *g, kcache *c, uint64_t so, uint8_t *dst, size_t n)
+/* Copy underlying bytes [so, so+n) through the cache (n stays inside one
+ * dedup block, so inside one kind block). */
+static int cached_copy(const td_dedup *d, kcache *c, uint64_t so, uint8_t *dst, size_t n)
 {
-    const uint64_t b = g->vt->block;
-    while (n) {
-        uint64_t kb = so / b, at = so % b;
-        size_t k = (size_t)(b - at) < n ? (size_t)(b - at) : n;
-        if (c->tag != kb + 1 || c->valid < at + k) {
-            uint64_t start = kb * b, rem = UINT64_MAX - start;
-            size_t m = rem < b - 1 ? (size_t)rem + 1 : (size_t)b;
-            if (!c->whole && at + k < m)
-                m = (size_t)(at + k);
-            int rc = g->vt->fill(g->state, start, c->buf, m);
-            if (rc != TD_OK) {
-                c->tag = 0;
-                return rc;
-            }
-            c->tag = kb + 1;
-            c->valid = m;
+    const uint32_t K = d->vt->block;
+    uint64_t kb = so / K;
+    uint32_t at = (uint32_t)(so % K);
+    if (c->tag != kb + 1 || c->valid < at + n) {
+        uint32_t end = c->whole ? K : at + (uint32_t)n;
+        int rc = d->vt->fill_block(d->kstate, kb, c->buf, end);
+        if (rc != TD_OK) {
+            c->tag = 0;
+            return rc;
         }
-        memcpy(dst, c->buf + at, k);
-        dst += k;
-        n -= k;
-        so += k;
+        c->tag = kb + 1;
+        c->valid = end;
     }
+    memcpy(dst, c->buf + at, n);
     return TD_OK;
 }
 
-int td__dedup_fill(const td_gen *g, uint64_t offset, uint8_t *buf, size_t len)
+int td__dedup_fill(const td_dedup *d, uint64_t offset, uint8_t *buf, size_t len)
 {
-    const td_dedup *d = &g->dedup;
-    const uint64_t db = d->block, kb = g->vt->block;
-    const int direct = kb <= db && db % kb == 0;
+    const uint64_t db = d->block;
+    const int cached = d->m > 1;
     kcache cache[2] = {{0, 0, 1, NULL}, {0, 0, 0, NULL}};
     int rc = TD_OK;
 
-    if (!direct) {
-        cache[0].buf = malloc(kb);
-        cache[1].buf = malloc(kb);
+    if (cached) {
+        size_t cap = (size_t)d->vt->block + d->vt->slack;
+        cache[0].buf = malloc(cap);
+        cache[1].buf = malloc(cap);
         if (!cache[0].buf || !cache[1].buf) {
             free(cache[0].buf);
             free(cache[1].buf);
@@ -118,21 +138,21 @@ int td__dedup_fill(const td_gen *g, uint64_t offset, uint8_t *buf, size_t len)
         uint64_t i = offset / db, at = offset % db;
         int is_new;
         uint64_t src = td__dedup_map(d, i, &is_new);
-        size_t n = (size_t)(db - at) < len ? (size_t)(db - at) : len;
-        if (direct && is_new) {
+        size_t n = TD_MIN((size_t)(db - at), len);
+        if (!cached && is_new) {
             /* Runs of new blocks are consecutive underlying blocks. */
             for (uint64_t next = i + 1; n < len; next++) {
                 int nx;
                 (void)td__dedup_map(d, next, &nx);
                 if (!nx)
                     break;
-                n += len - n < db ? len - n : (size_t)db;
+                n += TD_MIN(len - n, (size_t)db);
             }
         }
-        if (direct)
-            rc = g->vt->fill(g->state, src * db + at, buf, n);
+        if (cached)
+            rc = cached_copy(d, &cache[is_new ? 0 : 1], src * db + at, buf, n);
         else
-            rc = cached_copy(g, &cache[is_new ? 0 : 1], src * db + at, buf, n);
+            rc = td__kind_fill(d->vt, d->kstate, src * db + at, buf, n);
         buf += n;
         len -= n;
         offset += n;

@@ -1,5 +1,5 @@
 /* Error messages and version. */
-#include "internal.h"
+#include "common.h"
 
 const char *td_strerror(int rc)
 {
@@ -14,6 +14,7 @@ const char *td_strerror(int rc)
     case TD_EIO: return "input/output error";
     case TD_EMISMATCH: return "data does not match the stream";
     case TD_ESYNTAX: return "malformed size or value";
+    case TD_ECANCELED: return "stopped by the caller (progress callback)";
     default: return "unknown error";
     }
 }

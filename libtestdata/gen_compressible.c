@@ -134,37 +134,10 @@ void td__comp_block(const td__comp_params *p, uint64_t key, uint64_t bi, uint8_t
     }
 }
 
-static int comp_fill(const void *state, uint64_t offset, uint8_t *buf, size_t len)
+static int comp_fill_block(const void *state, uint64_t bi, uint8_t *out, uint32_t end)
 {
     const comp_state *st = state;
-    uint8_t tmp[COMP_BLOCK + COMP_SLACK];
-    uint64_t bi = offset / COMP_BLOCK;
-    size_t skip = (size_t)(offset % COMP_BLOCK);
-
-    while (len) {
-        size_t n = COMP_BLOCK - skip;
-        if (n > len)
-            n = len;
-        if (skip == 0 && len >= COMP_BLOCK + COMP_SLACK) {
-            /* Room for the slack: build the block in place (the bytes it
-             * writes past its end belong to the next block, built next). */
-            td__comp_block(&st->p, st->key, bi, buf, COMP_BLOCK);
-        } else {
-            td__comp_block(&st->p, st->key, bi, tmp, (uint32_t)(skip + n));
-            memcpy(buf, tmp + skip, n);
-        }
-        buf += n;
-        len -= n;
-        skip = 0;
-        bi++;
-    }
-    return TD_OK;
-}
-
-static int comp_check(const td_options *o)
-{
-    if (!(o->ratio >= 1.0 && o->ratio <= 1000.0))
-        return TD_ERANGE; /* also NaN */
+    td__comp_block(&st->p, st->key, bi, out, end);
     return TD_OK;
 }
 
@@ -191,14 +164,11 @@ static void comp_release(void *state)
     free(state);
 }
 
-static const char *const comp_options[] = {"ratio", "dedup", "dedup_block", NULL};
-
 const td_kind_vtbl td_kind_compressible = {
     .name = "compressible",
     .block = COMP_BLOCK,
-    .options = comp_options,
-    .check = comp_check,
+    .slack = COMP_SLACK,
     .prepare = comp_prepare,
     .release = comp_release,
-    .fill = comp_fill,
+    .fill_block = comp_fill_block,
 };

@@ -12,7 +12,7 @@
  * fast: counter-based SplitMix64; every word depends only on its index, so
  *   seeking is free and the loop vectorises.
  */
-#include "internal.h"
+#include "kind.h"
 
 #include <sodium.h>
 #ifdef TD_HAVE_OPENSSL
@@ -187,13 +187,6 @@ static int random_fill(const void *state, uint64_t offset, uint8_t *buf, size_t 
     return chacha_fill(st, offset, buf, len);
 }
 
-static int random_check(const td_options *o)
-{
-    if (o->algorithm != TD_ALG_CHACHA20 && o->algorithm != TD_ALG_FAST)
-        return TD_ERANGE;
-    return TD_OK;
-}
-
 static int random_prepare(const td_options *o, void **state)
 {
     random_state *st;
@@ -229,13 +222,12 @@ static void random_release(void *state)
     free(st);
 }
 
-static const char *const random_options[] = {"algorithm", "dedup", "dedup_block", NULL};
+/* Indexed by td_algorithm: the values of the option "algorithm". */
+const char *const td__algorithm_names[] = {"chacha20", "fast", NULL};
 
 const td_kind_vtbl td_kind_random = {
     .name = "random",
     .block = CHACHA_BLOCK,
-    .options = random_options,
-    .check = random_check,
     .prepare = random_prepare,
     .release = random_release,
     .fill = random_fill,

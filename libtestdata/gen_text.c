@@ -13,7 +13,7 @@
  * and a few branch-free updates for line wrapping.  Only integer arithmetic
  * is used.
  */
-#include "internal.h"
+#include "kind.h"
 #include "text_model.h"
 
 #define TEXT_BLOCK 65536u
@@ -77,10 +77,11 @@ static inline int is_mid_punct(uint8_t c)
 }
 
 /*
- * Write block bi: exactly TEXT_BLOCK bytes at dst, scribbling at most
- * TEXT_SLACK bytes past them.
+ * Write block bi: TEXT_BLOCK bytes at dst, scribbling at most TEXT_SLACK
+ * bytes past them.  Stops once a sentence ends at or after `end`: nothing
+ * before it changes later, so a prefix costs what it holds.
  */
-static void gen_block(const text_state *st, uint64_t bi, uint8_t *dst)
+static void gen_block(const text_state *st, uint64_t bi, uint8_t *dst, size_t end)
 {
     const size_t B = TEXT_BLOCK;
     uint64_t s = td__wymix(st->k[0] ^ bi, st->k[1] ^ TD_WY_P1) ^ st->k[2];
@@ -161,6 +162,8 @@ static void gen_block(const text_state *st, uint64_t bi, uint8_t *dst)
             col -= c;
             dst[pos++] = endc;
             col++;
+            if (pos >= end && end < B)
+                return;
         }
         if (!done) {
             dst[pos++] = '\n';
@@ -171,34 +174,9 @@ static void gen_block(const text_state *st, uint64_t bi, uint8_t *dst)
     memset(dst + pos, '\n', B - pos);
 }
 
-static int text_fill(const void *state, uint64_t offset, uint8_t *buf, size_t len)
+static int text_fill_block(const void *state, uint64_t bi, uint8_t *out, uint32_t end)
 {
-    const text_state *st = state;
-    uint8_t *scratch = NULL;
-    uint64_t bi = offset / TEXT_BLOCK;
-    size_t skip = (size_t)(offset % TEXT_BLOCK);
-
-    while (len) {
-        size_t n = TEXT_BLOCK - skip;
-        if (n > len)
-            n = len;
-        if (skip == 0 && len >= TEXT_BLOCK + TEXT_SLACK) {
-            gen_block(st, bi, buf);
-        } else {
-            if (!scratch) {
-                scratch = malloc(TEXT_BLOCK + TEXT_SLACK);
-                if (!scratch)
-                    return TD_ENOMEM;
-            }
-            gen_block(st, bi, scratch);
-            memcpy(buf, scratch + skip, n);
-        }
-        buf += n;
-        len -= n;
-        skip = 0;
-        bi++;
-    }
-    free(scratch);
+    gen_block(state, bi, out, end);
     return TD_OK;
 }
 
@@ -224,14 +202,11 @@ static void text_release(void *state)
     free(state);
 }
 
-static const char *const text_options[] = {"dedup", "dedup_block", NULL};
-
 const td_kind_vtbl td_kind_text = {
     .name = "text",
     .block = TEXT_BLOCK,
-    .options = text_options,
-    .check = NULL,
+    .slack = TEXT_SLACK,
     .prepare = text_prepare,
     .release = text_release,
-    .fill = text_fill,
+    .fill_block = text_fill_block,
 };

@@ -1,63 +1,379 @@
-/* Options: defaults, validation, and parsing from strings (sizes, k=v). */
-#define _GNU_SOURCE /* strtod_l, newlocale */
-#include "internal.h"
+/*
+ * Options: one declarative table (one row per option: key, type, range,
+ * default, the kinds it applies to, a line of help) from which defaults,
+ * parsing from strings, validation, messages and the front ends' help are
+ * all derived.  A new option is one row here plus its td_options field.
+ */
+#include "kind.h"
 
-#include <errno.h>
-#include <locale.h>
 #include <math.h>
-#include <stdlib.h>
-#if defined(__APPLE__) || defined(__FreeBSD__)
-#include <xlocale.h>
-#endif
+#include <stddef.h>
+
+#define ALL_KINDS ((1u << TD_KIND_COUNT) - 1u)
+#define K(kind) (1u << (kind))
+#define DEDUP_KINDS (K(TD_RANDOM) | K(TD_TEXT) | K(TD_COMPRESSIBLE))
+
+/* How a value is stored in td_options. */
+enum { ST_U64, ST_U32, ST_DOUBLE };
+
+/* Row flags. */
+enum {
+    CHECK_ALWAYS = 1, /* range-checked whatever the kind (a shared field) */
+    STRICT = 2,       /* a non-default value on a kind it does not apply to is
+                         an error: silently ignoring it would be a lie */
+    HEX = 4,          /* TD_OPTION_UINT that also takes 0x... */
+    POW2 = 8,         /* a power of two within [min, max] */
+};
+
+typedef struct opt_row {
+    td_option_info info;
+    size_t field;      /* offsetof(td_options, ...) */
+    int store;         /* ST_* */
+    unsigned flags;
+    double min, max;   /* numeric range (integers are exact below 2^53) */
+    double def;        /* default, numerically */
+} opt_row;
+
+static const opt_row rows[] = {
+    {{"seed", TD_OPTION_UINT, "N", "stream seed", NULL, "0 to 2^64-1, decimal or 0x hex", "0",
+      ALL_KINDS, 0},
+     offsetof(td_options, seed), ST_U64, HEX, 0, 18446744073709551615.0, 0},
+    {{"threads", TD_OPTION_UINT, "N", "generator threads; the bytes do not change",
+      NULL, "0 (all cores) or a count; at most 256 are used", "1", ALL_KINDS, 0},
+     offsetof(td_options, threads), ST_U32, 0, 0, 4294967295.0, 1},
+    {{"algorithm", TD_OPTION_CHOICE, "NAME",
+      "generator: chacha20 (cryptographic) or fast (much faster, not cryptographic)",
+      td__algorithm_names, "chacha20 or fast", "chacha20", K(TD_RANDOM), 0},
+     offsetof(td_options, algorithm), ST_U32, 0, 0, 1, TD_ALG_CHACHA20},
+    {{"ratio", TD_OPTION_REAL, "R", "target compression ratio", NULL, "1 to 1000", "3",
+      K(TD_COMPRESSIBLE), 0},
+     offsetof(td_options, ratio), ST_DOUBLE, 0, 1, 1000, 3},
+    {{"dedup", TD_OPTION_REAL, "D",
+      "a fixed-block deduplicator finds D times fewer unique blocks than blocks", NULL,
+      "1 to 1048576", "1", DEDUP_KINDS, 0},
+     offsetof(td_options, dedup), ST_DOUBLE, CHECK_ALWAYS | STRICT, 1, TD_DEDUP_MAX_RATIO, 1},
+    {{"dedup_block", TD_OPTION_SIZE, "SIZE", "block size of the deduplicator", NULL,
+      "a power of two from 512 to 1G", "4096", DEDUP_KINDS, 0},
+     offsetof(td_options, dedup_block), ST_U32, CHECK_ALWAYS | POW2, TD_DEDUP_BLOCK_MIN,
+     TD_DEDUP_BLOCK_MAX, 4096},
+};
+
+#define NROWS (sizeof rows / sizeof rows[0])
+
+size_t td_option_count(void)
+{
+    return NROWS;
+}
+
+const td_option_info *td_option_get(size_t index)
+{
+    return index < NROWS ? &rows[index].info : NULL;
+}
+
+/* Keys compare with '-' and '_' alike, so the CLI's --dedup-block is
+ * "dedup_block". */
+static int key_eq(const char *a, const char *b)
+{
+    for (; *a && *b; a++, b++) {
+        char x = *a == '-' ? '_' : *a, y = *b == '-' ? '_' : *b;
+        if (x != y)
+            return 0;
+    }
+    return *a == *b;
+}
+
+static const opt_row *find_row(const char *key)
+{
+    for (size_t i = 0; i < NROWS; i++)
+        if (key_eq(rows[i].info.key, key))
+            return &rows[i];
+    return NULL;
+}
+
+const td_option_info *td_option_find(const char *key)
+{
+    const opt_row *r = key ? find_row(key) : NULL;
+    return r ? &r->info : NULL;
+}
+
+int td_option_applies(const td_option_info *opt, int kind)
+{
+    return opt && td__kind_get(kind) && (opt->kinds & K(kind)) != 0;
+}
+
+static double get_value(const opt_row *r, const td_options *o)
+{
+    const char *p = (const char *)o + r->field;
+    uint64_t u64;
+    uint32_t u32;
+    double d;
+    switch (r->store) {
+    case ST_U64: memcpy(&u64, p, sizeof u64); return (double)u64;
+    case ST_U32: memcpy(&u32, p, sizeof u32); return u32;
+    default: memcpy(&d, p, sizeof d); return d;
+    }
+}
 
 void td_options_init(td_options *o)
 {
     if (!o)
         return;
     memset(o, 0, sizeof *o);
-    o->seed = 0;
-    o->threads = 1;
-    o->algorithm = TD_ALG_CHACHA20;
-    o->ratio = 3.0;
-    o->dedup = 1.0;
-    o->dedup_block = 4096;
+    for (size_t i = 0; i < NROWS; i++) {
+        const opt_row *r = &rows[i];
+        char *p = (char *)o + r->field;
+        uint32_t u32 = (uint32_t)r->def;
+        uint64_t u64 = (uint64_t)r->def;
+        switch (r->store) {
+        case ST_U64: memcpy(p, &u64, sizeof u64); break;
+        case ST_U32: memcpy(p, &u32, sizeof u32); break;
+        default: memcpy(p, &r->def, sizeof r->def); break;
+        }
+    }
 }
 
-static int is_pow2(uint64_t v)
+/* Is value v acceptable for row r?  (NaN is never.) */
+static int in_range(const opt_row *r, double v)
 {
-    return v && !(v & (v - 1));
+    if (!(v >= r->min && v <= r->max))
+        return 0;
+    if (r->flags & POW2)
+        return td__is_pow2((uint64_t)v);
+    if (r->info.type == TD_OPTION_CHOICE)
+        return v == floor(v);
+    return 1;
 }
 
-static int kind_accepts(const td_kind_vtbl *vt, const char *key)
+static const char *kinds_of(const opt_row *r, char *buf, size_t cap)
 {
-    if (strcmp(key, "seed") == 0 || strcmp(key, "threads") == 0)
-        return 1;
-    for (const char *const *k = vt->options; *k; k++)
-        if (strcmp(*k, key) == 0)
-            return 1;
-    return 0;
+    buf[0] = '\0';
+    for (int k = 0; k < TD_KIND_COUNT; k++)
+        if ((r->info.kinds & K(k)) && td_kind_name(k))
+            (void)td__msg(buf + strlen(buf), cap - strlen(buf), "%s%s", buf[0] ? ", " : "",
+                          td_kind_name(k));
+    return buf;
+}
+
+int td_options_check_msg(int kind, const td_options *o, char *msg, size_t cap)
+{
+    const td_kind_vtbl *vt = td__kind_get(kind);
+    char kinds[128];
+    int rc;
+
+    if (!vt)
+        return msg ? (td__msg(msg, cap, "unknown kind %d", kind), TD_EKIND) : TD_EKIND;
+    if (!o)
+        return msg ? (td__msg(msg, cap, "no options given"), TD_EINVAL) : TD_EINVAL;
+    for (size_t i = 0; i < NROWS; i++) {
+        const opt_row *r = &rows[i];
+        int applies = (r->info.kinds & K(kind)) != 0;
+        double v = get_value(r, o);
+        if (!applies && !(r->flags & CHECK_ALWAYS))
+            continue;
+        if (!applies && (r->flags & STRICT) && v != r->def && v >= r->min) {
+            if (msg)
+                td__msg(msg, cap, "option '%s' does not apply to kind %s (it applies to: %s)",
+                        r->info.key, vt->name, kinds_of(r, kinds, sizeof kinds));
+            return TD_EOPTION;
+        }
+        if (!in_range(r, v)) {
+            if (msg)
+                td__msg(msg, cap, "option '%s' is %.17g: out of range (%s)", r->info.key, v,
+                        r->info.range);
+            return TD_ERANGE;
+        }
+    }
+    rc = vt->check ? vt->check(o) : TD_OK;
+    if (rc != TD_OK && msg)
+        td__msg(msg, cap, "options do not fit kind %s: %s", vt->name, td_strerror(rc));
+    return rc;
 }
 
 int td_options_check(int kind, const td_options *o)
 {
+    return td_options_check_msg(kind, o, NULL, 0);
+}
+
+/* Parse text for row r into *v; TD_OK, TD_ESYNTAX, TD_ERANGE or TD_ENOMEM. */
+static int parse_value(const opt_row *r, const char *text, double *v, uint64_t *u)
+{
+    int rc;
+    switch (r->info.type) {
+    case TD_OPTION_UINT:
+        rc = td__parse_u64(text, u, (r->flags & HEX) != 0);
+        *v = (double)*u;
+        if (rc == TD_OK && r->store == ST_U32 && *u > UINT32_MAX)
+            rc = TD_ERANGE;
+        return rc;
+    case TD_OPTION_SIZE:
+        rc = td_parse_size(text, u);
+        *v = (double)*u;
+        return rc;
+    case TD_OPTION_REAL:
+        return td__parse_double(text, v);
+    default: /* TD_OPTION_CHOICE */
+        for (uint32_t i = 0; r->info.values[i]; i++)
+            if (strcmp(r->info.values[i], text) == 0) {
+                *u = i;
+                *v = i;
+                return TD_OK;
+            }
+        return TD_ESYNTAX;
+    }
+}
+
+static void store_value(const opt_row *r, td_options *o, double v, uint64_t u)
+{
+    char *p = (char *)o + r->field;
+    uint32_t u32 = (uint32_t)u;
+    switch (r->store) {
+    case ST_U64: memcpy(p, &u, sizeof u); break;
+    case ST_U32: memcpy(p, &u32, sizeof u32); break;
+    default: memcpy(p, &v, sizeof v); break;
+    }
+}
+
+/* The closest of `n` candidates to `word` (edit distance at most a third of
+ * its length, at least 1), or NULL. */
+static const char *closest(const char *word, const char *const *cand, size_t n, int is_key)
+{
+    const char *best = NULL;
+    size_t wl = strlen(word), best_d = wl / 3 > 0 ? wl / 3 : 1;
+    unsigned prev[64], cur[64];
+    if (wl >= 63)
+        return NULL;
+    for (size_t c = 0; c < n; c++) {
+        const char *s = cand[c];
+        size_t sl = strlen(s);
+        if (sl >= 63)
+            continue;
+        for (size_t j = 0; j <= sl; j++)
+            prev[j] = (unsigned)j;
+        for (size_t i = 1; i <= wl; i++) {
+            cur[0] = (unsigned)i;
+            for (size_t j = 1; j <= sl; j++) {
+                char a = word[i - 1], b = s[j - 1];
+                if (is_key) {
+                    a = a == '-' ? '_' : a;
+                    b = b == '-' ? '_' : b;
+                }
+                unsigned sub = prev[j - 1] + (a != b);
+                unsigned del = prev[j] + 1, ins = cur[j - 1] + 1;
+                cur[j] = TD_MIN(sub, TD_MIN(del, ins));
+            }
+            memcpy(prev, cur, (sl + 1) * sizeof cur[0]);
+        }
+        if (prev[sl] <= best_d && (!best || prev[sl] < best_d)) {
+            best = s;
+            best_d = prev[sl];
+        }
+    }
+    return best;
+}
+
+const char *td_suggest(const char *word, const char *const *candidates)
+{
+    size_t n = 0;
+    if (!word || !candidates)
+        return NULL;
+    while (candidates[n])
+        n++;
+    return closest(word, candidates, n, 0);
+}
+
+static void unknown_key_msg(const char *key, int kind, char *msg, size_t cap)
+{
+    const char *keys[NROWS];
+    size_t n = 0;
+    for (size_t i = 0; i < NROWS; i++)
+        if (rows[i].info.kinds & K(kind))
+            keys[n++] = rows[i].info.key;
+    const char *s = closest(key, keys, n, 1);
+    if (!s) { /* maybe an option of another kind */
+        n = 0;
+        for (size_t i = 0; i < NROWS; i++)
+            keys[n++] = rows[i].info.key;
+        s = closest(key, keys, n, 1);
+    }
+    if (s)
+        td__msg(msg, cap, "unknown option '%s'; did you mean '%s'?", key, s);
+    else
+        td__msg(msg, cap, "unknown option '%s'", key);
+}
+
+static void bad_value_msg(const opt_row *r, const char *value, int rc, char *msg, size_t cap)
+{
+    const char *what = rc == TD_ERANGE ? "out of range" : "not valid";
+    if (r->info.type == TD_OPTION_CHOICE) {
+        char list[128] = "";
+        size_t n = 0;
+        for (; r->info.values[n]; n++)
+            (void)td__msg(list + strlen(list), sizeof list - strlen(list), "%s%s",
+                          n ? ", " : "", r->info.values[n]);
+        const char *s = closest(value, r->info.values, n, 0);
+        if (s)
+            td__msg(msg, cap, "bad value '%s' for option '%s': one of %s; did you mean '%s'?",
+                    value, r->info.key, list, s);
+        else
+            td__msg(msg, cap, "bad value '%s' for option '%s': one of %s", value, r->info.key,
+                    list);
+    } else {
+        td__msg(msg, cap, "bad value '%s' for option '%s': %s (%s)", value, r->info.key, what,
+                r->info.range);
+    }
+}
+
+int td_options_set_msg(td_options *o, int kind, const char *key, const char *value, char *msg,
+                       size_t cap)
+{
     const td_kind_vtbl *vt = td__kind_get(kind);
-    if (!vt)
-        return TD_EKIND;
-    if (!o)
+    const opt_row *r;
+    char kinds[128], dummy[1];
+    td_options n;
+    double v = 0;
+    uint64_t u = 0;
+    int rc;
+
+    if (!msg) {
+        msg = dummy;
+        cap = sizeof dummy;
+    }
+    if (!o || !key || !value) {
+        td__msg(msg, cap, "invalid argument (NULL)");
         return TD_EINVAL;
-    if (!(o->dedup >= 1.0) || !isfinite(o->dedup))
-        return TD_ERANGE;
-    /* Below a sector, a "block" is not what any deduplicator uses, and the
-     * per-block work would make generation crawl. */
-    if (!is_pow2(o->dedup_block) || o->dedup_block < TD_DEDUP_BLOCK_MIN ||
-        o->dedup_block > TD_DEDUP_BLOCK_MAX)
-        return TD_ERANGE;
-    /* A dedup target on a kind that cannot honour it would be a silent lie. */
-    if (o->dedup != 1.0 && !kind_accepts(vt, "dedup"))
+    }
+    if (!vt) {
+        td__msg(msg, cap, "unknown kind %d", kind);
+        return TD_EKIND;
+    }
+    r = find_row(key);
+    if (!r) {
+        unknown_key_msg(key, kind, msg, cap);
         return TD_EOPTION;
-    if (o->dedup > TD_DEDUP_MAX)
-        return TD_ERANGE;
-    return vt->check ? vt->check(o) : TD_OK;
+    }
+    if (!(r->info.kinds & K(kind))) {
+        td__msg(msg, cap, "option '%s' does not apply to kind %s (it applies to: %s)",
+                r->info.key, vt->name, kinds_of(r, kinds, sizeof kinds));
+        return TD_EOPTION;
+    }
+    rc = parse_value(r, value, &v, &u);
+    if (rc == TD_OK && !in_range(r, v))
+        rc = TD_ERANGE;
+    if (rc != TD_OK) {
+        bad_value_msg(r, value, rc, msg, cap);
+        return rc;
+    }
+    n = *o;
+    store_value(r, &n, v, u);
+    rc = td_options_check_msg(kind, &n, msg, cap);
+    if (rc == TD_OK)
+        *o = n;
+    return rc;
+}
+
+int td_options_set(td_options *o, int kind, const char *key, const char *value)
+{
+    return td_options_set_msg(o, kind, key, value, NULL, 0);
 }
 
 /* Suffix multipliers: K M G T P E. */
@@ -104,119 +420,7 @@ int td_parse_size(const char *text, uint64_t *size)
         }
         if (v && mul > UINT64_MAX / v)
             return TD_ERANGE;
-    } else if (p == text) {
-        return TD_ESYNTAX;
     }
     *size = v * mul;
     return TD_OK;
-}
-
-/* Decimal digits only, or 0x/0X and hex digits when allow_hex.  (strtoull()
- * would also take white space, a sign that negates the value, and octal.) */
-static int parse_u64(const char *s, uint64_t *out, int allow_hex)
-{
-    unsigned base = 10;
-    uint64_t v = 0;
-    int overflow = 0;
-
-    if (allow_hex && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
-        base = 16;
-        s += 2;
-    }
-    if (!*s)
-        return TD_ESYNTAX;
-    for (; *s; s++) {
-        unsigned d;
-        if (*s >= '0' && *s <= '9')
-            d = (unsigned)(*s - '0');
-        else if (base == 16 && *s >= 'a' && *s <= 'f')
-            d = (unsigned)(*s - 'a' + 10);
-        else if (base == 16 && *s >= 'A' && *s <= 'F')
-            d = (unsigned)(*s - 'A' + 10);
-        else
-            return TD_ESYNTAX;
-        if (v > (UINT64_MAX - d) / base)
-            overflow = 1;
-        v = v * base + d;
-    }
-    if (overflow)
-        return TD_ERANGE;
-    *out = v;
-    return TD_OK;
-}
-
-/* A decimal number as C writes it ("1.5", "2e3"), whatever the process's
- * locale: strtod() would follow LC_NUMERIC (under de_DE, "1.5" is rejected
- * and "1,5" accepted).  strtod_l() with the "C" locale does not; the locale
- * object is made per call, so there is no global state (glibc and musl hand
- * out a static object for "C" without allocating). */
-int td__parse_double(const char *s, double *out)
-{
-    char *end;
-    double v;
-    int e;
-
-    if (!*s || strchr(" \t\n\v\f\r", *s))
-        return TD_ESYNTAX;
-    locale_t c = newlocale(LC_ALL_MASK, "C", (locale_t)0);
-    if (c == (locale_t)0)
-        return TD_ENOMEM;
-    errno = 0;
-    v = strtod_l(s, &end, c);
-    e = errno;
-    freelocale(c);
-    if (*end)
-        return TD_ESYNTAX;
-    if (e == ERANGE || !isfinite(v))
-        return TD_ERANGE;
-    *out = v;
-    return TD_OK;
-}
-
-int td_options_set(td_options *o, int kind, const char *key, const char *value)
-{
-    const td_kind_vtbl *vt = td__kind_get(kind);
-    td_options n;
-    uint64_t u;
-    int rc;
-
-    if (!o || !key || !value)
-        return TD_EINVAL;
-    if (!vt)
-        return TD_EKIND;
-    if (!kind_accepts(vt, key))
-        return TD_EOPTION;
-    n = *o;
-    if (strcmp(key, "seed") == 0) {
-        rc = parse_u64(value, &n.seed, 1);
-    } else if (strcmp(key, "threads") == 0) {
-        rc = parse_u64(value, &u, 0);
-        if (rc == TD_OK && u > UINT32_MAX)
-            rc = TD_ERANGE;
-        n.threads = (uint32_t)u;
-    } else if (strcmp(key, "algorithm") == 0) {
-        rc = TD_OK;
-        if (strcmp(value, "chacha20") == 0)
-            n.algorithm = TD_ALG_CHACHA20;
-        else if (strcmp(value, "fast") == 0)
-            n.algorithm = TD_ALG_FAST;
-        else
-            rc = TD_ESYNTAX;
-    } else if (strcmp(key, "ratio") == 0) {
-        rc = td__parse_double(value, &n.ratio);
-    } else if (strcmp(key, "dedup") == 0) {
-        rc = td__parse_double(value, &n.dedup);
-    } else if (strcmp(key, "dedup_block") == 0) {
-        rc = td_parse_size(value, &u);
-        if (rc == TD_OK && u > UINT32_MAX)
-            rc = TD_ERANGE;
-        n.dedup_block = (uint32_t)u;
-    } else {
-        rc = TD_EOPTION;
-    }
-    if (rc == TD_OK)
-        rc = td_options_check(kind, &n);
-    if (rc == TD_OK)
-        *o = n;
-    return rc;
 }

@@ -1,5 +1,5 @@
 /* td_split_range: disjoint, aligned pieces of [0, size) for parallel writers. */
-#include "internal.h"
+#include "common.h"
 
 int td_split_range(uint64_t size, uint64_t parts, uint64_t align, uint64_t index,
                    uint64_t *part_offset, uint64_t *part_len)
@@ -21,4 +21,11 @@ int td_split_range(uint64_t size, uint64_t parts, uint64_t align, uint64_t index
     *part_offset = off;
     *part_len = end - off;
     return TD_OK;
+}
+
+int td_shard_name(char *buf, size_t cap, uint64_t index)
+{
+    if (!buf || cap == 0)
+        return TD_EINVAL;
+    return td__msg(buf, cap, "part-%06llu", (unsigned long long)index);
 }

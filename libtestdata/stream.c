@@ -1,12 +1,13 @@
 /*
- * td_stream: a position over one generator plus a block-aligned buffer.
+ * td_stream: a position over one generator plus an aligned buffer.
  *
  * Large reads are generated straight into the caller's buffer; small reads
  * and td_stream_next() go through the internal buffer, which always starts
  * at a multiple of its own size so that block-structured kinds regenerate
- * nothing when a caller reads in tiny pieces.
+ * nothing when a caller reads in tiny pieces.  The verifier and the writers
+ * (verify.c, output.c) consume the buffer in place (stream.h).
  */
-#include "internal.h"
+#include "stream.h"
 
 /* 256 KiB single-threaded (fits L2); with threads, 1 MiB per thread so the
  * hand-off to the pool is small next to the work. */
@@ -24,6 +25,21 @@ struct td_stream {
     size_t buf_len;    /* valid bytes in buf; 0 = empty */
 };
 
+/* Buffer size for the generator's threads, rounded up to whole aligned
+ * pieces so a refill never splits a block; never above the stream size by
+ * more than that rounding. */
+static size_t buffer_cap(const td_gen *g, uint64_t size)
+{
+    size_t cap = g->nthreads > 1 ? TD_MIN((size_t)STREAM_BUF_MAX,
+                                          (size_t)g->nthreads * STREAM_BUF_PER_THREAD)
+                                 : STREAM_BUF_SINGLE;
+    if (cap > size)
+        cap = size ? (size_t)size : 1;
+    if (cap % g->align)
+        cap += g->align - cap % g->align;
+    return cap;
+}
+
 int td_stream_open(td_stream **out, int kind, uint64_t size, const td_options *o)
 {
     td_stream *s;
@@ -40,39 +56,24 @@ int td_stream_open(td_stream **out, int kind, uint64_t size, const td_options *o
         free(s);
         return rc;
     }
-    /* A stream can never use more threads than it has 256 KiB pieces, nor a
+    /* A stream never uses more threads than it has 256 KiB pieces, nor a
      * buffer larger than itself: small streams cost little memory and no
      * idle threads, however many threads were asked for. */
-    if (size / TD_MIN_BYTES_PER_THREAD < s->gen.nthreads)
-        s->gen.nthreads = size < 2 * TD_MIN_BYTES_PER_THREAD
-                              ? 1u
-                              : (unsigned)(size / TD_MIN_BYTES_PER_THREAD);
-    unsigned nt = s->gen.nthreads;
-    size_t cap = STREAM_BUF_SINGLE;
-    if (nt > 1) {
-        cap = STREAM_BUF_MAX / STREAM_BUF_PER_THREAD < nt ? STREAM_BUF_MAX
-                                                          : nt * STREAM_BUF_PER_THREAD;
-        /* No pool (threads could not start) just means one thread. */
-        (void)td__pool_new(&s->gen.pool, (nt < TD_MAX_THREADS ? nt : TD_MAX_THREADS) - 1);
-    }
-    if (cap > size)
-        cap = size ? (size_t)size : 1;
-    /* Must hold whole blocks so a refill never splits one. */
-    if (cap % s->gen.vt->block)
-        cap += s->gen.vt->block - cap % s->gen.vt->block;
-    s->bufcap = cap;
+    s->gen.nthreads = td__gen_useful_threads(&s->gen, size > SIZE_MAX ? SIZE_MAX : (size_t)size);
+    s->bufcap = buffer_cap(&s->gen, size);
+    td__gen_keep_pool(&s->gen, s->bufcap);
     s->size = size;
     *out = s;
     return TD_OK;
 }
 
-td_stream *td_stream_new_with(td_kind kind, uint64_t size, const td_options *o)
+td_stream *td_stream_new_with(int kind, uint64_t size, const td_options *o)
 {
     td_stream *s;
-    return td_stream_open(&s, (int)kind, size, o) == TD_OK ? s : NULL;
+    return td_stream_open(&s, kind, size, o) == TD_OK ? s : NULL;
 }
 
-td_stream *td_stream_new(td_kind kind, uint64_t size)
+td_stream *td_stream_new(int kind, uint64_t size)
 {
     return td_stream_new_with(kind, size, NULL);
 }
@@ -86,20 +87,38 @@ void td_stream_free(td_stream *s)
     free(s);
 }
 
+/* The buffer, allocated on first use.  If a multi-threaded buffer cannot be
+ * had, the stream goes on single-threaded with a small one: threads are
+ * never a reason to fail. */
+static int ensure_buffer(td_stream *s)
+{
+    if (s->buf)
+        return TD_OK;
+    s->buf = malloc(s->bufcap);
+    if (!s->buf && s->gen.nthreads > 1) {
+        td__pool_free(s->gen.pool);
+        s->gen.pool = NULL;
+        s->gen.nthreads = 1;
+        s->bufcap = buffer_cap(&s->gen, s->size);
+        s->buf = malloc(s->bufcap);
+    }
+    return s->buf ? TD_OK : TD_ENOMEM;
+}
+
 /* Load the buffer window that holds s->pos. */
 static int refill(td_stream *s)
 {
+    int rc = ensure_buffer(s); /* may shrink bufcap */
+    if (rc != TD_OK)
+        return rc;
     uint64_t start = s->pos - s->pos % s->bufcap;
     uint64_t avail = s->size - start;
     size_t n = avail < s->bufcap ? (size_t)avail : s->bufcap;
-    int rc;
 
-    if (!s->buf) {
-        s->buf = malloc(s->bufcap);
-        if (!s->buf)
-            return TD_ENOMEM;
-    }
     s->buf_len = 0;
+    /* After a fork, a pool of the parent has no workers here: start ours. */
+    if (td__pool_stale(s->gen.pool))
+        td__gen_keep_pool(&s->gen, s->bufcap);
     rc = td__gen_fill(&s->gen, start, s->buf, n);
     if (rc != TD_OK)
         return rc;
@@ -111,6 +130,28 @@ static int refill(td_stream *s)
 static int in_buffer(const td_stream *s)
 {
     return s->buf_len && s->pos >= s->buf_off && s->pos - s->buf_off < s->buf_len;
+}
+
+int td__stream_window(td_stream *s, const uint8_t **p, size_t *len)
+{
+    *p = NULL;
+    *len = 0;
+    if (s->pos >= s->size)
+        return TD_DONE;
+    if (!in_buffer(s)) {
+        int rc = refill(s);
+        if (rc != TD_OK)
+            return rc;
+    }
+    size_t at = (size_t)(s->pos - s->buf_off);
+    *p = s->buf + at;
+    *len = s->buf_len - at;
+    return TD_OK;
+}
+
+void td__stream_advance(td_stream *s, size_t n)
+{
+    s->pos += n;
 }
 
 int td_stream_read(td_stream *s, void *buf, size_t cap, size_t *out_len)
@@ -132,13 +173,15 @@ int td_stream_read(td_stream *s, void *buf, size_t cap, size_t *out_len)
         size_t want = cap - done;
         if (in_buffer(s)) {
             size_t at = (size_t)(s->pos - s->buf_off);
-            size_t n = s->buf_len - at < want ? s->buf_len - at : want;
+            size_t n = TD_MIN(s->buf_len - at, want);
             memcpy(dst + done, s->buf + at, n);
             done += n;
             s->pos += n;
-        } else if (want >= s->bufcap) {
+        } else if (want >= s->bufcap && s->pos % s->gen.align == 0) {
             /* Whole windows go straight into the caller's memory. */
             size_t n = want - want % s->bufcap;
+            if (td__pool_stale(s->gen.pool))
+                td__gen_keep_pool(&s->gen, s->bufcap);
             rc = td__gen_fill(&s->gen, s->pos, dst + done, n);
             if (rc != TD_OK)
                 break;
@@ -157,6 +200,7 @@ int td_stream_read(td_stream *s, void *buf, size_t cap, size_t *out_len)
 
 int td_stream_next(td_stream *s, const void **chunk, size_t *len)
 {
+    const uint8_t *p;
     int rc;
 
     if (chunk)
@@ -165,16 +209,10 @@ int td_stream_next(td_stream *s, const void **chunk, size_t *len)
         *len = 0;
     if (!s || !chunk || !len)
         return TD_EINVAL;
-    if (s->pos >= s->size)
-        return TD_DONE;
-    if (!in_buffer(s)) {
-        rc = refill(s);
-        if (rc != TD_OK)
-            return rc;
-    }
-    size_t at = (size_t)(s->pos - s->buf_off);
-    *chunk = s->buf + at;
-    *len = s->buf_len - at;
+    rc = td__stream_window(s, &p, len);
+    if (rc != TD_OK)
+        return rc;
+    *chunk = p;
     s->pos += *len;
     return TD_OK;
 }

@@ -129,6 +129,9 @@ def main():
     def U(m):
         return (m // dq) * 65536 + ((m % dq) * 65536 + dq - 1) // dq
 
+    # Kind blocks of B bytes hold m dedup blocks; a duplicate repeats the
+    # first dedup block of an earlier kind block (format 2).
+    m = B // D if B > D else 1
     res = bytearray()
     while n:
         i, at = divmod(off, D)
@@ -136,7 +139,8 @@ def main():
         if U(i + 1) > U(i):
             src = U(i)
         else:
-            src = wymix(dkey ^ i, (((i + 1) * P0) & M64) ^ P1) % U(i)
+            started = -(-U(i) // m)
+            src = m * (wymix(dkey ^ i, (((i + 1) * P0) & M64) ^ P1) % started)
         res += comp_bytes(key, prm, src * D + at, k)
         off += k
         n -= k

@@ -16,7 +16,7 @@ for seed in 0 1 18446744073709551615; do
 done
 } > "$D/golden_compressible.inc"
 {
-for kind in random compressible; do
+for kind in random text compressible; do
   K=$(echo $kind | tr a-z A-Z)
   for seed in 0 18446744073709551615; do
     for off in 0 1099511627776; do

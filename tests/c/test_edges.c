@@ -563,9 +563,9 @@ Test(options, integers_are_plain_decimal_or_hex_seed)
 }
 
 /* ------------------------------------------------------------------------ */
-/* Internals: the thread split of td__gen_fill (libtestdata/fill.c)          */
+/* Internals: the thread split of td__gen_fill (libtestdata/gen.c)          */
 
-#include "../../libtestdata/internal.h"
+#include "../../libtestdata/gen.h"
 
 /* A kind with a huge block whose bytes are the low byte of their offset. */
 static int bigblock_fill(const void *state, uint64_t offset, uint8_t *buf, size_t len)
@@ -578,9 +578,7 @@ static int bigblock_fill(const void *state, uint64_t offset, uint8_t *buf, size_
     return TD_OK;
 }
 
-static const char *const no_options[] = {NULL};
-static const td_kind_vtbl bigblock = {
-    .name = "bigblock", .block = 1u << 30, .options = no_options, .fill = bigblock_fill};
+static const td_kind_vtbl bigblock = {.name = "bigblock", .block = 1u << 30, .fill = bigblock_fill};
 
 Test(internal, thread_split_does_not_wrap_near_2_64)
 {
@@ -594,6 +592,7 @@ Test(internal, thread_split_does_not_wrap_near_2_64)
         td_gen g;
         memset(&g, 0, sizeof g);
         g.vt = &bigblock;
+        g.align = bigblock.block;
         g.nthreads = threads;
         uint64_t off = UINT64_MAX - len;
         memset(buf, 0, len);

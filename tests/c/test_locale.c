@@ -12,7 +12,7 @@
 #define _GNU_SOURCE
 #include "td_test_util.h"
 
-#include "../../libtestdata/internal.h" /* td__parse_double */
+#include "../../libtestdata/common.h" /* td__parse_double */
 
 #include <locale.h>
 #include <math.h>

@@ -1,0 +1,136 @@
+/* The bottom layer: key derivation, libsodium set-up, CPU count, parsing. */
+#define _GNU_SOURCE /* strtod_l, newlocale */
+#include "common.h"
+
+#include <errno.h>
+#include <locale.h>
+#include <math.h>
+#include <sodium.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <unistd.h>
+#if defined(__APPLE__) || defined(__FreeBSD__)
+#include <xlocale.h>
+#endif
+
+int td__sodium_ready(void)
+{
+    /* sodium_init() is idempotent and thread-safe (0 first time, 1 after),
+     * so calling it every time keeps the library free of global state. */
+    return sodium_init() < 0 ? TD_ENOMEM : TD_OK;
+}
+
+void td__derive_key_with(const char *domain, uint64_t seed, const void *extra, size_t extra_len,
+                         uint8_t key[32])
+{
+    crypto_generichash_state h;
+    uint8_t le[8];
+    td__store64le(le, seed);
+    crypto_generichash_init(&h, NULL, 0, 32);
+    crypto_generichash_update(&h, (const unsigned char *)domain, strlen(domain));
+    crypto_generichash_update(&h, le, sizeof le);
+    if (extra_len)
+        crypto_generichash_update(&h, extra, extra_len);
+    crypto_generichash_final(&h, key, 32);
+}
+
+void td__derive_key(const char *domain, uint64_t seed, uint8_t key[32])
+{
+    td__derive_key_with(domain, seed, NULL, 0, key);
+}
+
+unsigned td__ncpus(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1u : (unsigned)n;
+}
+
+int td__parse_u64(const char *s, uint64_t *out, int allow_hex)
+{
+    unsigned base = 10;
+    uint64_t v = 0;
+    int overflow = 0;
+
+    if (allow_hex && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+        base = 16;
+        s += 2;
+    }
+    if (!*s)
+        return TD_ESYNTAX;
+    for (; *s; s++) {
+        unsigned d;
+        if (*s >= '0' && *s <= '9')
+            d = (unsigned)(*s - '0');
+        else if (base == 16 && *s >= 'a' && *s <= 'f')
+            d = (unsigned)(*s - 'a' + 10);
+        else if (base == 16 && *s >= 'A' && *s <= 'F')
+            d = (unsigned)(*s - 'A' + 10);
+        else
+            return TD_ESYNTAX;
+        if (v > (UINT64_MAX - d) / base)
+            overflow = 1;
+        v = v * base + d;
+    }
+    if (overflow)
+        return TD_ERANGE;
+    *out = v;
+    return TD_OK;
+}
+
+/* strtod() would follow LC_NUMERIC (under de_DE, "1.5" is rejected and
+ * "1,5" accepted); strtod_l() with the "C" locale does not.  The locale
+ * object is made per call, so there is no global state (glibc and musl hand
+ * out a static object for "C" without allocating). */
+int td__parse_double(const char *s, double *out)
+{
+    char *end;
+    double v;
+    int e;
+
+    if (!*s || strchr(" \t\n\v\f\r", *s))
+        return TD_ESYNTAX;
+    locale_t c = newlocale(LC_ALL_MASK, "C", (locale_t)0);
+    if (c == (locale_t)0)
+        return TD_ENOMEM;
+    errno = 0;
+    v = strtod_l(s, &end, c);
+    e = errno;
+    freelocale(c);
+    if (*end)
+        return TD_ESYNTAX;
+    if (e == ERANGE || !isfinite(v))
+        return TD_ERANGE;
+    *out = v;
+    return TD_OK;
+}
+
+int td__msg(char *buf, size_t cap, const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+    if (!buf || cap == 0)
+        return TD_EINVAL;
+    va_start(ap, fmt);
+    n = vsnprintf(buf, cap, fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+        buf[0] = '\0';
+        return TD_EINVAL;
+    }
+    return (size_t)n >= cap ? TD_ERANGE : TD_OK;
+}
+
+void td__human(char *buf, size_t cap, uint64_t bytes)
+{
+    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    double v = (double)bytes;
+    int u = 0;
+    while (v >= 1024 && u < 6) {
+        v /= 1024;
+        u++;
+    }
+    if (u == 0)
+        (void)td__msg(buf, cap, "%llu B", (unsigned long long)bytes);
+    else
+        (void)td__msg(buf, cap, "%.1f %s", v, units[u]);
+}

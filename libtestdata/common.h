@@ -1,0 +1,118 @@
+/*
+ * The bottom layer of the library: helpers every other file may use and
+ * that use nothing of the library but the public header.  Not installed.
+ *
+ *   common.h   key derivation, sodium set-up, CPU count, wyrand, endian
+ *              helpers, number parsing, small arithmetic
+ *   pool.h     fork-join thread pool                      (over common)
+ *   kind.h     the kind interface and the registry        (over common)
+ *   gen.h      the generator engine and the dedup layer   (over kind, pool)
+ *   stream.c, verify.c, output.c, options.c ...          (over gen)
+ */
+#ifndef TD_COMMON_H
+#define TD_COMMON_H
+
+#include "testdata.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TD_HIDDEN __attribute__((visibility("hidden")))
+
+/* Threads any call uses at most, whatever td_options.threads asks. */
+#define TD_MAX_THREADS 256u
+
+#define TD_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define TD_MAX(a, b) ((a) > (b) ? (a) : (b))
+
+static inline int td__is_pow2(uint64_t v)
+{
+    return v && !(v & (v - 1));
+}
+
+/* Call sodium_init() once per process; TD_OK or TD_ENOMEM.  A failure is
+ * not cached: the next call tries again. */
+TD_HIDDEN int td__sodium_ready(void);
+
+/* Seed -> 32-byte key: BLAKE2b-256 over a domain string and u64le(seed). */
+TD_HIDDEN void td__derive_key(const char *domain, uint64_t seed, uint8_t key[32]);
+
+/* As td__derive_key, with extra bytes (an object's canonical content)
+ * hashed after the seed: the key of a kind whose bytes depend on a model
+ * or profile. */
+TD_HIDDEN void td__derive_key_with(const char *domain, uint64_t seed, const void *extra,
+                                   size_t extra_len, uint8_t key[32]);
+
+/* Number of online CPUs (>= 1). */
+TD_HIDDEN unsigned td__ncpus(void);
+
+/* Decimal digits only, or 0x/0X and hex digits when allow_hex: TD_OK,
+ * TD_ESYNTAX or TD_ERANGE.  (strtoull() would also take white space, a
+ * sign that negates the value, and octal.) */
+TD_HIDDEN int td__parse_u64(const char *s, uint64_t *out, int allow_hex);
+
+/* A finite double in C syntax, independent of the process's locale.
+ * TD_OK, TD_ESYNTAX, TD_ERANGE (overflow, inf, nan) or TD_ENOMEM; *out is
+ * set only on TD_OK. */
+TD_HIDDEN int td__parse_double(const char *s, double *out);
+
+/* snprintf that never fails: truncates, always NUL-terminates when cap > 0;
+ * returns TD_OK or TD_ERANGE when truncated. */
+TD_HIDDEN int td__msg(char *buf, size_t cap, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* "1.5 GiB", "512 B": a byte count for people. */
+TD_HIDDEN void td__human(char *buf, size_t cap, uint64_t bytes);
+
+/* wyrand (Wang Yi): a Weyl sequence through a 64x64->128 multiply-fold.
+ * The per-block PRNG of the block-structured kinds and of dedup. */
+#define TD_WY_P0 UINT64_C(0xa0761d6478bd642f)
+#define TD_WY_P1 UINT64_C(0xe7037ed1a0b428db)
+
+static inline uint64_t td__wymix(uint64_t a, uint64_t b)
+{
+#ifdef __SIZEOF_INT128__
+    unsigned __int128 t = (unsigned __int128)a * b;
+    return (uint64_t)(t >> 64) ^ (uint64_t)t;
+#else
+    uint64_t al = (uint32_t)a, ah = a >> 32, bl = (uint32_t)b, bh = b >> 32;
+    uint64_t ll = al * bl, lh = al * bh, hl = ah * bl, hh = ah * bh;
+    uint64_t mid = (ll >> 32) + (uint32_t)lh + (uint32_t)hl;
+    uint64_t lo = (mid << 32) | (uint32_t)ll;
+    uint64_t hi = hh + (lh >> 32) + (hl >> 32) + (mid >> 32);
+    return hi ^ lo;
+#endif
+}
+
+static inline uint64_t td__wyrand(uint64_t *s)
+{
+    *s += TD_WY_P0;
+    return td__wymix(*s, *s ^ TD_WY_P1);
+}
+
+static inline void td__store64le(uint8_t *p, uint64_t v)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    memcpy(p, &v, 8);
+#else
+    for (int i = 0; i < 8; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+#endif
+}
+
+static inline uint64_t td__load64le(const uint8_t *p)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+#else
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++)
+        v |= (uint64_t)p[i] << (8 * i);
+    return v;
+#endif
+}
+
+#endif

@@ -1,0 +1,58 @@
+/*
+ * The kind interface: what a kind of data provides, and the registry that
+ * maps td_kind values and names to kinds (kinds.c).  Over common.h.
+ * Not installed.
+ *
+ * A kind turns checked options into an immutable "state" once (key
+ * derivation, tables); then any number of threads may fill from it at once.
+ * Block-structured kinds (text, compressible) make each block on its own
+ * from (state, block index) and provide fill_block; the shared loop in
+ * kinds.c cuts any byte range into blocks.  Kinds with cheap random access
+ * (zero, random) provide fill instead.
+ */
+#ifndef TD_KIND_H
+#define TD_KIND_H
+
+#include "common.h"
+
+typedef struct td_kind_vtbl {
+    const char *name;
+    /* A power of two: offsets that are multiples of it are cheapest to
+     * start at (the block of block-structured kinds); 1 for no blocks.
+     * Stream buffers and thread splits are aligned to it. */
+    uint32_t block;
+    /* fill_block may write this many bytes past the end of the block. */
+    uint32_t slack;
+    /* Kind-specific checks of *o beyond the ranges of the option table
+     * (which are checked already); NULL when there are none. */
+    int (*check)(const td_options *o);
+    /* Build the state for *o (already checked); may leave *state NULL. */
+    int (*prepare)(const td_options *o, void **state);
+    void (*release)(void *state);
+    /* Exactly one of the two: */
+    /* Bytes [offset, offset+len) of the stream; offset+len never overflows. */
+    int (*fill)(const void *state, uint64_t offset, uint8_t *buf, size_t len);
+    /* Block bi into out, which has room for block + slack bytes.  Bytes
+     * [0, end) must be right (1 <= end <= block); a kind may stop early
+     * after them, so a prefix costs less than the whole block. */
+    int (*fill_block)(const void *state, uint64_t bi, uint8_t *out, uint32_t end);
+} td_kind_vtbl;
+
+extern const td_kind_vtbl td_kind_zero TD_HIDDEN;
+extern const td_kind_vtbl td_kind_random TD_HIDDEN;
+extern const td_kind_vtbl td_kind_text TD_HIDDEN;
+extern const td_kind_vtbl td_kind_compressible TD_HIDDEN;
+
+/* Names of td_algorithm values, indexed by value, NULL-terminated
+ * (gen_random.c): the values of the option "algorithm". */
+extern const char *const td__algorithm_names[] TD_HIDDEN;
+
+/* The vtable of a kind, or NULL when unknown. */
+TD_HIDDEN const td_kind_vtbl *td__kind_get(int kind);
+
+/* Bytes [offset, offset+len) of a kind's stream, single-threaded: fill, or
+ * the block loop over fill_block.  offset+len must not overflow. */
+TD_HIDDEN int td__kind_fill(const td_kind_vtbl *vt, const void *state, uint64_t offset,
+                            uint8_t *buf, size_t len);
+
+#endif

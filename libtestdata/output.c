@@ -1,0 +1,509 @@
+/*
+ * Output that never loses a user's data: td_output (atomic replacement of
+ * regular files, direct writes into everything else) and the writers built
+ * on it, td_write_file* and td_write_fd, shared by the CLI, --mpi and Python.
+ *
+ * The rules (docs/reliability.md):
+ *   - a regular file, or a path that does not exist yet, gets its data in a
+ *     temporary file in the same directory, which replaces it only when
+ *     complete: an unnamed O_TMPFILE (nothing left behind even by SIGKILL)
+ *     linked in at the end, or else a hidden ".tdtmp-" file;
+ *   - a symlink is followed: the file it points to is replaced, the link
+ *     stays;
+ *   - a device, FIFO or socket, and anything reached through /proc (such
+ *     as /dev/stdout), is written into directly and never replaced or
+ *     removed;
+ *   - TD_IO_IN_PLACE (the CLI's --keep-partial) writes into the file itself.
+ */
+#define _GNU_SOURCE /* O_TMPFILE, F_SETPIPE_SZ */
+#include "stream.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+enum { OUT_ATOMIC, OUT_DIRECT, OUT_IN_PLACE };
+
+struct td_output {
+    int fd;
+    int mode;
+    int tmpfile;      /* OUT_ATOMIC: unnamed O_TMPFILE (else a named temporary) */
+    int replaces;     /* OUT_ATOMIC: an existing file is replaced */
+    char *final;      /* the path to replace (symlinks resolved) */
+    char *dir;        /* its directory */
+    char *temp;       /* the named temporary, or NULL */
+};
+
+void td_io_options_init(td_io_options *io)
+{
+    if (io)
+        memset(io, 0, sizeof *io);
+}
+
+static char *dup_dir(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        return strdup(".");
+    if (slash == path)
+        return strdup("/");
+    size_t n = (size_t)(slash - path);
+    char *d = malloc(n + 1);
+    if (d) {
+        memcpy(d, path, n);
+        d[n] = '\0';
+    }
+    return d;
+}
+
+static int under_proc(const char *dir)
+{
+    char real[PATH_MAX];
+    return realpath(dir, real) && (strcmp(real, "/proc") == 0 || strncmp(real, "/proc/", 6) == 0);
+}
+
+/* Follow symlinks from path to what the data is for.  OUT_ATOMIC with
+ * *final set (the regular file or missing path to replace), or OUT_DIRECT
+ * (write into path itself).  TD_OK, TD_EIO (errno) or TD_ENOMEM. */
+static int resolve(const char *path, int *mode, char **final, struct stat *st, int *exists)
+{
+    char *cur = strdup(path);
+    if (!cur)
+        return TD_ENOMEM;
+    for (int hops = 0; hops < 40; hops++) {
+        if (lstat(cur, st) != 0) {
+            if (errno != ENOENT) {
+                free(cur);
+                return TD_EIO;
+            }
+            *exists = 0;
+            *mode = OUT_ATOMIC;
+            *final = cur;
+            return TD_OK;
+        }
+        if (!S_ISLNK(st->st_mode)) {
+            *exists = 1;
+            if (S_ISDIR(st->st_mode)) {
+                free(cur);
+                errno = EISDIR;
+                return TD_EIO;
+            }
+            *mode = S_ISREG(st->st_mode) ? OUT_ATOMIC : OUT_DIRECT;
+            *final = cur;
+            return TD_OK;
+        }
+        char *dir = dup_dir(cur);
+        char target[PATH_MAX];
+        ssize_t n = dir ? readlink(cur, target, sizeof target - 1) : -1;
+        if (!dir || n < 0) {
+            int e = dir ? errno : ENOMEM;
+            free(dir);
+            free(cur);
+            errno = e;
+            return e == ENOMEM ? TD_ENOMEM : TD_EIO;
+        }
+        target[n] = '\0';
+        /* /proc's links (/dev/stdout -> /proc/self/fd/1 -> "pipe:[...]")
+         * are not paths to follow: open them as they are. */
+        if (under_proc(dir)) {
+            free(dir);
+            free(cur);
+            *mode = OUT_DIRECT;
+            *final = strdup(path);
+            *exists = 1;
+            return *final ? TD_OK : TD_ENOMEM;
+        }
+        size_t need = strlen(dir) + 1 + (size_t)n + 1;
+        char *next = malloc(need);
+        if (!next) {
+            free(dir);
+            free(cur);
+            return TD_ENOMEM;
+        }
+        if (target[0] == '/')
+            memcpy(next, target, (size_t)n + 1);
+        else
+            snprintf(next, need, "%s/%s", dir, target);
+        free(dir);
+        free(cur);
+        cur = next;
+    }
+    free(cur);
+    errno = ELOOP;
+    return TD_EIO;
+}
+
+static int random_name(char *buf, size_t cap)
+{
+    uint8_t r[6];
+    randombytes_buf(r, sizeof r);
+    return snprintf(buf, cap, ".tdtmp-%02x%02x%02x%02x%02x%02x", r[0], r[1], r[2], r[3], r[4],
+                    r[5]);
+}
+
+/* A named temporary in o->dir: O_EXCL, so never someone else's file. */
+static int open_named_temp(td_output *o)
+{
+    size_t cap = strlen(o->dir) + 32;
+    o->temp = malloc(cap);
+    if (!o->temp)
+        return TD_ENOMEM;
+    for (int attempt = 0; attempt < 100; attempt++) {
+        size_t n = (size_t)snprintf(o->temp, cap, "%s/", o->dir);
+        random_name(o->temp + n, cap - n);
+        o->fd = open(o->temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (o->fd >= 0)
+            return TD_OK;
+        if (errno != EEXIST)
+            break;
+    }
+    free(o->temp);
+    o->temp = NULL;
+    return TD_EIO;
+}
+
+static void free_output(td_output *o)
+{
+    free(o->final);
+    free(o->dir);
+    free(o->temp);
+    free(o);
+}
+
+int td_output_open(td_output **out, const char *path, uint32_t flags)
+{
+    td_output *o;
+    struct stat st;
+    int rc, exists = 0, saved;
+
+    if (!out)
+        return TD_EINVAL;
+    *out = NULL;
+    if (!path || !*path || (flags & ~(uint32_t)(TD_IO_IN_PLACE | TD_IO_NAMED_TEMP)))
+        return TD_EINVAL;
+    rc = td__sodium_ready();
+    if (rc != TD_OK)
+        return rc;
+    o = calloc(1, sizeof *o);
+    if (!o)
+        return TD_ENOMEM;
+    o->fd = -1;
+    rc = resolve(path, &o->mode, &o->final, &st, &exists);
+    if (rc != TD_OK) {
+        saved = errno;
+        free_output(o);
+        errno = saved;
+        return rc;
+    }
+    if (o->mode == OUT_ATOMIC && (flags & TD_IO_IN_PLACE))
+        o->mode = OUT_IN_PLACE;
+    if (o->mode == OUT_DIRECT) {
+        /* Never O_CREAT here: it exists and is not ours to make or replace. */
+        o->fd = open(o->final, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+        if (o->fd >= 0 && fstat(o->fd, &st) == 0 && S_ISREG(st.st_mode) &&
+            ftruncate(o->fd, 0) != 0) {
+            saved = errno;
+            close(o->fd);
+            o->fd = -1;
+            errno = saved;
+        }
+    } else if (o->mode == OUT_IN_PLACE) {
+        o->fd = open(o->final, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0666);
+    } else {
+        o->replaces = exists;
+        o->dir = dup_dir(o->final);
+        if (!o->dir) {
+            free_output(o);
+            return TD_ENOMEM;
+        }
+#ifdef O_TMPFILE
+        if (!(flags & TD_IO_NAMED_TEMP)) {
+            o->fd = open(o->dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
+            o->tmpfile = o->fd >= 0;
+            /* Not supported by this file system (or kernel): name it. */
+            if (o->fd < 0 && errno != EISDIR && errno != EOPNOTSUPP && errno != EINVAL &&
+                errno != ENOENT) {
+                saved = errno;
+                free_output(o);
+                errno = saved;
+                return TD_EIO;
+            }
+        }
+#endif
+        if (o->fd < 0 && (rc = open_named_temp(o)) != TD_OK) {
+            saved = errno;
+            free_output(o);
+            errno = saved;
+            return rc;
+        }
+        if (exists) {
+            /* The replacement keeps the owner and mode of the old file
+             * (root writing into a user's file must not make it root's). */
+            if (geteuid() == 0)
+                (void)fchown(o->fd, st.st_uid, st.st_gid);
+            (void)fchmod(o->fd, st.st_mode & 07777);
+        }
+    }
+    if (o->fd < 0) {
+        saved = errno;
+        free_output(o);
+        errno = saved;
+        return TD_EIO;
+    }
+    *out = o;
+    return TD_OK;
+}
+
+int td_output_fd(const td_output *o)
+{
+    return o ? o->fd : -1;
+}
+
+const char *td_output_temp_path(const td_output *o)
+{
+    return o ? o->temp : NULL;
+}
+
+int td_output_atomic(const td_output *o)
+{
+    return o && o->mode == OUT_ATOMIC;
+}
+
+/* Write all n bytes; EINTR asks io->progress whether to go on.  *written
+ * counts what reached the file. */
+static int write_all(int fd, const uint8_t *p, size_t n, const td_io_options *io, uint64_t *written)
+{
+    while (n) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0) {
+            if (errno == EINTR) {
+                if (io && io->progress && io->progress(io->ctx, *written) != 0)
+                    return TD_ECANCELED;
+                continue;
+            }
+            return TD_EIO;
+        }
+        p += w;
+        n -= (size_t)w;
+        *written += (uint64_t)w;
+    }
+    return TD_OK;
+}
+
+int td_output_write(td_output *o, const void *buf, size_t len)
+{
+    uint64_t w = 0;
+    if (!o || (!buf && len))
+        return TD_EINVAL;
+    return write_all(o->fd, buf, len, NULL, &w);
+}
+
+void td_output_abort(td_output *o)
+{
+    int saved = errno;
+    if (!o)
+        return;
+    if (o->fd >= 0)
+        close(o->fd);
+    if (o->temp)
+        unlink(o->temp);
+    free_output(o);
+    errno = saved;
+}
+
+/* Link the unnamed temporary into the directory under a hidden name. */
+static int link_tmpfile(td_output *o)
+{
+    char proc[64];
+    size_t cap = strlen(o->dir) + 32;
+    snprintf(proc, sizeof proc, "/proc/self/fd/%d", o->fd);
+    o->temp = malloc(cap);
+    if (!o->temp)
+        return TD_ENOMEM;
+    for (int attempt = 0; attempt < 100; attempt++) {
+        size_t n = (size_t)snprintf(o->temp, cap, "%s/", o->dir);
+        random_name(o->temp + n, cap - n);
+        if (linkat(AT_FDCWD, proc, AT_FDCWD, o->temp, AT_SYMLINK_FOLLOW) == 0)
+            return TD_OK;
+        if (errno != EEXIST)
+            break;
+    }
+    free(o->temp);
+    o->temp = NULL;
+    return TD_EIO;
+}
+
+/* Close o->fd; returns rc, or TD_EIO if rc was TD_OK and close failed;
+ * errno is that of the first failure. */
+static int close_keep(td_output *o, int rc)
+{
+    int saved = errno;
+    if (close(o->fd) != 0 && rc == TD_OK)
+        rc = TD_EIO;
+    else
+        errno = saved;
+    o->fd = -1;
+    return rc;
+}
+
+int td_output_commit(td_output *o)
+{
+    struct stat st;
+    int rc = TD_OK, linked = 0, saved;
+
+    if (!o)
+        return TD_EINVAL;
+    if (o->mode != OUT_ATOMIC) {
+        rc = close_keep(o, TD_OK);
+        saved = errno;
+        free_output(o);
+        errno = saved;
+        return rc;
+    }
+    /* Old data is at stake only when a file is replaced: then make the new
+     * data durable before the name moves to it. */
+    if (o->replaces && fsync(o->fd) != 0 && errno != EINVAL && errno != EROFS)
+        rc = TD_EIO;
+    /* Something that is not a regular file may have appeared meanwhile. */
+    if (rc == TD_OK && lstat(o->final, &st) == 0 && !S_ISREG(st.st_mode)) {
+        errno = EEXIST;
+        rc = TD_EIO;
+    }
+    if (rc == TD_OK && o->tmpfile) {
+        char proc[64];
+        snprintf(proc, sizeof proc, "/proc/self/fd/%d", o->fd);
+        /* A new file appears under its name in one step; a replacement (or
+         * a file that appeared meanwhile) goes through a hidden name. */
+        if (!o->replaces && linkat(AT_FDCWD, proc, AT_FDCWD, o->final, AT_SYMLINK_FOLLOW) == 0)
+            linked = 1;
+        else if (o->replaces || errno == EEXIST)
+            rc = link_tmpfile(o);
+        else
+            rc = TD_EIO;
+    }
+    rc = close_keep(o, rc);
+    if (rc == TD_OK && !linked && rename(o->temp, o->final) != 0)
+        rc = TD_EIO;
+    saved = errno;
+    if (rc != TD_OK && o->temp)
+        unlink(o->temp);
+    free_output(o);
+    errno = saved;
+    return rc;
+}
+
+/* Write stream bytes [offset, offset+size) to fd, with progress. */
+static int write_stream(int fd, int kind, uint64_t offset, uint64_t size, const td_options *o,
+                        const td_io_options *io, uint64_t *written)
+{
+    td_stream *s;
+    uint64_t end = size == TD_SIZE_UNBOUNDED ? TD_SIZE_UNBOUNDED : offset + size;
+    uint64_t next_report = 8u << 20;
+    struct stat st;
+    int rc;
+
+    rc = td_stream_open(&s, kind, end, o);
+    if (rc == TD_OK)
+        rc = td_stream_seek(s, offset);
+    if (rc != TD_OK) {
+        td_stream_free(s);
+        return rc;
+    }
+    if (fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode))
+        (void)fcntl(fd, F_SETPIPE_SZ, 1u << 20); /* fewer wake-ups of the reader */
+    for (;;) {
+        const void *chunk;
+        size_t len;
+        rc = td_stream_next(s, &chunk, &len);
+        if (rc != TD_OK)
+            break;
+        rc = write_all(fd, chunk, len, io, written);
+        if (rc != TD_OK)
+            break;
+        if (io && io->progress && *written >= next_report) {
+            next_report = *written + (8u << 20);
+            if (io->progress(io->ctx, *written) != 0) {
+                rc = TD_ECANCELED;
+                break;
+            }
+        }
+    }
+    int saved = errno;
+    td_stream_free(s);
+    errno = saved;
+    return rc == TD_DONE ? TD_OK : rc;
+}
+
+int td_write_fd(int fd, int kind, uint64_t offset, uint64_t size, const td_options *o,
+                const td_io_options *io, uint64_t *written)
+{
+    uint64_t w = 0;
+    int rc;
+    if (fd < 0)
+        return TD_EINVAL;
+    if (size != TD_SIZE_UNBOUNDED && size > UINT64_MAX - offset)
+        return TD_ERANGE;
+    rc = write_stream(fd, kind, offset, size, o, io, &w);
+    if (written)
+        *written = w;
+    return rc;
+}
+
+int td_write_file_ex(const char *path, int kind, uint64_t offset, uint64_t size,
+                     const td_options *o, const td_io_options *io, uint64_t *written)
+{
+    td_output *out;
+    td_options def;
+    uint64_t w = 0;
+    int rc, saved;
+
+    if (written)
+        *written = 0;
+    if (!path || !*path)
+        return TD_EINVAL;
+    if (size != TD_SIZE_UNBOUNDED && size > UINT64_MAX - offset)
+        return TD_ERANGE;
+    /* Check the stream before touching the file system. */
+    if (!o) {
+        td_options_init(&def);
+        o = &def;
+    }
+    rc = td_options_check(kind, o);
+    if (rc != TD_OK)
+        return rc;
+    rc = td_output_open(&out, path, io ? io->flags : 0);
+    if (rc != TD_OK)
+        return rc;
+    if (size == TD_SIZE_UNBOUNDED && td_output_atomic(out)) {
+        /* An endless stream never completes, so it could never replace the
+         * file: refuse rather than fill the disk and then remove it all. */
+        td_output_abort(out);
+        return TD_ERANGE;
+    }
+    rc = write_stream(td_output_fd(out), kind, offset, size, o, io, &w);
+    if (rc == TD_OK) {
+        rc = td_output_commit(out);
+    } else {
+        saved = errno;
+        td_output_abort(out);
+        errno = saved;
+    }
+    if (written)
+        *written = w;
+    return rc;
+}
+
+int td_write_file_at(const char *path, int kind, uint64_t offset, uint64_t size,
+                     const td_options *o)
+{
+    return td_write_file_ex(path, kind, offset, size, o, NULL, NULL);
+}
+
+int td_write_file(const char *path, int kind, uint64_t size, const td_options *o)
+{
+    return td_write_file_ex(path, kind, 0, size, o, NULL, NULL);
+}
