@@ -156,7 +156,8 @@ TD_API void td_options_init(td_options *o);
  * Set one option from strings, as the CLI and bindings do ("ratio", "3").
  * The keys, their types, ranges and the kinds they apply to are those of
  * the option table (td_option_get()); '-' and '_' are alike in keys
- * ("dedup-block").  Integers are decimal (seed also 0x hex), sizes take
+ * ("dedup-block"), and a leading "--" is allowed ("--dedup-block", as a
+ * command line spells it; messages then name the option that way).  Integers are decimal (seed also 0x hex), sizes take
  * td_parse_size() suffixes, choices are one of the listed names.
  *
  * @return TD_OK; TD_EOPTION if the key is unknown or does not apply to

@@ -39,7 +39,7 @@ static const opt_row rows[] = {
       ALL_KINDS, 0},
      offsetof(td_options, seed), ST_U64, HEX, 0, 18446744073709551615.0, 0},
     {{"threads", TD_OPTION_UINT, "N", "generator threads; the bytes do not change",
-      NULL, "0 (all cores) or a count; at most 256 are used", "1", ALL_KINDS, 0},
+      NULL, "0 to 4294967295, 0 meaning all cores; at most 256 are used", "1", ALL_KINDS, 0},
      offsetof(td_options, threads), ST_U32, 0, 0, 4294967295.0, 1},
     {{"algorithm", TD_OPTION_CHOICE, "NAME",
       "generator: chacha20 (cryptographic) or fast (much faster, not cryptographic)",
@@ -233,39 +233,50 @@ static void store_value(const opt_row *r, td_options *o, double v, uint64_t u)
     }
 }
 
+/* Edit distance with adjacent transpositions counting one (optimal string
+ * alignment): "fats" is one step from "fast".  '-' and '_' are alike when
+ * comparing keys. */
+static unsigned osa_distance(const char *a, size_t al, const char *b, size_t bl, int is_key)
+{
+    unsigned d[64][64];
+    for (size_t i = 0; i <= al; i++)
+        d[i][0] = (unsigned)i;
+    for (size_t j = 0; j <= bl; j++)
+        d[0][j] = (unsigned)j;
+    for (size_t i = 1; i <= al; i++) {
+        for (size_t j = 1; j <= bl; j++) {
+            char x = a[i - 1], y = b[j - 1];
+            if (is_key) {
+                x = x == '-' ? '_' : x;
+                y = y == '-' ? '_' : y;
+            }
+            unsigned v = TD_MIN(d[i - 1][j] + 1, d[i][j - 1] + 1);
+            v = TD_MIN(v, d[i - 1][j - 1] + (x != y));
+            if (i > 1 && j > 1 && x == b[j - 2] && a[i - 2] == y)
+                v = TD_MIN(v, d[i - 2][j - 2] + 1);
+            d[i][j] = v;
+        }
+    }
+    return d[al][bl];
+}
+
 /* The closest of `n` candidates to `word` (edit distance at most a third of
  * its length, at least 1), or NULL. */
 static const char *closest(const char *word, const char *const *cand, size_t n, int is_key)
 {
     const char *best = NULL;
-    size_t wl = strlen(word), best_d = wl / 3 > 0 ? wl / 3 : 1;
-    unsigned prev[64], cur[64];
+    size_t wl = strlen(word);
+    unsigned best_d = wl / 3 > 0 ? (unsigned)(wl / 3) : 1;
     if (wl >= 63)
         return NULL;
     for (size_t c = 0; c < n; c++) {
-        const char *s = cand[c];
-        size_t sl = strlen(s);
+        size_t sl = strlen(cand[c]);
         if (sl >= 63)
             continue;
-        for (size_t j = 0; j <= sl; j++)
-            prev[j] = (unsigned)j;
-        for (size_t i = 1; i <= wl; i++) {
-            cur[0] = (unsigned)i;
-            for (size_t j = 1; j <= sl; j++) {
-                char a = word[i - 1], b = s[j - 1];
-                if (is_key) {
-                    a = a == '-' ? '_' : a;
-                    b = b == '-' ? '_' : b;
-                }
-                unsigned sub = prev[j - 1] + (a != b);
-                unsigned del = prev[j] + 1, ins = cur[j - 1] + 1;
-                cur[j] = TD_MIN(sub, TD_MIN(del, ins));
-            }
-            memcpy(prev, cur, (sl + 1) * sizeof cur[0]);
-        }
-        if (prev[sl] <= best_d && (!best || prev[sl] < best_d)) {
-            best = s;
-            best_d = prev[sl];
+        unsigned dist = osa_distance(word, wl, cand[c], sl, is_key);
+        if (dist <= best_d && (!best || dist < best_d)) {
+            best = cand[c];
+            best_d = dist;
         }
     }
     return best;
@@ -281,6 +292,18 @@ const char *td_suggest(const char *word, const char *const *candidates)
     return closest(word, candidates, n, 0);
 }
 
+/* An option as the caller spelled it: the CLI passes "--dedup-block" and
+ * reads "--dedup-block" back; a program passes "dedup_block" and reads
+ * "option 'dedup_block'". */
+static const char *spelled(const char *given, char *buf, size_t cap)
+{
+    if (given[0] == '-' && given[1] == '-')
+        (void)td__msg(buf, cap, "%s", given);
+    else
+        (void)td__msg(buf, cap, "option '%s'", given);
+    return buf;
+}
+
 static void unknown_key_msg(const char *key, int kind, char *msg, size_t cap)
 {
     const char *keys[NROWS];
@@ -288,22 +311,34 @@ static void unknown_key_msg(const char *key, int kind, char *msg, size_t cap)
     for (size_t i = 0; i < NROWS; i++)
         if (rows[i].info.kinds & K(kind))
             keys[n++] = rows[i].info.key;
-    const char *s = closest(key, keys, n, 1);
+    int dashed = key[0] == '-' && key[1] == '-';
+    const char *bare = dashed ? key + 2 : key;
+    const char *s = closest(bare, keys, n, 1);
     if (!s) { /* maybe an option of another kind */
         n = 0;
         for (size_t i = 0; i < NROWS; i++)
             keys[n++] = rows[i].info.key;
-        s = closest(key, keys, n, 1);
+        s = closest(bare, keys, n, 1);
     }
-    if (s)
+    if (s && dashed) {
+        char d[64];
+        (void)td__msg(d, sizeof d, "%s", s);
+        for (char *p = d; *p; p++)
+            *p = *p == '_' ? '-' : *p;
+        td__msg(msg, cap, "unknown option '%s'; did you mean '--%s'?", key, d);
+    } else if (s) {
         td__msg(msg, cap, "unknown option '%s'; did you mean '%s'?", key, s);
-    else
+    } else {
         td__msg(msg, cap, "unknown option '%s'", key);
+    }
 }
 
-static void bad_value_msg(const opt_row *r, const char *value, int rc, char *msg, size_t cap)
+static void bad_value_msg(const opt_row *r, const char *given, const char *value, int rc,
+                          char *msg, size_t cap)
 {
-    const char *what = rc == TD_ERANGE ? "out of range" : "not valid";
+    static const char *const not_a[] = {"not a whole number", "not a size", "not a number", ""};
+    char name[80];
+    spelled(given, name, sizeof name);
     if (r->info.type == TD_OPTION_CHOICE) {
         char list[128] = "";
         size_t n = 0;
@@ -312,14 +347,13 @@ static void bad_value_msg(const opt_row *r, const char *value, int rc, char *msg
                           n ? ", " : "", r->info.values[n]);
         const char *s = closest(value, r->info.values, n, 0);
         if (s)
-            td__msg(msg, cap, "bad value '%s' for option '%s': one of %s; did you mean '%s'?",
-                    value, r->info.key, list, s);
+            td__msg(msg, cap, "bad value '%s' for %s: one of %s; did you mean '%s'?", value, name,
+                    list, s);
         else
-            td__msg(msg, cap, "bad value '%s' for option '%s': one of %s", value, r->info.key,
-                    list);
+            td__msg(msg, cap, "bad value '%s' for %s: one of %s", value, name, list);
     } else {
-        td__msg(msg, cap, "bad value '%s' for option '%s': %s (%s)", value, r->info.key, what,
-                r->info.range);
+        td__msg(msg, cap, "bad value '%s' for %s: %s (valid: %s)", value, name,
+                rc == TD_ERANGE ? "out of range" : not_a[r->info.type], r->info.range);
     }
 }
 
@@ -346,21 +380,22 @@ int td_options_set_msg(td_options *o, int kind, const char *key, const char *val
         td__msg(msg, cap, "unknown kind %d", kind);
         return TD_EKIND;
     }
-    r = find_row(key);
+    r = find_row(key[0] == '-' && key[1] == '-' ? key + 2 : key);
     if (!r) {
         unknown_key_msg(key, kind, msg, cap);
         return TD_EOPTION;
     }
     if (!(r->info.kinds & K(kind))) {
-        td__msg(msg, cap, "option '%s' does not apply to kind %s (it applies to: %s)",
-                r->info.key, vt->name, kinds_of(r, kinds, sizeof kinds));
+        char name[80];
+        td__msg(msg, cap, "%s does not apply to kind %s (it applies to: %s)",
+                spelled(key, name, sizeof name), vt->name, kinds_of(r, kinds, sizeof kinds));
         return TD_EOPTION;
     }
     rc = parse_value(r, value, &v, &u);
     if (rc == TD_OK && !in_range(r, v))
         rc = TD_ERANGE;
     if (rc != TD_OK) {
-        bad_value_msg(r, value, rc, msg, cap);
+        bad_value_msg(r, key, value, rc, msg, cap);
         return rc;
     }
     n = *o;

@@ -4,42 +4,73 @@
  *
  * One shared file (gen -o FILE --mpi, verify FILE --mpi): rank r of N takes
  * td_split_range(SIZE, N, 1 MiB, r) of the file, i.e. the same bytes a
- * single `testdata gen` writes at those positions; rank 0 creates and sizes
- * the file first.  M files (--files M, DIR): file i is DIR/part-%06d with
- * bytes td_split_range(SIZE, M, 1, i) (P = ceil(SIZE/M): [i*P, min((i+1)*P,
- * SIZE)), shifted by --offset) and is written whole by one rank with
- * td_write_file_at, rank r taking files td_split_range(M, N, 1, r).
+ * single `testdata gen` writes at those positions.  For a regular file,
+ * rank 0 opens a named temporary beside it (td_output, TD_IO_NAMED_TEMP),
+ * every rank writes its part into that, and rank 0 renames it into place
+ * once all succeeded; on failure or a signal the temporary is removed and
+ * the old file is untouched.  M files (--files M, DIR): file i is DIR/
+ * td_shard_name(i) with bytes td_split_range(SIZE, M, 1, i), written whole
+ * (and atomically) by one rank with td_write_file_ex.
  *
  * Failures are agreed on with reductions, so every rank exits with the same
  * status; rank 0 prints the summary and the aggregate throughput.
  */
 #define _GNU_SOURCE
-#include "mpi_mode.h"
+#include "cli.h"
 
-#include <stdio.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+int cli_mpi_dispatch(const cli_cmd *cmd, const cli_args *a, const cli_stream *s,
+                     const char *path, int verify)
+{
+    int mpi = cli_opt_index(cmd, "mpi"), files = cli_opt_index(cmd, "files");
+    cli_mpi_job job;
+
+    if (a->val[files] && !a->count[mpi])
+        cli_usage_error("--files needs --mpi");
+    if (!a->count[mpi])
+        return -1;
+    if (s->seed_was_random)
+        cli_usage_error("--seed random does not work with --mpi (every rank needs the same "
+                        "seed): give a number");
+    memset(&job, 0, sizeof job);
+    job.s = *s;
+    job.path = path;
+    job.quiet = cli_progress_mode(cmd, a) < 0;
+    if (a->val[files]) {
+        uint64_t n;
+        if (td_parse_size(a->val[files], &n) != TD_OK || n == 0 || n > CLI_MAX_FILES)
+            cli_usage_error("bad --files '%s': a count from 1 to %u", a->val[files],
+                            CLI_MAX_FILES);
+        if (s->size != TD_SIZE_UNBOUNDED && n > (s->size ? s->size : 1))
+            cli_usage_error("bad --files '%s': more files than the %llu bytes of SIZE",
+                            a->val[files], (unsigned long long)s->size);
+        job.files = n;
+    }
+    return verify ? cli_mpi_verify(&job) : cli_mpi_gen(&job);
+}
 
 #ifndef TD_HAVE_MPI
 
-int td_mpi_gen(const td_mpi_job *job)
+int cli_mpi_gen(const cli_mpi_job *job)
 {
     (void)job;
-    fputs("testdata: --mpi: this testdata was built without MPI\n", stderr);
-    return 2;
+    cli_error("--mpi: this testdata was built without MPI");
+    return CLI_EXIT_USAGE;
 }
 
-int td_mpi_verify(const td_mpi_job *job)
+int cli_mpi_verify(const cli_mpi_job *job)
 {
-    return td_mpi_gen(job);
+    return cli_mpi_gen(job);
 }
 
 #else
 
 #include <mpi.h>
 
-#include <errno.h>
 #include <fcntl.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -84,28 +115,30 @@ static int agree(int status)
 
 static void rank_error(const char *what, const char *path, int err)
 {
-    fprintf(stderr, "testdata: rank %d: %s '%s': %s\n", rank, what, path, strerror(err));
+    cli_error("rank %d: %s '%s': %s", rank, what, path, strerror(err));
 }
 
+/* DIR/part-NNNNNN */
 static void shard_path(char *buf, size_t cap, const char *dir, uint64_t i)
 {
+    char name[64];
     size_t n = strlen(dir);
-    snprintf(buf, cap, "%s%s" TD_MPI_SHARD_NAME, dir, n && dir[n - 1] == '/' ? "" : "/",
-             (unsigned long long)i);
+    td_shard_name(name, sizeof name, i);
+    snprintf(buf, cap, "%s%s%s", dir, n && dir[n - 1] == '/' ? "" : "/", name);
 }
 
-static void throughput(const td_mpi_job *j, const char *verb, uint64_t bytes, double secs)
+static void throughput(const cli_mpi_job *j, const char *verb, uint64_t bytes, double secs)
 {
     if (rank != 0 || j->quiet)
         return;
     if (secs <= 0)
         secs = 1e-9;
-    fprintf(stderr,
-            "testdata: %s %llu bytes with %d rank%s in %.3f s: %.2f GB/s aggregate "
-            "(%.2f GB/s per rank)\n",
-            verb, (unsigned long long)bytes, nranks, nranks == 1 ? "" : "s", secs,
-            bytes / secs / 1e9, bytes / secs / 1e9 / nranks);
+    cli_error("%s %llu bytes with %d rank%s in %.3f s: %.2f GB/s aggregate (%.2f GB/s per rank)",
+              verb, (unsigned long long)bytes, nranks, nranks == 1 ? "" : "s", secs,
+              bytes / secs / 1e9, bytes / secs / 1e9 / nranks);
 }
+
+/* ---- gen ----------------------------------------------------------------- */
 
 static int pwrite_all(int fd, const void *buf, size_t n, uint64_t pos)
 {
@@ -124,19 +157,17 @@ static int pwrite_all(int fd, const void *buf, size_t n, uint64_t pos)
     return 0;
 }
 
-/* ---- gen ----------------------------------------------------------------- */
-
 /* This rank's part of one shared file: bytes [off, off+len) of the file. */
-static int gen_part(const td_mpi_job *j, int fd, uint64_t off, uint64_t len)
+static int gen_part(const cli_mpi_job *j, int fd, const char *name, uint64_t off, uint64_t len)
 {
     td_stream *s = NULL;
     int rc;
 
     if (len == 0)
         return 0;
-    rc = td_stream_open(&s, j->kind, j->offset + off + len, &j->opt);
+    rc = td_stream_open(&s, j->s.kind, j->s.offset + off + len, &j->s.opt);
     if (rc == TD_OK)
-        rc = td_stream_seek(s, j->offset + off);
+        rc = td_stream_seek(s, j->s.offset + off);
     while (rc == TD_OK) {
         const void *chunk;
         size_t n;
@@ -144,7 +175,7 @@ static int gen_part(const td_mpi_job *j, int fd, uint64_t off, uint64_t len)
         if (rc != TD_OK)
             break;
         if (pwrite_all(fd, chunk, n, off) != 0) {
-            rank_error("write error on", j->path, errno);
+            rank_error("write error on", name, errno);
             td_stream_free(s);
             return 1;
         }
@@ -152,69 +183,88 @@ static int gen_part(const td_mpi_job *j, int fd, uint64_t off, uint64_t len)
     }
     td_stream_free(s);
     if (rc < 0) {
-        fprintf(stderr, "testdata: rank %d: %s\n", rank, td_strerror(rc));
+        cli_error("rank %d: %s", rank, td_strerror(rc));
         return 1;
     }
     return 0;
 }
 
-static int gen_shared(const td_mpi_job *j)
+static int gen_shared(const cli_mpi_job *j)
 {
-    int fd = -1, st = 0, removable = 0;
+    td_output *out = NULL;
+    char where[4096] = "";
+    int fd = -1, st = 0;
     uint64_t off, len;
     double t0;
 
-    /* Rank 0 creates (truncates) and sizes the file; then everyone opens it. */
+    /* Rank 0 opens the output; everyone then opens what it writes into. */
     if (rank == 0) {
         struct stat sb;
-        fd = open(j->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-        if (fd < 0) {
-            rank_error("cannot open", j->path, errno);
+        if (td_output_open(&out, j->path, TD_IO_NAMED_TEMP) != TD_OK) {
+            rank_error("cannot write", j->path, errno);
             st = 1;
-        } else if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode)) {
-            removable = 1;
-            if (ftruncate(fd, (off_t)j->size) != 0) {
-                rank_error("cannot size", j->path, errno);
+        } else if (td_output_atomic(out)) {
+            snprintf(where, sizeof where, "%s", td_output_temp_path(out));
+            cli_signal_temp(td_output_temp_path(out)); /* removed on a signal */
+            if (ftruncate(td_output_fd(out), (off_t)j->s.size) != 0) {
+                rank_error("cannot size", where, errno);
                 st = 1;
             }
+        } else if (fstat(td_output_fd(out), &sb) != 0 || !S_ISBLK(sb.st_mode)) {
+            cli_error("gen --mpi needs a regular file or a block device: '%s'", j->path);
+            st = 2;
+        } else {
+            snprintf(where, sizeof where, "%s", j->path);
         }
     }
     MPI_Bcast(&st, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    if (st)
-        goto out;
-    if (rank != 0) {
-        fd = open(j->path, O_WRONLY | O_CLOEXEC);
-        if (fd < 0) {
-            rank_error("cannot open", j->path, errno);
-            st = 1;
-        }
+    if (st) {
+        if (out)
+            td_output_abort(out);
+        return st;
+    }
+    MPI_Bcast(where, sizeof where, MPI_CHAR, 0, MPI_COMM_WORLD);
+    fd = rank == 0 ? td_output_fd(out) : open(where, O_WRONLY | O_CLOEXEC);
+    if (fd < 0) {
+        rank_error("cannot open", where, errno);
+        st = 1;
     }
     if (agree(st)) {
-        st = 1;
-        goto out;
+        if (rank != 0 && fd >= 0)
+            close(fd);
+        if (out) {
+            cli_signal_temp(NULL);
+            td_output_abort(out);
+        }
+        return 1;
     }
-    td_split_range(j->size, (uint64_t)nranks, TD_MPI_ALIGN, (uint64_t)rank, &off, &len);
+    td_split_range(j->s.size, (uint64_t)nranks, CLI_MPI_ALIGN, (uint64_t)rank, &off, &len);
     MPI_Barrier(MPI_COMM_WORLD);
     t0 = MPI_Wtime();
-    st = gen_part(j, fd, off, len);
-    if (close(fd) != 0 && st == 0) {
-        rank_error("write error on", j->path, errno);
+    st = gen_part(j, fd, where, off, len);
+    if (rank != 0 && close(fd) != 0 && st == 0) {
+        rank_error("write error on", where, errno);
         st = 1;
     }
-    fd = -1;
     st = agree(st);
+    if (rank == 0) {
+        cli_signal_temp(NULL);
+        if (st == 0 && td_output_commit(out) != TD_OK) {
+            rank_error("cannot put in place", j->path, errno);
+            st = 1;
+        } else if (st != 0) {
+            td_output_abort(out);
+        }
+    }
+    MPI_Bcast(&st, 1, MPI_INT, 0, MPI_COMM_WORLD);
     if (st == 0)
-        throughput(j, "wrote", j->size, MPI_Wtime() - t0);
-out:
-    if (fd >= 0)
-        close(fd);
-    if (st && rank == 0 && removable && unlink(j->path) == 0)
-        fprintf(stderr, "testdata: removed the incomplete '%s'\n", j->path);
+        throughput(j, "wrote", j->s.size, MPI_Wtime() - t0);
     return st;
 }
 
-static int gen_files(const td_mpi_job *j)
+static int gen_files(const cli_mpi_job *j)
 {
+    td_io_options io;
     int st = 0;
     uint64_t f0, nf;
     double t0;
@@ -227,42 +277,48 @@ static int gen_files(const td_mpi_job *j)
     MPI_Bcast(&st, 1, MPI_INT, 0, MPI_COMM_WORLD);
     if (st)
         return st;
+    td_io_options_init(&io);
+    io.progress = cli_progress_cb;
+    io.ctx = &(cli_progress){0}; /* off: only the interruption check */
     td_split_range(j->files, (uint64_t)nranks, 1, (uint64_t)rank, &f0, &nf);
     MPI_Barrier(MPI_COMM_WORLD);
     t0 = MPI_Wtime();
+    cli_defer_signals(1); /* a signal ends the current file's write cleanly */
     for (uint64_t i = f0; i < f0 + nf && st == 0; i++) {
         uint64_t off, len;
         int rc;
-        td_split_range(j->size, j->files, 1, i, &off, &len);
+        td_split_range(j->s.size, j->files, 1, i, &off, &len);
         shard_path(path, sizeof path, j->path, i);
-        rc = td_write_file_at(path, (td_kind)j->kind, j->offset + off, len, &j->opt);
+        rc = td_write_file_ex(path, j->s.kind, j->s.offset + off, len, &j->s.opt, &io, NULL);
         if (rc == TD_EIO) {
             rank_error("cannot write", path, errno);
             st = 1;
-        } else if (rc != TD_OK) {
-            fprintf(stderr, "testdata: rank %d: %s: %s\n", rank, path, td_strerror(rc));
+        } else if (rc != TD_OK && rc != TD_ECANCELED) {
+            cli_error("rank %d: %s: %s", rank, path, td_strerror(rc));
+            st = 1;
+        } else if (rc == TD_ECANCELED) {
             st = 1;
         }
     }
+    cli_defer_signals(0);
     st = agree(st);
     if (st == 0)
-        throughput(j, "wrote", j->size, MPI_Wtime() - t0);
+        throughput(j, "wrote", j->s.size, MPI_Wtime() - t0);
     return st;
 }
 
-int td_mpi_gen(const td_mpi_job *j)
+int cli_mpi_gen(const cli_mpi_job *j)
 {
     start();
     if (!j->path) {
         if (rank == 0)
-            fputs("testdata: gen --mpi needs -o FILE (or -o DIR with --files M) "
-                  "(try 'testdata --help')\n", stderr);
-        return finish(2);
+            cli_error("gen --mpi needs -o FILE (or -o DIR with --files M) (try 'testdata --help')");
+        return finish(CLI_EXIT_USAGE);
     }
-    if (j->size == TD_SIZE_UNBOUNDED) {
+    if (j->s.size == TD_SIZE_UNBOUNDED) {
         if (rank == 0)
-            fputs("testdata: gen --mpi needs a bounded SIZE (try 'testdata --help')\n", stderr);
-        return finish(2);
+            cli_error("gen --mpi needs a bounded SIZE (try 'testdata --help')");
+        return finish(CLI_EXIT_USAGE);
     }
     return finish(j->files ? gen_files(j) : gen_shared(j));
 }
@@ -271,7 +327,7 @@ int td_mpi_gen(const td_mpi_job *j)
 
 /* What one rank found; reduced over all ranks. */
 typedef struct tally {
-    uint64_t first;    /* lowest differing stream offset, UINT64_MAX: none */
+    uint64_t first;    /* lowest differing position in the data, UINT64_MAX: none */
     uint64_t bad;      /* differing bytes */
     uint64_t compared; /* bytes compared */
     uint64_t short_first, nshort;   /* files: lowest short file index, count */
@@ -279,11 +335,19 @@ typedef struct tally {
     uint64_t missing_first, nmissing;
 } tally;
 
-/* Compare bytes [pos, pos+len) of fd with stream bytes from stream_off on. */
-static int verify_range(const td_mpi_job *j, int fd, const char *path, uint8_t *buf,
-                        uint64_t pos, uint64_t len, uint64_t stream_off, tally *t)
+/* Compare bytes [pos, pos+len) of fd with the data's bytes from data_off
+ * on (stream offset j->s.offset + data_off). */
+static int verify_range(const cli_mpi_job *j, int fd, const char *path, uint8_t *buf,
+                        uint64_t pos, uint64_t len, uint64_t data_off, tally *t)
 {
+    td_verifier *v;
+    td_verify_result r;
     uint64_t done = 0;
+    int rc = td_verifier_new(&v, j->s.kind, &j->s.opt, j->s.offset + data_off, len);
+    if (rc != TD_OK) {
+        cli_error("rank %d: verify: %s", rank, td_strerror(rc));
+        return 1;
+    }
     while (done < len) {
         size_t want = len - done < CHUNK ? (size_t)(len - done) : CHUNK;
         ssize_t got = pread(fd, buf, want, (off_t)(pos + done));
@@ -291,24 +355,25 @@ static int verify_range(const td_mpi_job *j, int fd, const char *path, uint8_t *
             if (errno == EINTR)
                 continue;
             rank_error("read error on", path, errno);
+            td_verifier_free(v);
             return 1;
         }
         if (got == 0)
             break; /* shorter than stat said: the size checks report it */
-        uint64_t f = 0, c = 0;
-        int rc = td_verify_count((td_kind)j->kind, &j->opt, stream_off + done, buf, (size_t)got,
-                                 &f, &c);
-        if (rc == TD_EMISMATCH) {
-            if (f < t->first)
-                t->first = f;
-            t->bad += c;
-        } else if (rc != TD_OK) {
-            fprintf(stderr, "testdata: rank %d: verify: %s\n", rank, td_strerror(rc));
+        rc = td_verifier_update(v, buf, (size_t)got);
+        if (rc != TD_OK) {
+            cli_error("rank %d: verify: %s", rank, td_strerror(rc));
+            td_verifier_free(v);
             return 1;
         }
         done += (uint64_t)got;
-        t->compared += (uint64_t)got;
     }
+    td_verifier_finish(v, &r);
+    td_verifier_free(v);
+    if (r.mismatches && data_off + r.first_mismatch < t->first)
+        t->first = data_off + r.first_mismatch;
+    t->bad += r.mismatches;
+    t->compared += r.compared;
     return 0;
 }
 
@@ -347,7 +412,7 @@ static void reduce(tally *t)
     }
 }
 
-static int verify_shared(const td_mpi_job *j, tally *t, uint64_t *fsize, uint8_t *buf)
+static int verify_shared(const cli_mpi_job *j, tally *t, uint64_t *fsize, uint8_t *buf)
 {
     struct stat sb;
     uint64_t off, len;
@@ -357,24 +422,23 @@ static int verify_shared(const td_mpi_job *j, tally *t, uint64_t *fsize, uint8_t
         return 1;
     }
     if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        fprintf(stderr, "testdata: rank %d: verify --mpi needs a regular file: '%s'\n", rank,
-                j->path);
+        cli_error("rank %d: verify --mpi needs a regular file: '%s'", rank, j->path);
         close(fd);
         return 2;
     }
     *fsize = (uint64_t)sb.st_size;
-    td_split_range(j->size, (uint64_t)nranks, TD_MPI_ALIGN, (uint64_t)rank, &off, &len);
+    td_split_range(j->s.size, (uint64_t)nranks, CLI_MPI_ALIGN, (uint64_t)rank, &off, &len);
     if (off >= *fsize)
         len = 0;
     else if (len > *fsize - off)
         len = *fsize - off;
     (void)posix_fadvise(fd, (off_t)off, (off_t)len, POSIX_FADV_SEQUENTIAL);
-    int st = verify_range(j, fd, j->path, buf, off, len, j->offset + off, t);
+    int st = verify_range(j, fd, j->path, buf, off, len, off, t);
     close(fd);
     return st;
 }
 
-static int verify_files(const td_mpi_job *j, tally *t, uint8_t *buf)
+static int verify_files(const cli_mpi_job *j, tally *t, uint8_t *buf)
 {
     uint64_t f0, nf;
     char path[4096];
@@ -384,7 +448,7 @@ static int verify_files(const td_mpi_job *j, tally *t, uint8_t *buf)
     for (uint64_t i = f0; i < f0 + nf && st == 0; i++) {
         uint64_t off, len;
         struct stat sb;
-        td_split_range(j->size, j->files, 1, i, &off, &len);
+        td_split_range(j->s.size, j->files, 1, i, &off, &len);
         shard_path(path, sizeof path, j->path, i);
         int fd = open(path, O_RDONLY | O_CLOEXEC);
         if (fd < 0) {
@@ -398,7 +462,7 @@ static int verify_files(const td_mpi_job *j, tally *t, uint8_t *buf)
             continue;
         }
         if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-            fprintf(stderr, "testdata: rank %d: not a regular file: '%s'\n", rank, path);
+            cli_error("rank %d: not a regular file: '%s'", rank, path);
             close(fd);
             return 1;
         }
@@ -412,21 +476,21 @@ static int verify_files(const td_mpi_job *j, tally *t, uint8_t *buf)
                 t->long_first = i;
             t->nlong++;
         }
-        st = verify_range(j, fd, path, buf, 0, fsize < len ? fsize : len, j->offset + off, t);
+        st = verify_range(j, fd, path, buf, 0, fsize < len ? fsize : len, off, t);
         close(fd);
     }
     return st;
 }
 
-static void report_file(const char *what, const td_mpi_job *j, uint64_t first, uint64_t n)
+static void report_file(const char *what, const cli_mpi_job *j, uint64_t first, uint64_t n)
 {
     char path[4096];
     shard_path(path, sizeof path, j->path, first);
-    fprintf(stderr, "testdata: %llu file%s %s, the first '%s'\n", (unsigned long long)n,
-            n == 1 ? "" : "s", what, path);
+    cli_error("%llu file%s %s, the first '%s'", (unsigned long long)n, n == 1 ? "" : "s", what,
+              path);
 }
 
-int td_mpi_verify(const td_mpi_job *j)
+int cli_mpi_verify(const cli_mpi_job *j)
 {
     tally t = {UINT64_MAX, 0, 0, UINT64_MAX, 0, UINT64_MAX, 0, UINT64_MAX, 0};
     uint64_t fsize = 0;
@@ -437,20 +501,20 @@ int td_mpi_verify(const td_mpi_job *j)
     start();
     if (!j->path || strcmp(j->path, "-") == 0) {
         if (rank == 0)
-            fputs("testdata: verify --mpi needs a FILE (or DIR with --files M), not stdin "
-                  "(try 'testdata --help')\n", stderr);
-        return finish(2);
+            cli_error("verify --mpi needs a FILE (or DIR with --files M), not stdin "
+                      "(try 'testdata --help')");
+        return finish(CLI_EXIT_USAGE);
     }
-    if (j->size == TD_SIZE_UNBOUNDED) {
+    if (j->s.size == TD_SIZE_UNBOUNDED) {
         if (rank == 0)
-            fputs("testdata: verify --mpi needs a bounded SIZE (try 'testdata --help')\n", stderr);
-        return finish(2);
+            cli_error("verify --mpi needs a bounded SIZE (try 'testdata --help')");
+        return finish(CLI_EXIT_USAGE);
     }
     buf = malloc(CHUNK);
     MPI_Barrier(MPI_COMM_WORLD);
     t0 = MPI_Wtime();
     if (!buf) {
-        fprintf(stderr, "testdata: rank %d: out of memory\n", rank);
+        cli_error("rank %d: out of memory", rank);
         st = 1;
     } else {
         st = j->files ? verify_files(j, &t, buf) : verify_shared(j, &t, &fsize, buf);
@@ -462,48 +526,42 @@ int td_mpi_verify(const td_mpi_job *j)
     reduce(&t);
     double secs = MPI_Wtime() - t0;
     if (rank == 0) {
-        const char *name = j->path;
-        if (t.bad) {
-            uint64_t rel = t.first - j->offset;
-            if (j->files) {
-                uint64_t per = j->size / j->files + (j->size % j->files != 0);
-                char path[4096];
-                shard_path(path, sizeof path, j->path, rel / per);
-                fprintf(stderr,
-                        "testdata: %s differs from the stream: first difference at byte %llu "
-                        "(in '%s' at byte %llu)",
-                        name, (unsigned long long)rel, path, (unsigned long long)(rel % per));
-            } else {
-                fprintf(stderr, "testdata: %s differs from the stream: first difference at byte %llu",
-                        name, (unsigned long long)rel);
-            }
-            if (j->offset)
-                fprintf(stderr, " (stream offset %llu)", (unsigned long long)t.first);
-            fprintf(stderr, ", %llu differing byte%s in %llu compared\n", (unsigned long long)t.bad,
-                    t.bad == 1 ? "" : "s", (unsigned long long)t.compared);
+        /* The whole data set as one verification, worded by the library. */
+        td_verify_result r;
+        memset(&r, 0, sizeof r);
+        r.offset = j->s.offset;
+        r.expected = j->s.size;
+        r.compared = t.compared;
+        r.mismatches = t.bad;
+        r.first_mismatch = t.bad ? t.first : 0;
+        r.received = j->files ? t.compared : fsize;
+        if (!j->files && fsize < j->s.size)
+            r.missing = j->s.size - fsize;
+        if (!j->files && fsize > j->s.size)
+            r.extra = fsize - j->s.size;
+        if (r.mismatches || r.missing || r.extra) {
+            char msg[1024];
+            td_verify_message(&r, j->path, msg, sizeof msg);
+            cli_error_lines(msg);
             st = 1;
         }
-        if (j->files) {
-            if (t.nmissing) {
-                report_file("missing", j, t.missing_first, t.nmissing);
-                st = 1;
-            }
-            if (t.nshort) {
-                report_file("short", j, t.short_first, t.nshort);
-                st = 1;
-            }
-            if (t.nlong) {
-                report_file("long", j, t.long_first, t.nlong);
-                st = 1;
-            }
-        } else if (fsize < j->size) {
-            fprintf(stderr, "testdata: %s is short: %llu of %llu bytes, %llu missing\n", name,
-                    (unsigned long long)fsize, (unsigned long long)j->size,
-                    (unsigned long long)(j->size - fsize));
+        if (j->files && t.bad) {
+            uint64_t per = j->s.size / j->files + (j->s.size % j->files != 0);
+            char path[4096];
+            shard_path(path, sizeof path, j->path, t.first / per);
+            cli_error("the first difference is in '%s' at byte %llu", path,
+                      (unsigned long long)(t.first % per));
+        }
+        if (t.nmissing) {
+            report_file("missing", j, t.missing_first, t.nmissing);
             st = 1;
-        } else if (fsize > j->size) {
-            fprintf(stderr, "testdata: %s is long: more than %llu bytes (%llu extra)\n", name,
-                    (unsigned long long)j->size, (unsigned long long)(fsize - j->size));
+        }
+        if (t.nshort) {
+            report_file("short", j, t.short_first, t.nshort);
+            st = 1;
+        }
+        if (t.nlong) {
+            report_file("long", j, t.long_first, t.nlong);
             st = 1;
         }
         if (st == 0)

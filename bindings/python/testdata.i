@@ -88,12 +88,82 @@ static int td_py_error(int rc, const char *filename)
     return 1;
 }
 
+/* A td_progress_fn for long calls made with the GIL released: take the GIL
+ * and run Python's signal handlers, so Ctrl-C stops generate(), write() and
+ * verify() within milliseconds (a pending KeyboardInterrupt stops the call,
+ * which cleans up and returns TD_ECANCELED). */
+static int td_py_check_signals(void *ctx, uint64_t done)
+{
+    (void)ctx;
+    (void)done;
+    PyGILState_STATE st = PyGILState_Ensure();
+    int stop = PyErr_CheckSignals() != 0;
+    PyGILState_Release(st);
+    return stop;
+}
+
+static td_io_options td_py_io(uint32_t flags)
+{
+    td_io_options io;
+    td_io_options_init(&io);
+    io.flags = flags;
+    io.progress = td_py_check_signals;
+    return io;
+}
+
 /* Thin forwarders that give td_fill / td_stream_read a second Python
- * signature returning a new bytes object (allocated once, filled in place). */
+ * signature returning a new bytes object (allocated once, filled in place);
+ * fills are interruptible. */
 static int td_fill_bytes(int kind, const td_options *o, uint64_t offset, void *NEWBYTES,
                          size_t NEWLEN)
 {
-    return td_fill((td_kind)kind, o, offset, NEWBYTES, NEWLEN);
+    td_io_options io = td_py_io(0);
+    return td_fill_ex(kind, o, offset, NEWBYTES, NEWLEN, &io);
+}
+
+static int td_py_fill(int kind, const td_options *o, uint64_t offset, void *buf, size_t len)
+{
+    td_io_options io = td_py_io(0);
+    return td_fill_ex(kind, o, offset, buf, len, &io);
+}
+
+static int td_py_write_file(const char *path, int kind, uint64_t offset, uint64_t size,
+                            const td_options *o)
+{
+    td_io_options io = td_py_io(0);
+    return td_write_file_ex(path, kind, offset, size, o, &io, NULL);
+}
+
+static int td_py_verify_file(const char *path, int kind, uint64_t offset, uint64_t size,
+                             const td_options *o, td_verify_result *VRESULT)
+{
+    td_io_options io = td_py_io(0);
+    return td_verify_file_ex(path, kind, offset, size, o, &io, VRESULT);
+}
+
+/* td_options_set / td_kind_from_name with the library's message as the
+ * Python error. */
+static int td_py_options_set(td_options *o, int kind, const char *key, const char *value,
+                             char *MSGBUF)
+{
+    return td_options_set_msg(o, kind, key, value, MSGBUF, 256);
+}
+
+static int td_py_kind_from_name(const char *name, int *kind, char *MSGBUF)
+{
+    return td_kind_from_name_msg(name, kind, MSGBUF, 256);
+}
+
+static int td_py_verify_message(const td_verify_result *r, const char *name, char *MSGBUF)
+{
+    (void)td_verify_message(r, name, MSGBUF, 1024); /* truncation is harmless */
+    return TD_OK;
+}
+
+/* The name of shard file i ("part-000042"), as --mpi --files names it. */
+static int td_py_shard_name(uint64_t index, char *MSGBUF)
+{
+    return td_shard_name(MSGBUF, 64, index);
 }
 
 static int td_stream_read_bytes(td_stream *s, void *NEWBYTES, size_t NEWLEN, size_t *NEWUSED)
@@ -119,11 +189,45 @@ static int td_stream_read_bytes(td_stream *s, void *NEWBYTES, size_t NEWLEN, siz
         SWIG_fail;
     $result = PyLong_FromLong($1);
 }
-%typemap(out) int td_verify, int td_verify_count {
+%typemap(out) int td_verify, int td_verify_count, int td_verifier_finish {
     if ($1 != TD_EMISMATCH && td_py_error($1, NULL))
         SWIG_fail;
     $result = PyLong_FromLong($1);
 }
+%typemap(out) int td_py_write_file, int td_output_open {
+    if (td_py_error($1, arg1))
+        SWIG_fail;
+    $result = PyLong_FromLong($1);
+}
+%typemap(out) int td_py_verify_file {
+    if ($1 != TD_EMISMATCH && td_py_error($1, arg1))
+        SWIG_fail;
+    $result = PyLong_FromLong($1);
+}
+
+/* A message buffer filled by the library; on failure it is the error. */
+%typemap(in, numinputs=0) char *MSGBUF (char buf[1024]) { buf[0] = '\0'; $1 = buf; }
+%typemap(out) int td_py_options_set, int td_py_kind_from_name, int td_py_shard_name {
+    $result = PyLong_FromLong($1);
+}
+%typemap(argout) char *MSGBUF {
+    if (result < 0) {
+        Py_XDECREF($result);
+        $result = NULL;
+        PyObject *exc = PyObject_CallFunction(PyExc_ValueError, "s", buf$argnum);
+        if (exc) {
+            PyObject *code = PyLong_FromLong(result);
+            if (!code || PyObject_SetAttrString(exc, "td_status", code) != 0)
+                PyErr_Clear();
+            Py_XDECREF(code);
+            PyErr_SetObject(PyExc_ValueError, exc);
+            Py_DECREF(exc);
+        }
+        SWIG_fail;
+    }
+    $result = SWIG_Python_AppendOutput($result, PyUnicode_FromString(buf$argnum));
+}
+%typemap(out) int td_py_verify_message { $result = PyLong_FromLong($1); }
 
 /* ---- None is never a valid string or stream ------------------------------- */
 
@@ -137,6 +241,19 @@ static int td_stream_read_bytes(td_stream *s, void *NEWBYTES, size_t NEWLEN, siz
 }
 /* ... but None is fine for options that are only read: it means defaults. */
 %typemap(check) const td_options *o "";
+
+/* File paths: str (file system encoding, surrogateescape), bytes or
+ * os.PathLike, as open() takes them; an embedded NUL is a ValueError (a C
+ * string would silently end there and name another file). */
+%typemap(in) const char *path (PyObject *conv = NULL) {
+    if ($input == Py_None)
+        SWIG_exception_fail(SWIG_TypeError, "path must be str, bytes or os.PathLike, not None");
+    if (!PyUnicode_FSConverter($input, &conv))
+        SWIG_fail;
+    $1 = PyBytes_AS_STRING(conv);
+}
+%typemap(freearg) const char *path { Py_XDECREF(conv$argnum); }
+%typemap(check) const char *path "";
 
 /* ---- outputs -------------------------------------------------------------- */
 
@@ -155,6 +272,30 @@ static int td_stream_read_bytes(td_stream *s, void *NEWBYTES, size_t NEWLEN, siz
 %typemap(in, numinputs=0) size_t *out_len (size_t temp = 0) { $1 = &temp; }
 %typemap(argout) size_t *out_len {
     $result = SWIG_Python_AppendOutput($result, PyLong_FromSize_t(temp$argnum));
+}
+
+%typemap(in, numinputs=0) td_verify_result *VRESULT (td_verify_result temp) {
+    memset(&temp, 0, sizeof temp);
+    $1 = &temp;
+}
+%typemap(argout) td_verify_result *VRESULT {
+    td_verify_result *copy = (td_verify_result *)malloc(sizeof *copy);
+    if (!copy)
+        SWIG_fail;
+    *copy = temp$argnum;
+    $result = SWIG_Python_AppendOutput($result, SWIG_NewPointerObj(copy, $1_descriptor, SWIG_POINTER_OWN));
+}
+%apply td_verify_result *VRESULT { td_verify_result *result };
+
+%typemap(in, numinputs=0) td_verifier **out (td_verifier *temp = NULL) { $1 = &temp; }
+%typemap(argout) td_verifier **out {
+    $result = SWIG_Python_AppendOutput($result, SWIG_NewPointerObj(temp$argnum, $*1_descriptor, SWIG_POINTER_OWN));
+    temp$argnum = NULL;
+}
+%typemap(freearg) td_verifier **out { td_verifier_free(temp$argnum); }
+%typemap(check) td_verifier * {
+    if (!$1)
+        SWIG_exception_fail(SWIG_TypeError, "in method '$symname', argument $argnum: got None");
 }
 
 %typemap(in, numinputs=0) td_stream **out (td_stream *temp = NULL) { $1 = &temp; }
@@ -267,6 +408,19 @@ static int td_stream_read_bytes(td_stream *s, void *NEWBYTES, size_t NEWLEN, siz
     ~td_options() { free($self); }
 }
 
+/* td_verify_result: a plain struct, read-only from Python. */
+%ignore td_verify_result::reserved;
+%extend td_verify_result {
+    ~td_verify_result() { free($self); }
+}
+
+/* td_verifier: opaque, freed by its owning Python object. */
+%nodefaultctor td_verifier;
+struct td_verifier {};
+%extend td_verifier {
+    ~td_verifier() { td_verifier_free($self); }
+}
+
 /* td_stream: opaque, freed by the Python object that owns it (never twice). */
 %nodefaultctor td_stream;
 struct td_stream {};
@@ -304,11 +458,29 @@ struct td_stream {};
 %rename("%s") td_split_range;
 %rename("%s") td_fill_bytes;
 %rename("%s") td_stream_read_bytes;
+%rename("%s") td_verifier_new;
+%rename("%s") td_verifier_update;
+%rename("%s") td_verifier_finish;
+%rename("%s") td_py_shard_name;
+%rename("%s") td_py_fill;
+%rename("%s") td_py_write_file;
+%rename("%s") td_py_verify_file;
+%rename("%s") td_py_options_set;
+%rename("%s") td_py_kind_from_name;
+%rename("%s") td_py_verify_message;
 
 %include "testdata.h"
 
 int td_fill_bytes(int kind, const td_options *o, uint64_t offset, void *NEWBYTES, size_t NEWLEN);
 int td_stream_read_bytes(td_stream *s, void *NEWBYTES, size_t NEWLEN, size_t *NEWUSED);
+int td_py_fill(int kind, const td_options *o, uint64_t offset, void *buf, size_t len);
+int td_py_write_file(const char *path, int kind, uint64_t offset, uint64_t size, const td_options *o);
+int td_py_verify_file(const char *path, int kind, uint64_t offset, uint64_t size, const td_options *o,
+                      td_verify_result *VRESULT);
+int td_py_options_set(td_options *o, int kind, const char *key, const char *value, char *MSGBUF);
+int td_py_kind_from_name(const char *name, int *kind, char *MSGBUF);
+int td_py_verify_message(const td_verify_result *r, const char *name, char *MSGBUF);
+int td_py_shard_name(uint64_t index, char *MSGBUF);
 
 /* Macros SWIG cannot evaluate on its own. */
 #undef TD_SIZE_UNBOUNDED

@@ -93,7 +93,7 @@ def test_usage_errors(mpirun, run, tmp_path):
 def test_failure_on_every_rank_leaves_no_file(mpirun, tmp_path):
     r = mpirun(2, "gen", "zero", 10, "--mpi", "-o", tmp_path / "no" / "such" / "file")
     assert r.returncode != 0
-    assert b"cannot open" in r.stderr
+    assert b"cannot write" in r.stderr
 
 
 # ---- verify --mpi (needs the CLI's verify command) -------------------------

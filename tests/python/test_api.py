@@ -125,7 +125,7 @@ def test_numeric_option_types():
 
 
 def test_option_not_for_kind():
-    with pytest.raises(ValueError, match="does not apply to kind 'zero'"):
+    with pytest.raises(ValueError, match=r"option 'algorithm' does not apply to kind zero \(it applies to: random\)"):
         testdata.generate("zero", 10, algorithm="fast")
 
 

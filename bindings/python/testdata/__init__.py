@@ -14,10 +14,10 @@ The pytest plugin is testdata.pytest_plugin.  The low-level SWIG module over
 the C API is testdata.capi.
 """
 from . import capi
-from ._stream import (FORMAT_VERSION, UNBOUNDED, MismatchError, Stream, fill, generate, kinds,
-                      parse_size, split_range, verify, write)
+from ._stream import (FORMAT_VERSION, UNBOUNDED, Error, MismatchError, Stream, fill, generate,
+                      kinds, parse_size, shard_name, split_range, verify, write)
 
 __version__ = capi.td_version()
 
-__all__ = ["Stream", "generate", "fill", "write", "verify", "MismatchError", "parse_size", "kinds",
-           "split_range", "UNBOUNDED", "FORMAT_VERSION", "capi"]
+__all__ = ["Stream", "generate", "fill", "write", "verify", "Error", "MismatchError", "parse_size",
+           "kinds", "split_range", "shard_name", "UNBOUNDED", "FORMAT_VERSION", "capi"]

@@ -1,0 +1,171 @@
+/*
+ * The testdata program's own helpers, shared by its commands (cmd_*.c) and
+ * --mpi mode.  Everything here has the cli_ prefix: the td_ prefix belongs
+ * to the library.  The program only translates arguments, errors and I/O;
+ * parsing of sizes and options, generation, verification and analysis are
+ * the library's.
+ *
+ *   cli_util.c      messages, exit statuses, fds 0-2, signals
+ *   cli_opt.c       declarative option specs: parsing and --help
+ *   cli_progress.c  progress line and summary on stderr
+ *   cmd_*.c         one file per command
+ *   mpi_mode.c      gen/verify --mpi
+ */
+#ifndef TD_CLI_H
+#define TD_CLI_H
+
+#include <testdata.h>
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Exit statuses (docs/testdata.1): 0 success, 1 failure, 2 usage error,
+ * 128+N after signal N. */
+#define CLI_EXIT_FAIL 1
+#define CLI_EXIT_USAGE 2
+
+/* ---- messages (cli_util.c) --------------------------------------------- */
+
+/* "testdata: MESSAGE" on stderr. */
+void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "testdata: MESSAGE (try 'testdata CMD --help')" and exit 2. */
+void cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+/* Each line of a library message (td_verify_message ...) as cli_error. */
+void cli_error_lines(const char *lines);
+/* The command being run, for usage errors ("gen"), or NULL. */
+extern const char *cli_command;
+/* "1.5 GiB" */
+void cli_human(char *buf, size_t cap, uint64_t bytes);
+double cli_now(void);
+/* Open /dev/null onto whichever of fds 0, 1, 2 are closed, so that no file
+ * opened later takes their place (output landing in an inherited-closed
+ * stderr would corrupt it). */
+void cli_guard_std_fds(void);
+
+/* ---- signals (cli_util.c) ---------------------------------------------- */
+
+/* SIGINT, SIGTERM and SIGHUP (unless ignored by the parent) end the program
+ * with 128+N.  While cli_defer_signals(1) is in effect (a library call that
+ * polls cli_interrupted() through its progress callback), the first signal
+ * only sets the flag, so the call can clean up; a second one ends the
+ * program at once.  SIGXFSZ is ignored (a file-size limit comes as EFBIG). */
+void cli_signals_install(void);
+void cli_defer_signals(int on);
+/* The signal received while deferred, or 0. */
+int cli_interrupted(void);
+/* A temporary file the handler must remove if it ends the program (--mpi's
+ * shared temporary), or NULL. */
+void cli_signal_temp(const char *path);
+
+/* ---- options (cli_opt.c) ----------------------------------------------- */
+
+/* One option of a command.  Options with a value placeholder take a value
+ * (--name VALUE, --name=VALUE, -x VALUE, -xVALUE); others are flags. */
+typedef struct cli_opt {
+    const char *name;  /* long name without "--"; NULL ends a list */
+    char alias;        /* short name, or 0 */
+    const char *value; /* value placeholder ("FILE"), NULL for a flag */
+    const char *help;  /* one line; wrapped when printed */
+} cli_opt;
+
+typedef struct cli_cmd cli_cmd;
+struct cli_cmd {
+    const char *name;        /* "gen" */
+    const char *args;        /* "KIND SIZE [options] [-o FILE]" */
+    const char *summary;     /* one line, for `testdata --help` */
+    const char *description; /* the first lines of the command's --help */
+    const char *operands;    /* help lines for the positional arguments, or NULL */
+    const cli_opt *opts;     /* the command's options, NULL-name-terminated */
+    int stream_opts;         /* also takes the library's stream options */
+    const char *footer;      /* exit statuses, notes */
+    int (*run)(const cli_cmd *cmd, int argc, char **argv);
+};
+
+/* A parsed command line. */
+typedef struct cli_args {
+    const char **pos;     /* positional arguments */
+    int npos;
+    const char **val;     /* per option of cmd->opts: its (last) value, or NULL */
+    int *count;           /* per option: how often it was given */
+    const char **skey;    /* stream options, in order: key as given ("dedup-block") */
+    const char **sval;
+    int nstream;
+} cli_args;
+
+/* Parse argv (argv[0] is the command name) against cmd; handles --help and
+ * --version; usage errors exit 2.  The arrays live until the program ends. */
+void cli_parse(const cli_cmd *cmd, int argc, char **argv, cli_args *a);
+/* The help of cmd, as --help prints it. */
+void cli_print_help(const cli_cmd *cmd, FILE *f);
+/* Index of option `name` in cmd->opts (for cli_args.val/count), or -1. */
+int cli_opt_index(const cli_cmd *cmd, const char *name);
+
+/* What a stream is: KIND SIZE [--offset N] [--KEY VALUE ...]. */
+typedef struct cli_stream {
+    int kind;
+    uint64_t size;
+    uint64_t offset;
+    td_options opt;
+    uint64_t random_seed; /* --seed random was resolved to this */
+    int seed_was_random;
+} cli_stream;
+
+/* KIND from pos[0], SIZE from pos[1] (size may be NULL: then it is
+ * TD_SIZE_UNBOUNDED and filled in later), --offset, stream options.
+ * allow_random_seed: --seed random picks a seed (gen) or is refused. */
+void cli_parse_stream(const cli_args *a, const char *kind, const char *size,
+                      const char *offset, int allow_random_seed, cli_stream *s);
+/* A size argument or die with a usage error naming `what`. */
+uint64_t cli_parse_size(const char *text, const char *what);
+
+/* ---- progress (cli_progress.c) ----------------------------------------- */
+
+typedef struct cli_progress {
+    int on;          /* print progress and summary */
+    int tty;         /* stderr is a terminal: redraw one line */
+    const char *verb;
+    uint64_t total;  /* TD_SIZE_UNBOUNDED: no %, no ETA */
+    double t0, last;
+    int drawn;       /* a line is on screen (tty) */
+} cli_progress;
+
+/* mode: -1 quiet, 0 automatic (terminal only), 1 forced. */
+void cli_progress_init(cli_progress *p, int mode, const char *verb, uint64_t total);
+void cli_progress_update(cli_progress *p, uint64_t done);
+/* End the line on screen (before an error message). */
+void cli_progress_break(cli_progress *p);
+void cli_progress_done(cli_progress *p, uint64_t done, const char *what);
+/* A td_progress_fn: ctx is a cli_progress; stops when interrupted. */
+int cli_progress_cb(void *ctx, uint64_t done);
+/* -q/--quiet and --progress of a parsed command line as a mode. */
+int cli_progress_mode(const cli_cmd *cmd, const cli_args *a);
+
+/* ---- commands ---------------------------------------------------------- */
+
+extern const cli_cmd cli_cmd_gen, cli_cmd_verify, cli_cmd_analyze;
+
+/* ---- --mpi (mpi_mode.c) ------------------------------------------------ */
+
+/* Shard and range alignment of one shared file. */
+#define CLI_MPI_ALIGN (1024u * 1024u)
+/* Most files --files may ask for. */
+#define CLI_MAX_FILES 1000000u
+
+typedef struct cli_mpi_job {
+    cli_stream s;
+    const char *path;  /* gen: -o FILE or DIR; verify: FILE or DIR */
+    uint64_t files;    /* --files M: M shard files in DIR; 0: one shared file */
+    int quiet;         /* no throughput line */
+} cli_mpi_job;
+
+/* This rank's exit status, the same on every rank. */
+int cli_mpi_gen(const cli_mpi_job *job);
+int cli_mpi_verify(const cli_mpi_job *job);
+/* --mpi and --files of gen and verify: check and run; returns -1 when
+ * --mpi is not given. */
+int cli_mpi_dispatch(const cli_cmd *cmd, const cli_args *a, const cli_stream *s,
+                     const char *path, int verify);
+
+#endif

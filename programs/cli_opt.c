@@ -1,0 +1,308 @@
+/*
+ * Command lines from declarative specs (as libgit2's cli_opt_spec): each
+ * command lists its options once, and parsing, "did you mean" hints and
+ * --help all come from that list.  Stream options (--seed, --ratio ...)
+ * are not listed here: they come from the library's option table, so an
+ * option added there works and is documented here with no change.
+ */
+#define _GNU_SOURCE
+#include "cli.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+int cli_opt_index(const cli_cmd *cmd, const char *name)
+{
+    for (int i = 0; cmd->opts[i].name; i++)
+        if (strcmp(cmd->opts[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
+static int nopts(const cli_cmd *cmd)
+{
+    int n = 0;
+    while (cmd->opts[n].name)
+        n++;
+    return n;
+}
+
+static void *xcalloc(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size);
+    if (!p) {
+        cli_error("out of memory");
+        exit(CLI_EXIT_FAIL);
+    }
+    return p;
+}
+
+static void print_version(void)
+{
+    printf("testdata %s (format %d)\n", td_version(), TD_FORMAT_VERSION);
+    exit(0);
+}
+
+/* "unknown option '--sed'; did you mean '--seed'?" */
+static void unknown_option(const cli_cmd *cmd, const char *name)
+{
+    const char *cand[128];
+    size_t n = 0;
+    for (int i = 0; cmd->opts[i].name && n < 100; i++)
+        cand[n++] = cmd->opts[i].name;
+    if (cmd->stream_opts)
+        for (size_t i = 0; i < td_option_count() && n < 126; i++)
+            cand[n++] = td_option_get(i)->key;
+    cand[n++] = "help";
+    cand[n] = NULL;
+    const char *s = td_suggest(name, cand);
+    if (s) {
+        char dashed[64];
+        snprintf(dashed, sizeof dashed, "%s", s);
+        for (char *p = dashed; *p; p++)
+            if (*p == '_')
+                *p = '-';
+        cli_usage_error("unknown option '--%s'; did you mean '--%s'?", name, dashed);
+    }
+    cli_usage_error("unknown option '--%s'", name);
+}
+
+void cli_parse(const cli_cmd *cmd, int argc, char **argv, cli_args *a)
+{
+    int only_pos = 0, n = nopts(cmd);
+
+    memset(a, 0, sizeof *a);
+    a->pos = xcalloc((size_t)argc, sizeof *a->pos);
+    a->val = xcalloc((size_t)n, sizeof *a->val);
+    a->count = xcalloc((size_t)n, sizeof *a->count);
+    a->skey = xcalloc((size_t)argc, sizeof *a->skey);
+    a->sval = xcalloc((size_t)argc, sizeof *a->sval);
+    for (int i = 1; i < argc; i++) {
+        char *arg = argv[i];
+        int k = -1;
+        const char *value = NULL;
+        if (only_pos || arg[0] != '-' || arg[1] == '\0' || (arg[1] >= '0' && arg[1] <= '9')) {
+            /* "-" is stdin; "-5" a (bad) size, left to the size parser. */
+            a->pos[a->npos++] = arg;
+            continue;
+        }
+        if (strcmp(arg, "--") == 0) {
+            only_pos = 1;
+            continue;
+        }
+        if (arg[1] != '-') { /* -x, -xVALUE, -x VALUE */
+            if (arg[1] == 'h' && !arg[2]) {
+                cli_print_help(cmd, stdout);
+                exit(0);
+            }
+            if (arg[1] == 'V' && !arg[2])
+                print_version();
+            for (int j = 0; j < n; j++)
+                if (cmd->opts[j].alias == arg[1])
+                    k = j;
+            if (k < 0)
+                cli_usage_error("unknown option '-%c'", arg[1]);
+            if (cmd->opts[k].value) {
+                if (arg[2])
+                    value = arg + 2;
+                else if (i + 1 < argc)
+                    value = argv[++i];
+                else
+                    cli_usage_error("option '-%c' needs a value (%s)", arg[1], cmd->opts[k].value);
+            } else if (arg[2]) {
+                cli_usage_error("option '-%c' takes no value", arg[1]);
+            }
+        } else { /* --name, --name=VALUE, --name VALUE */
+            const char *name = arg + 2, *eq = strchr(name, '=');
+            size_t len = eq ? (size_t)(eq - name) : strlen(name);
+            char key[64];
+            if (len >= sizeof key)
+                cli_usage_error("unknown option '%.*s'", (int)(len + 2), arg);
+            memcpy(key, name, len);
+            key[len] = '\0';
+            if (strcmp(key, "help") == 0) {
+                cli_print_help(cmd, stdout);
+                exit(0);
+            }
+            if (strcmp(key, "version") == 0)
+                print_version();
+            k = cli_opt_index(cmd, key);
+            if (k < 0 && cmd->stream_opts && td_option_find(key)) {
+                /* A stream option: the library judges it once KIND is known. */
+                if (eq)
+                    value = eq + 1;
+                else if (i + 1 < argc)
+                    value = argv[++i];
+                else
+                    cli_usage_error("option '--%s' needs a value", key);
+                a->skey[a->nstream] = arg + 2; /* "dedup-block" or "dedup-block=4K" */
+                a->sval[a->nstream++] = value;
+                continue;
+            }
+            if (k < 0)
+                unknown_option(cmd, key);
+            if (cmd->opts[k].value) {
+                if (eq)
+                    value = eq + 1;
+                else if (i + 1 < argc)
+                    value = argv[++i];
+                else
+                    cli_usage_error("option '--%s' needs a value (%s)", key, cmd->opts[k].value);
+            } else if (eq) {
+                cli_usage_error("option '--%s' takes no value", key);
+            }
+        }
+        a->val[k] = value;
+        a->count[k]++;
+    }
+}
+
+/* ---- --help ------------------------------------------------------------- */
+
+/* "  LEFT  text..." with text wrapped at 79 columns under column `col`. */
+static void print_item(FILE *f, const char *left, const char *text, int col)
+{
+    int at = fprintf(f, "  %s", left);
+    const char *p = text;
+    if (at >= col - 1) {
+        fputc('\n', f);
+        at = 0;
+    }
+    while (*p) {
+        int room = 79 - col;
+        size_t n = strlen(p);
+        if ((int)n > room) {
+            n = (size_t)room;
+            while (n > 0 && p[n] != ' ')
+                n--;
+            if (n == 0)
+                n = (size_t)room;
+        }
+        fprintf(f, "%*s%.*s\n", col - at, "", (int)n, p);
+        at = 0;
+        p += n;
+        while (*p == ' ')
+            p++;
+    }
+}
+
+static void stream_option_help(FILE *f)
+{
+    fputs("\nstream options (any kind that takes them):\n", f);
+    for (size_t i = 0; i < td_option_count(); i++) {
+        const td_option_info *o = td_option_get(i);
+        char left[64], kinds[128] = "", text[512];
+        int all = 1;
+        snprintf(left, sizeof left, "--%s %s", o->key, o->value_name);
+        for (char *p = left; *p && *p != ' '; p++)
+            if (*p == '_')
+                *p = '-';
+        for (int k = 0; k < TD_KIND_COUNT; k++) {
+            if (!td_kind_name(k))
+                continue;
+            if (td_option_applies(o, k))
+                snprintf(kinds + strlen(kinds), sizeof kinds - strlen(kinds), "%s%s",
+                         kinds[0] ? ", " : "", td_kind_name(k));
+            else
+                all = 0;
+        }
+        snprintf(text, sizeof text, "%s%s%s%s; %s; default %s", o->help, all ? "" : " (",
+                 all ? "" : kinds, all ? "" : ")", o->range, o->default_value);
+        print_item(f, left, text, 23);
+    }
+}
+
+void cli_print_help(const cli_cmd *cmd, FILE *f)
+{
+    fprintf(f, "usage: testdata %s %s\n%s\n", cmd->name, cmd->args, cmd->description);
+    if (cmd->stream_opts || cmd->operands)
+        fputc('\n', f);
+    if (cmd->stream_opts) {
+        char kinds[256] = "";
+        for (int k = 0; k < TD_KIND_COUNT; k++)
+            if (td_kind_name(k))
+                snprintf(kinds + strlen(kinds), sizeof kinds - strlen(kinds), "%s%s",
+                         kinds[0] ? " | " : "", td_kind_name(k));
+        print_item(f, "KIND", kinds, 21);
+    }
+    if (cmd->operands)
+        fputs(cmd->operands, f);
+    fputs("\noptions:\n", f);
+    for (int i = 0; cmd->opts[i].name; i++) {
+        const cli_opt *o = &cmd->opts[i];
+        char left[64];
+        if (o->alias)
+            snprintf(left, sizeof left, "-%c, --%s%s%s", o->alias, o->name, o->value ? " " : "",
+                     o->value ? o->value : "");
+        else
+            snprintf(left, sizeof left, "--%s%s%s", o->name, o->value ? " " : "",
+                     o->value ? o->value : "");
+        print_item(f, left, o->help, 21);
+    }
+    print_item(f, "-h, --help", "this help; --version prints the version", 21);
+    if (cmd->stream_opts)
+        stream_option_help(f);
+    if (cmd->footer)
+        fprintf(f, "\n%s", cmd->footer);
+}
+
+/* ---- streams ------------------------------------------------------------ */
+
+uint64_t cli_parse_size(const char *text, const char *what)
+{
+    uint64_t v;
+    int rc = td_parse_size(text, &v);
+    if (rc != TD_OK)
+        cli_usage_error("bad %s '%s': %s", what, text, td_strerror(rc));
+    return v;
+}
+
+void cli_parse_stream(const cli_args *a, const char *kind, const char *size,
+                      const char *offset, int allow_random_seed, cli_stream *s)
+{
+    char msg[256];
+    int last_seed = -1;
+
+    memset(s, 0, sizeof *s);
+    if (td_kind_from_name_msg(kind, &s->kind, msg, sizeof msg) != TD_OK)
+        cli_usage_error("%s", msg);
+    s->size = size ? cli_parse_size(size, "size") : TD_SIZE_UNBOUNDED;
+    s->offset = offset ? cli_parse_size(offset, "--offset") : 0;
+    td_options_init(&s->opt);
+    for (int i = 0; i < a->nstream; i++) {
+        const char *k = a->skey[i];
+        size_t klen = strcspn(k, "=");
+        if (klen == 4 && strncmp(k, "seed", 4) == 0)
+            last_seed = i;
+    }
+    for (int i = 0; i < a->nstream; i++) {
+        char key[64], seedbuf[32];
+        const char *val = a->sval[i];
+        size_t klen = strcspn(a->skey[i], "=");
+        snprintf(key, sizeof key, "--%.*s", (int)klen, a->skey[i]);
+        if (strcmp(key, "--seed") == 0 && strcmp(val, "random") == 0) {
+            if (!allow_random_seed)
+                cli_usage_error("--seed random cannot be verified: give the seed that gen printed");
+            if (i != last_seed)
+                continue; /* a later --seed wins: pick nothing it would not use */
+            uint64_t seed;
+            if (getrandom(&seed, sizeof seed, 0) != (ssize_t)sizeof seed)
+                seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+            snprintf(seedbuf, sizeof seedbuf, "%llu", (unsigned long long)seed);
+            val = seedbuf;
+            s->seed_was_random = 1;
+            s->random_seed = seed;
+        }
+        if (td_options_set_msg(&s->opt, s->kind, key, val, msg, sizeof msg) != TD_OK)
+            cli_usage_error("%s", msg);
+    }
+    if (s->seed_was_random)
+        cli_error("seed %llu (reproduce with --seed %llu)", (unsigned long long)s->random_seed,
+                  (unsigned long long)s->random_seed);
+    if (s->size != TD_SIZE_UNBOUNDED && s->size > UINT64_MAX - s->offset)
+        cli_usage_error("--offset plus SIZE is past the end of the stream (2^64 bytes)");
+}

@@ -1,0 +1,116 @@
+/* testdata gen KIND SIZE [options] [-o FILE] */
+#include "cli.h"
+
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+enum { O_OUTPUT, O_OFFSET, O_KEEP, O_PROGRESS, O_QUIET, O_MPI, O_FILES };
+
+static const cli_opt gen_opts[] = {
+    [O_OUTPUT] = {"output", 'o', "FILE",
+                  "write to FILE instead of stdout ('-' is stdout); a regular FILE is replaced "
+                  "only once complete, a device or FIFO is written into"},
+    [O_OFFSET] = {"offset", 0, "N", "first byte of the stream (default 0)"},
+    [O_KEEP] = {"keep-partial", 0, NULL,
+                "write into FILE itself (truncated first) and keep what was written if the run "
+                "fails"},
+    [O_PROGRESS] = {"progress", 0, NULL, "progress and summary on stderr even if not a terminal"},
+    [O_QUIET] = {"quiet", 'q', NULL, "no progress, no summary"},
+    [O_MPI] = {"mpi", 0, NULL,
+               "under mpiexec: each rank writes its part of FILE (docs/scale-out.md)"},
+    [O_FILES] = {"files", 0, "M", "with --mpi: M files DIR/part-000000 ... instead of FILE"},
+    {NULL, 0, NULL, NULL},
+};
+
+/* Write to stdout or to an output opened by the library's rules. */
+static int run(const cli_cmd *cmd, int argc, char **argv)
+{
+    cli_args a;
+    cli_stream s;
+    cli_progress pr;
+    td_io_options io;
+    td_output *out = NULL;
+    const char *path, *where = "stdout";
+    uint64_t written = 0;
+    int rc, fd = STDOUT_FILENO, e;
+
+    cli_parse(cmd, argc, argv, &a);
+    if (a.npos < 2)
+        cli_usage_error("gen needs KIND and SIZE");
+    if (a.npos > 2)
+        cli_usage_error("unexpected argument '%s'", a.pos[2]);
+    path = a.val[O_OUTPUT];
+    if (path && strcmp(path, "-") == 0 && !a.count[O_MPI])
+        path = NULL;
+    cli_parse_stream(&a, a.pos[0], a.pos[1], a.val[O_OFFSET], 1, &s);
+    if ((rc = cli_mpi_dispatch(cmd, &a, &s, path, 0)) >= 0)
+        return rc;
+    if (a.count[O_KEEP] && !path)
+        cli_usage_error("--keep-partial needs -o FILE");
+
+    if (path) {
+        rc = td_output_open(&out, path, a.count[O_KEEP] ? TD_IO_IN_PLACE : 0);
+        if (rc != TD_OK) {
+            cli_error("cannot write '%s': %s", path, rc == TD_EIO ? strerror(errno) : td_strerror(rc));
+            return CLI_EXIT_FAIL;
+        }
+        if (s.size == TD_SIZE_UNBOUNDED && td_output_atomic(out)) {
+            td_output_abort(out);
+            cli_usage_error("an endless stream can never replace '%s' (it is never complete): "
+                            "give a SIZE, or --keep-partial to write into it", path);
+        }
+        fd = td_output_fd(out);
+        where = path;
+    }
+    cli_progress_init(&pr, cli_progress_mode(cmd, &a), "gen", s.size);
+    td_io_options_init(&io);
+    io.progress = cli_progress_cb;
+    io.ctx = &pr;
+    cli_defer_signals(1);
+    rc = td_write_fd(fd, s.kind, s.offset, s.size, &s.opt, &io, &written);
+    e = errno;
+    if (out && rc == TD_OK) {
+        rc = td_output_commit(out);
+        e = errno;
+        out = NULL;
+    }
+    cli_progress_break(&pr);
+    if (rc == TD_EIO && e == EPIPE && !path) {
+        /* The reader went away (SIGPIPE ignored): end quietly. */
+        cli_defer_signals(0);
+        return 128 + SIGPIPE;
+    }
+    if (rc == TD_EIO)
+        cli_error("write error on '%s' after %llu bytes: %s", where, (unsigned long long)written,
+                  strerror(e));
+    else if (rc != TD_OK && rc != TD_ECANCELED)
+        cli_error("%s", td_strerror(rc));
+    if (rc != TD_OK && out) {
+        int atomic = td_output_atomic(out);
+        td_output_abort(out);
+        if (atomic)
+            cli_error("'%s' is unchanged", path);
+        else if (a.count[O_KEEP])
+            cli_error("kept the incomplete '%s' (%llu bytes)", path, (unsigned long long)written);
+    }
+    cli_defer_signals(0); /* ends the program here after a signal */
+    if (rc != TD_OK)
+        return CLI_EXIT_FAIL;
+    cli_progress_done(&pr, written, "wrote");
+    return 0;
+}
+
+const cli_cmd cli_cmd_gen = {
+    .name = "gen",
+    .args = "KIND SIZE [options] [-o FILE]",
+    .summary = "write bytes of a stream",
+    .description = "Write bytes [offset, offset+SIZE) of the stream KIND to stdout or FILE.",
+    .operands = "  SIZE               bytes; K M G T P E (KiB MiB ...) are powers of 1024,\n"
+                "                     KB MB GB ... powers of 1000; 'inf' never ends\n",
+    .opts = gen_opts,
+    .stream_opts = 1,
+    .footer = "--seed random picks a seed and prints it on stderr.\n"
+              "Exit status: 0 done, 1 I/O error, 2 usage error, 129/130/143 interrupted.\n",
+    .run = run,
+};
