@@ -171,6 +171,10 @@ static int gen_part(const cli_mpi_job *j, int fd, const char *name, uint64_t off
     while (rc == TD_OK) {
         const void *chunk;
         size_t n;
+        if (cli_interrupted()) {
+            td_stream_free(s);
+            return 1; /* the ranks agree on the failure; rank 0 cleans up */
+        }
         rc = td_stream_next(s, &chunk, &n);
         if (rc != TD_OK)
             break;
@@ -205,7 +209,7 @@ static int gen_shared(const cli_mpi_job *j)
             st = 1;
         } else if (td_output_atomic(out)) {
             snprintf(where, sizeof where, "%s", td_output_temp_path(out));
-            cli_signal_temp(td_output_temp_path(out)); /* removed on a signal */
+            cli_signal_temp(td_output_temp_path(out)); /* removed by a second signal */
             if (ftruncate(td_output_fd(out), (off_t)j->s.size) != 0) {
                 rank_error("cannot size", where, errno);
                 st = 1;
@@ -283,7 +287,8 @@ static int gen_files(const cli_mpi_job *j)
     td_split_range(j->files, (uint64_t)nranks, 1, (uint64_t)rank, &f0, &nf);
     MPI_Barrier(MPI_COMM_WORLD);
     t0 = MPI_Wtime();
-    cli_defer_signals(1); /* a signal ends the current file's write cleanly */
+    /* Signals are deferred (cli_mpi_gen): one ends the current file's write
+     * cleanly through the progress callback. */
     for (uint64_t i = f0; i < f0 + nf && st == 0; i++) {
         uint64_t off, len;
         int rc;
@@ -300,7 +305,6 @@ static int gen_files(const cli_mpi_job *j)
             st = 1;
         }
     }
-    cli_defer_signals(0);
     st = agree(st);
     if (st == 0)
         throughput(j, "wrote", j->s.size, MPI_Wtime() - t0);
@@ -309,6 +313,11 @@ static int gen_files(const cli_mpi_job *j)
 
 int cli_mpi_gen(const cli_mpi_job *j)
 {
+    /* A signal (mpiexec forwards Ctrl-C to every rank) only sets a flag:
+     * each rank stops writing, the ranks agree on the failure, rank 0
+     * removes the temporary, and all finalize.  Ending at once instead
+     * would let mpiexec kill rank 0 before it could clean up. */
+    cli_defer_signals(1);
     start();
     if (!j->path) {
         if (rank == 0)
@@ -320,7 +329,8 @@ int cli_mpi_gen(const cli_mpi_job *j)
             cli_error("gen --mpi needs a bounded SIZE (try 'testdata --help')");
         return finish(CLI_EXIT_USAGE);
     }
-    return finish(j->files ? gen_files(j) : gen_shared(j));
+    int st = finish(j->files ? gen_files(j) : gen_shared(j));
+    return cli_interrupted() ? 128 + cli_interrupted() : st;
 }
 
 /* ---- verify -------------------------------------------------------------- */

@@ -172,3 +172,38 @@ def test_verify_files_and_one_file_alone(mpirun, run, tmp_path):
 def test_seed_random_is_refused(mpirun, tmp_path):
     r = mpirun(2, "gen", "random", 10, "--seed", "random", "-o", tmp_path / "x", "--mpi")
     assert r.returncode == 2 and b"same seed" in r.stderr
+
+
+@pytest.mark.parametrize("files", [False, True])
+def test_sigint_leaves_the_old_file_and_no_temporary(cli, tmp_path, files):
+    """SIGINT to mpiexec (forwarded to the ranks) in the middle of a run: the
+    shared file keeps its old contents and no temporary (shared or per part)
+    is left; complete parts may stay, incomplete ones never appear."""
+    import signal
+    import time
+    out = tmp_path / ("d" if files else "f")
+    if not files:
+        out.write_bytes(b"precious")
+    args = ["gen", "random", "40G", "--algorithm", "fast", "--mpi", "-o", out]
+    if files:
+        args += ["--files", "10"]
+    p = subprocess.Popen([MPIEXEC, "-n", "2", cli, *map(str, args)], stderr=subprocess.PIPE)
+    time.sleep(1.0)
+    p.send_signal(signal.SIGINT)
+    try:
+        p.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        raise
+    assert p.returncode != 0
+    if files:
+        left = sorted(os.listdir(out))
+        assert all(n.startswith("part-") and "tdtmp" not in n for n in left), left
+        for n in left:  # whatever is there is complete
+            i = int(n[5:])
+            r = subprocess.run([cli, "verify", "random", str(4 << 30), "--algorithm", "fast",
+                                "--offset", str(i * (4 << 30)), out / n], capture_output=True)
+            assert r.returncode == 0, (n, r.stderr)
+    else:
+        assert out.read_bytes() == b"precious"
+        assert os.listdir(tmp_path) == ["f"]

@@ -28,12 +28,9 @@ import uuid
 import dask
 
 from . import _stream
-from ._stream import MismatchError, parse_size, split_range
+from ._stream import MismatchError, parse_size, shard_name, split_range
 
-__all__ = ["shard_ranges", "shard_path", "write_shards", "verify_shards", "SHARD_NAME"]
-
-#: File name of shard i inside the data set's directory (same as `testdata gen --mpi --files`).
-SHARD_NAME = "part-{:06d}"
+__all__ = ["shard_ranges", "shard_path", "write_shards", "verify_shards"]
 
 
 def shard_ranges(total_size, shard_size):
@@ -49,8 +46,9 @@ def shard_ranges(total_size, shard_size):
 
 
 def shard_path(directory, index):
-    """Path of shard index in directory."""
-    return pathlib.Path(os.fsdecode(os.fspath(directory))) / SHARD_NAME.format(index)
+    """Path of shard index in directory (named by the library, as `testdata gen
+    --mpi --files` names it)."""
+    return pathlib.Path(os.fsdecode(os.fspath(directory))) / shard_name(index)
 
 
 def _write_one(path, kind, offset, length, seed, options):

@@ -1,0 +1,307 @@
+"""Data safety of the command line (docs/reliability.md, "Never lose a user's
+data"): gen -o never replaces what is not a regular file, follows symlinks,
+replaces a file only once the new one is complete, leaves nothing behind on
+failure or signal; closed standard descriptors; bounded --files; messages
+that say what really happened.  Run as root in CI: device nodes, FIFOs,
+small tmpfs mounts and hard links are all exercised."""
+import json
+import os
+import pathlib
+import resource
+import signal
+import stat
+import subprocess
+import tempfile
+import time
+
+import pytest
+
+
+def gen(cli, *args, **kw):
+    return subprocess.run([cli, "gen", *map(str, args)], capture_output=True, **kw)
+
+
+def verifies(cli, path, kind, size, *args):
+    return subprocess.run([cli, "verify", kind, str(size), *map(str, args), str(path)],
+                          capture_output=True).returncode == 0
+
+
+@pytest.fixture
+def tmpfs():
+    """A 1 MiB tmpfs (unmounted afterwards), or skip."""
+    d = tempfile.mkdtemp()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", d],
+                      capture_output=True).returncode != 0:
+        os.rmdir(d)
+        pytest.skip("cannot mount a tmpfs here")
+    yield pathlib.Path(d)
+    subprocess.run(["umount", d])
+    os.rmdir(d)
+
+
+# --- what is not a regular file is written into, never replaced ------------------
+
+def test_dev_full_is_not_replaced(cli, tmp_path):
+    full = tmp_path / "full"  # a copy of the device: a regression harms only the copy
+    try:
+        os.mknod(full, 0o666 | stat.S_IFCHR, os.makedev(1, 7))
+    except PermissionError:
+        pytest.skip("mknod needs root")
+    r = gen(cli, "zero", 10, "-o", full)
+    assert r.returncode == 1 and b"No space left on device" in r.stderr
+    assert stat.S_ISCHR(os.lstat(full).st_mode)
+
+
+def test_device_node_copy_is_not_replaced(cli, tmp_path):
+    node = tmp_path / "null"
+    try:
+        os.mknod(node, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+    except PermissionError:
+        pytest.skip("mknod needs root")
+    r = gen(cli, "random", "3M", "-o", node)
+    assert r.returncode == 0, r.stderr
+    assert stat.S_ISCHR(os.lstat(node).st_mode)
+    assert os.listdir(tmp_path) == ["null"]
+
+
+def test_fifo_is_written_into(cli, tmp_path):
+    fifo, out = tmp_path / "fifo", tmp_path / "out"
+    os.mkfifo(fifo)
+    with open(out, "wb") as o:
+        reader = subprocess.Popen(["cat", str(fifo)], stdout=o)
+        r = gen(cli, "random", "3M", "--seed", 4, "-o", fifo)
+        reader.wait(timeout=20)
+    assert r.returncode == 0, r.stderr
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    assert verifies(cli, out, "random", "3M", "--seed", 4)
+
+
+def test_dev_stdout_is_stdout(cli):
+    p = subprocess.run([cli, "gen", "random", "1M", "--seed", "2", "-o", "/dev/stdout"],
+                       capture_output=True)
+    assert p.returncode == 0, p.stderr
+    want = subprocess.run([cli, "gen", "random", "1M", "--seed", "2"], capture_output=True).stdout
+    assert p.stdout == want
+    assert os.path.islink("/dev/stdout")
+
+
+def test_dash_is_stdout(cli, tmp_path):
+    p = subprocess.run([cli, "gen", "zero", "10", "-o", "-"], capture_output=True, cwd=tmp_path)
+    assert p.returncode == 0 and p.stdout == bytes(10)
+    assert os.listdir(tmp_path) == []
+
+
+def test_symlink_to_proc_fd_survives_sigint(cli, tmp_path):
+    """A symlink to /proc/self/fd/1 (like /dev/stdout) with stdout a regular
+    file, then SIGINT: the link used to be unlinked as "the incomplete
+    output"."""
+    link, sink = tmp_path / "out", tmp_path / "sink"
+    os.symlink("/proc/self/fd/1", link)
+    with open(sink, "wb") as s:
+        p = subprocess.Popen([cli, "gen", "random", "inf", "--algorithm", "fast", "-o", link],
+                             stdout=s, stderr=subprocess.PIPE)
+        end = time.time() + 20
+        while time.time() < end and sink.stat().st_size < (4 << 20):
+            time.sleep(0.01)
+        p.send_signal(signal.SIGINT)
+        p.wait(timeout=20)
+    assert p.returncode == 130
+    assert os.path.islink(link) and os.readlink(link) == "/proc/self/fd/1"
+    assert sink.exists()
+
+
+# --- symlinks and hard links ----------------------------------------------------------
+
+def test_symlink_is_followed(cli, tmp_path):
+    target, link = tmp_path / "target", tmp_path / "link"
+    target.write_bytes(b"old")
+    os.symlink("target", link)
+    assert gen(cli, "random", "1M", "--seed", 3, "-o", link).returncode == 0
+    assert os.path.islink(link)
+    assert verifies(cli, target, "random", "1M", "--seed", 3)
+    assert sorted(os.listdir(tmp_path)) == ["link", "target"]
+
+
+def test_failure_through_symlink_keeps_link_and_target(cli, tmp_path):
+    target, link = tmp_path / "target", tmp_path / "link"
+    target.write_bytes(b"precious")
+    os.symlink("target", link)
+    r = gen(cli, "random", "4M", "-o", link, preexec_fn=lambda: resource.setrlimit(
+        resource.RLIMIT_FSIZE, (1 << 20, 1 << 20)))
+    assert r.returncode == 1 and b"File too large" in r.stderr
+    assert b"removed" not in r.stderr
+    assert os.path.islink(link) and target.read_bytes() == b"precious"
+    assert sorted(os.listdir(tmp_path)) == ["link", "target"]
+
+
+def test_hard_link_keeps_the_old_data(cli, tmp_path):
+    f, other = tmp_path / "f", tmp_path / "other"
+    f.write_bytes(b"precious")
+    os.link(f, other)
+    r = gen(cli, "random", "4M", "-o", f, preexec_fn=lambda: resource.setrlimit(
+        resource.RLIMIT_FSIZE, (1 << 20, 1 << 20)))
+    assert r.returncode == 1
+    assert f.read_bytes() == b"precious" and other.read_bytes() == b"precious"
+    assert gen(cli, "random", "1M", "-o", f).returncode == 0
+    assert verifies(cli, f, "random", "1M") and other.read_bytes() == b"precious"
+
+
+# --- a failed run leaves the old file --------------------------------------------------
+
+def test_full_disk_keeps_the_old_file(cli, tmpfs):
+    f = tmpfs / "precious.txt"
+    f.write_bytes(b"precious" * 1000)
+    r = gen(cli, "random", "4M", "-o", f)
+    assert r.returncode == 1 and b"No space left on device" in r.stderr
+    assert b"is unchanged" in r.stderr
+    assert f.read_bytes() == b"precious" * 1000
+    assert os.listdir(tmpfs) == ["precious.txt"]
+
+
+def test_memory_limit_never_destroys(cli, tmp_path):
+    """`ulimit -v 64000; gen random 64M --threads 8 -o precious.txt` used to
+    fail with "out of memory" after truncating the file.  Now threads give
+    way (it succeeds), and a failure would leave the file as it was."""
+    if b"__asan_init" in pathlib.Path(cli).read_bytes():
+        pytest.skip("AddressSanitizer needs more address space")
+    f = tmp_path / "precious.txt"
+    f.write_bytes(b"precious")
+    lim = lambda: resource.setrlimit(resource.RLIMIT_AS, (64000 << 10, 64000 << 10))  # noqa
+    r = gen(cli, "random", "64M", "--threads", 8, "-o", f, preexec_fn=lim)
+    if r.returncode == 0:
+        assert verifies(cli, f, "random", "64M")
+    else:
+        assert f.read_bytes() == b"precious"
+    # threads never make a run fail: 2 threads where 1 works
+    lim2 = lambda: resource.setrlimit(resource.RLIMIT_AS, (56000 << 10, 56000 << 10))  # noqa
+    r1 = gen(cli, "random", "16M", "--threads", 1, "-o", tmp_path / "a", preexec_fn=lim2)
+    r2 = gen(cli, "random", "16M", "--threads", 2, "-o", tmp_path / "b", preexec_fn=lim2)
+    assert r1.returncode == 0 and r2.returncode == 0, (r1.stderr, r2.stderr)
+
+
+def test_concurrent_writers_leave_one_complete_stream(cli, tmp_path):
+    f = tmp_path / "f"
+    ps = [subprocess.Popen([cli, "gen", "random", "32M", "--seed", str(s), "-o", f],
+                           stderr=subprocess.PIPE) for s in (1, 2)]
+    assert [p.wait(timeout=60) for p in ps] == [0, 0]
+    assert verifies(cli, f, "random", "32M", "--seed", 1) or \
+        verifies(cli, f, "random", "32M", "--seed", 2)
+    assert os.listdir(tmp_path) == ["f"]
+
+
+def test_endless_stream_never_replaces_a_file(cli, tmp_path):
+    f = tmp_path / "f"
+    f.write_bytes(b"x")
+    r = gen(cli, "zero", "inf", "-o", f)
+    assert r.returncode == 2 and b"--keep-partial" in r.stderr
+    assert f.read_bytes() == b"x"
+
+
+# --- the standard descriptors ----------------------------------------------------------
+
+def test_closed_stderr_does_not_become_the_output(cli, tmp_path):
+    """`gen text 3G -o x.bin --progress 2>&-`: the output file took fd 2 and
+    got the progress lines.  Now fds 0-2 are opened onto /dev/null before
+    anything else, so the output lands on a higher descriptor."""
+    f = tmp_path / "x.bin"
+    p = subprocess.Popen(f"exec '{cli}' gen random 100G --algorithm fast -o '{f}' --progress 2>&-",
+                         shell=True)
+    try:
+        end = time.time() + 20
+        fds = {}
+        while time.time() < end and not any(
+                os.path.realpath(t).startswith(str(tmp_path)) for t in fds.values()):
+            time.sleep(0.01)
+            fds = {}
+            for fd in os.listdir(f"/proc/{p.pid}/fd"):
+                try:
+                    fds[int(fd)] = os.readlink(f"/proc/{p.pid}/fd/{fd}")
+                except OSError:
+                    pass
+        assert fds.get(2) == "/dev/null", fds
+    finally:
+        p.send_signal(signal.SIGINT)
+        p.wait(timeout=20)
+    assert not f.exists()
+    p = subprocess.run(f"exec '{cli}' gen text 3M -o '{f}' --progress 2>&-", shell=True)
+    assert p.returncode == 0
+    assert verifies(cli, f, "text", "3M")
+    p = subprocess.run(f"exec '{cli}' gen zero 1K -o '{f}' <&- >&-", shell=True)
+    assert p.returncode == 0 and f.read_bytes() == bytes(1024)
+
+
+# --- --files, analyze, messages --------------------------------------------------------
+
+@pytest.mark.parametrize("files", ["1E", "0", "1000001"])
+def test_files_is_bounded(cli, tmp_path, files):
+    r = gen(cli, "zero", "1M", "--mpi", "--files", files, "-o", tmp_path / "d")
+    assert r.returncode == 2 and b"--files" in r.stderr
+    assert not (tmp_path / "d").exists()
+
+
+def test_files_not_more_than_bytes(cli, tmp_path):
+    r = gen(cli, "zero", "10", "--mpi", "--files", "11", "-o", tmp_path / "d")
+    assert r.returncode == 2 and b"more files than" in r.stderr
+
+
+def test_analyze_takes_any_number_of_files(cli, tmp_path):
+    paths = []
+    for i in range(100):
+        p = tmp_path / f"f{i}"
+        p.write_bytes(b"x" * i)
+        paths.append(str(p))
+    r = subprocess.run([cli, "analyze", "--json", *paths], capture_output=True)
+    assert r.returncode == 0, r.stderr
+    assert len(json.loads(r.stdout)) == 100
+
+
+def test_seed_random_then_a_number(cli):
+    r = subprocess.run([cli, "gen", "random", "1K", "--seed=random", "--seed=5"],
+                       capture_output=True)
+    assert r.returncode == 0 and b"reproduce" not in r.stderr
+    want = subprocess.run([cli, "gen", "random", "1K", "--seed", "5"], capture_output=True)
+    assert r.stdout == want.stdout
+
+
+def test_kept_bytes_figure_is_true(cli, tmp_path):
+    f = tmp_path / "f"
+    r = gen(cli, "random", "4M", "-o", f, "--keep-partial",
+            preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (1000000, 1000000)))
+    assert r.returncode == 1
+    size = f.stat().st_size
+    assert f"kept the incomplete '{f}' ({size} bytes)".encode() in r.stderr
+
+
+def test_verify_past_the_end_of_the_stream_is_long(cli):
+    r = subprocess.run([cli, "verify", "random", "inf", "--offset", str((1 << 64) - 2)],
+                       input=b"ab", capture_output=True)
+    assert r.returncode == 1
+    assert b"is long" in r.stderr and b"out of range" not in r.stderr
+
+
+def test_analyze_json_with_a_name_that_is_not_utf8(cli, tmp_path):
+    name = os.fsencode(tmp_path) + b"/caf\xe9\xff.bin"
+    with open(name, "wb") as f:
+        f.write(b"x" * 1000)
+    r = subprocess.run([os.fsencode(cli), b"analyze", b"--json", name], capture_output=True)
+    assert r.returncode == 0
+    report = json.loads(r.stdout.decode("utf-8"))  # valid JSON, valid UTF-8
+    assert os.fsencode(report[0]["file"]) == name  # surrogateescape round trip
+
+
+def test_long_file_name(cli, tmp_path):
+    f = tmp_path / ("n" * 250)
+    assert gen(cli, "random", "1000", "-o", f).returncode == 0
+    assert verifies(cli, f, "random", 1000)
+
+
+def test_sigint_leaves_no_temporary(cli, tmp_path):
+    f = tmp_path / "f"
+    f.write_bytes(b"precious")
+    p = subprocess.Popen([cli, "gen", "random", "100G", "--algorithm", "fast", "-o", f],
+                         stderr=subprocess.PIPE)
+    time.sleep(0.3)
+    p.send_signal(signal.SIGINT)
+    p.communicate(timeout=20)
+    assert p.returncode == 130
+    assert f.read_bytes() == b"precious" and os.listdir(tmp_path) == ["f"]
