@@ -773,6 +773,22 @@ TD_API int td_analyze_buffer(const void *buf, size_t len, const td_analyze_optio
                              td_analysis *result);
 
 /**
+ * Analyse everything read from @p fd (until end of file) with an analyzer:
+ * the counterpart of td_verify_fd() for the CLI's `analyze` and Python's
+ * testdata.analyze().  For a regular file, its size is the size hint unless
+ * @p o gives one.  io->progress (io may be NULL) is called with the bytes
+ * read so far at least every 8 MiB and when a read was interrupted.
+ * @return TD_OK; TD_EIO (errno); TD_ECANCELED; TD_EINVAL; TD_ENOMEM; TD_ERANGE.
+ */
+TD_API int td_analyze_fd(int fd, const td_analyze_options *o, const td_io_options *io,
+                         td_analysis *result);
+
+/** td_analyze_fd() on the file at @p path (opened read-only).
+ *  @return as td_analyze_fd(); TD_EIO with errno when it cannot be opened. */
+TD_API int td_analyze_file(const char *path, const td_analyze_options *o,
+                           const td_io_options *io, td_analysis *result);
+
+/**
  * Write the one-line verdict for @p r (as in r->verdict) into @p buf, for
  * callers that built or changed a td_analysis themselves.  Always
  * NUL-terminates when cap > 0.

@@ -10,7 +10,13 @@
  * whenever the budget is full, dropping the samples that are off the new
  * stride, so the kept samples always spread evenly over what has been seen.
  */
+#define _GNU_SOURCE /* posix_fadvise */
 #include "pool.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <lz4frame.h>
 #include <lzma.h>
@@ -563,5 +569,76 @@ int td_analyze_buffer(const void *buf, size_t len, const td_analyze_options *o,
     if (rc == TD_OK)
         rc = td_analyzer_finish(a, result);
     td_analyzer_free(a);
+    return rc;
+}
+
+int td_analyze_fd(int fd, const td_analyze_options *o, const td_io_options *io,
+                  td_analysis *result)
+{
+    enum { CHUNK = 1u << 20 };
+    td_analyze_options opt;
+    td_analyzer *a = NULL;
+    struct stat st;
+    uint64_t done = 0, next_report = 8u << 20;
+    uint8_t *buf;
+    int rc;
+
+    if (fd < 0 || !result)
+        return TD_EINVAL;
+    if (o)
+        opt = *o;
+    else
+        td_analyze_options_init(&opt);
+    /* A regular file's size spreads the samples evenly from the start. */
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && opt.size_hint == TD_SIZE_UNBOUNDED)
+        opt.size_hint = (uint64_t)st.st_size;
+    (void)posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+    buf = malloc(CHUNK);
+    if (!buf)
+        return TD_ENOMEM;
+    rc = td_analyzer_new(&a, &opt);
+    while (rc == TD_OK) {
+        ssize_t got = read(fd, buf, CHUNK);
+        if (got < 0 && errno == EINTR) {
+            if (io && io->progress && io->progress(io->ctx, done) != 0)
+                rc = TD_ECANCELED;
+            continue;
+        }
+        if (got < 0) {
+            rc = TD_EIO;
+            break;
+        }
+        if (got == 0)
+            break;
+        rc = td_analyzer_update(a, buf, (size_t)got);
+        done += (uint64_t)got;
+        if (rc == TD_OK && io && io->progress && done >= next_report) {
+            next_report = done + (8u << 20);
+            if (io->progress(io->ctx, done) != 0)
+                rc = TD_ECANCELED;
+        }
+    }
+    int saved = errno;
+    if (rc == TD_OK)
+        rc = td_analyzer_finish(a, result);
+    td_analyzer_free(a);
+    free(buf);
+    errno = saved;
+    return rc;
+}
+
+int td_analyze_file(const char *path, const td_analyze_options *o, const td_io_options *io,
+                    td_analysis *result)
+{
+    int fd, rc, saved;
+    if (!path || !*path || !result)
+        return TD_EINVAL;
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return TD_EIO;
+    rc = td_analyze_fd(fd, o, io, result);
+    saved = errno;
+    close(fd);
+    errno = saved;
     return rc;
 }

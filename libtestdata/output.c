@@ -376,18 +376,25 @@ int td_output_commit(td_output *o)
     if (rc == TD_OK && o->tmpfile) {
         char proc[64];
         snprintf(proc, sizeof proc, "/proc/self/fd/%d", o->fd);
-        /* A new file appears under its name in one step; a replacement (or
-         * a file that appeared meanwhile) goes through a hidden name. */
+        /* A new file appears under its name in one step.  A replacement (or
+         * a file that appeared meanwhile) needs a name to rename(): the
+         * hidden name exists only between the two calls, back to back. */
         if (!o->replaces && linkat(AT_FDCWD, proc, AT_FDCWD, o->final, AT_SYMLINK_FOLLOW) == 0)
             linked = 1;
-        else if (o->replaces || errno == EEXIST)
-            rc = link_tmpfile(o);
-        else
+        else if (!o->replaces && errno != EEXIST)
+            rc = TD_EIO;
+        else if ((rc = link_tmpfile(o)) == TD_OK && rename(o->temp, o->final) == 0)
+            linked = 1;
+        else if (rc == TD_OK)
             rc = TD_EIO;
     }
     rc = close_keep(o, rc);
     if (rc == TD_OK && !linked && rename(o->temp, o->final) != 0)
         rc = TD_EIO;
+    if (linked) {
+        free(o->temp); /* renamed: nothing to remove on failure */
+        o->temp = NULL;
+    }
     saved = errno;
     if (rc != TD_OK && o->temp)
         unlink(o->temp);

@@ -9,8 +9,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define ANALYZE_BUF (1024u * 1024u)
-
 enum { O_JSON, O_SAMPLE, O_THREADS };
 
 static const cli_opt analyze_opts[] = {
@@ -66,67 +64,29 @@ static void json_string(FILE *f, const char *s)
     fputc('"', f);
 }
 
-static ssize_t read_full(int fd, void *buf, size_t cap)
+/* Analyse one input; TD_OK, or the library's code with the message printed
+ * and its reason in *why. */
+static int analyze_one(const char *path, const td_analyze_options *ao, td_analysis *r,
+                       const char **why)
 {
-    size_t got = 0;
-    while (got < cap) {
-        ssize_t r = read(fd, (char *)buf + got, cap - got);
-        if (r < 0) {
-            if (errno == EINTR)
-                continue;
-            return -1;
-        }
-        if (r == 0)
-            break;
-        got += (size_t)r;
-    }
-    return (ssize_t)got;
-}
+    int stdin_ = strcmp(path, "-") == 0, rc;
+    const char *name = stdin_ ? "stdin" : path;
+    int fd = stdin_ ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
 
-/* Analyse one input; TD_OK, or TD_EIO with the message printed and its
- * reason in *why. */
-static int analyze_one(const char *path, const td_analyze_options *base, uint8_t *buf,
-                       td_analysis *r, const char **why)
-{
-    int fd = STDIN_FILENO, rc;
-    const char *name = strcmp(path, "-") == 0 ? "stdin" : path;
-    td_analyze_options ao = *base;
-    td_analyzer *an = NULL;
-    struct stat st;
-
-    if (strcmp(path, "-") != 0) {
-        fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0) {
-            *why = strerror(errno);
-            cli_error("cannot open '%s': %s", path, *why);
-            return TD_EIO;
-        }
+    if (fd < 0) {
+        *why = strerror(errno);
+        cli_error("cannot open '%s': %s", path, *why);
+        return TD_EIO;
     }
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
-        ao.size_hint = (uint64_t)st.st_size;
-    (void)posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-    rc = td_analyzer_new(&an, &ao);
-    while (rc == TD_OK) {
-        ssize_t got = read_full(fd, buf, ANALYZE_BUF);
-        if (got < 0) {
-            *why = strerror(errno);
-            cli_error("read error on '%s': %s", name, *why);
-            rc = TD_EIO;
-            break;
-        }
-        if (got == 0)
-            break;
-        rc = td_analyzer_update(an, buf, (size_t)got);
-    }
-    if (rc == TD_OK)
-        rc = td_analyzer_finish(an, r);
-    if (rc != TD_OK && rc != TD_EIO) {
+    rc = td_analyze_fd(fd, ao, NULL, r);
+    if (rc == TD_EIO) {
+        *why = strerror(errno);
+        cli_error("read error on '%s': %s", name, *why);
+    } else if (rc != TD_OK) {
         *why = td_strerror(rc);
         cli_error("analyze '%s': %s", name, *why);
-        rc = TD_EIO;
     }
-    td_analyzer_free(an);
-    if (fd != STDIN_FILENO)
+    if (!stdin_)
         close(fd);
     return rc;
 }
@@ -175,7 +135,6 @@ static int run(const cli_cmd *cmd, int argc, char **argv)
     cli_args a;
     td_analyze_options ao;
     int status = 0, werr = 0, json;
-    uint8_t *buf;
 
     cli_parse(cmd, argc, argv, &a);
     if (a.npos < 1)
@@ -197,17 +156,12 @@ static int run(const cli_cmd *cmd, int argc, char **argv)
             cli_usage_error("%s", msg);
         ao.threads = t.threads;
     }
-    buf = malloc(ANALYZE_BUF);
-    if (!buf) {
-        cli_error("out of memory");
-        return CLI_EXIT_FAIL;
-    }
     if (json)
         printf("[");
     for (int i = 0; i < a.npos; i++) {
         td_analysis r;
         const char *name = a.pos[i], *why = "error";
-        int rc = analyze_one(name, &ao, buf, &r, &why);
+        int rc = analyze_one(name, &ao, &r, &why);
         if (json) {
             if (i)
                 printf(",\n ");
@@ -232,7 +186,6 @@ static int run(const cli_cmd *cmd, int argc, char **argv)
         if (rc != TD_OK)
             status = CLI_EXIT_FAIL;
     }
-    free(buf);
     if (!werr && json)
         printf("]\n");
     if (!werr && fflush(stdout) != 0)

@@ -3,7 +3,7 @@
 # find_package(testdata) and another with pkg-config, and run both.
 #   run.sh BUILD_DIR SOURCE_DIR
 set -eu
-build=$1 src=$2
+build=$1 src=$(cd "$2" && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cmake --install "$build" --prefix "$tmp/prefix" > /dev/null
@@ -25,4 +25,19 @@ cc -static-libgcc -o "$tmp/pcs" "$src/tests/install/consumer.c" -I"$tmp/prefix/i
 got=$("$tmp/pcs")
 [ "$got" = "$want" ] || { echo "pkg-config static: got '$got', want '$want'"; exit 1; }
 [ -f "$tmp/prefix/include/testdata.h" ] || { echo "header not installed"; exit 1; }
-echo "install: find_package (shared, static) and pkg-config (shared, static) consumers OK"
+
+# find_package(testdata) of the shared library needs none of the private
+# libraries' pkg-config files (PKG_CONFIG_PATH pointing nowhere proves it).
+cmake -S "$src/tests/install/shared_only" -B "$tmp/so" -DCMAKE_PREFIX_PATH="$tmp/prefix" \
+  -DPKG_CONFIG_EXECUTABLE=/bin/false --no-warn-unused-cli > /dev/null
+cmake --build "$tmp/so" > /dev/null
+got=$(LD_LIBRARY_PATH="$tmp/prefix/lib" "$tmp/so/consumer_shared_only")
+[ "$got" = "$want" ] || { echo "shared-only find_package: got '$got', want '$want'"; exit 1; }
+
+# add_subdirectory(): no test or doc targets of libtestdata appear.
+cmake -S "$src/tests/install/vendored" -B "$tmp/vendored" -DTD_SOURCE_DIR="$src" \
+  -DTD_WITH_MPI=OFF > /dev/null
+cmake --build "$tmp/vendored" --target consumer_vendored -j2 > /dev/null
+got=$(LD_LIBRARY_PATH="$tmp/vendored/libtestdata/libtestdata" "$tmp/vendored/consumer_vendored")
+[ "$got" = "$want" ] || { echo "add_subdirectory: got '$got', want '$want'"; exit 1; }
+echo "install: find_package (shared, static, shared without -dev packages), pkg-config (shared, static) and add_subdirectory consumers OK"
