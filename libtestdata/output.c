@@ -174,11 +174,52 @@ static void free_output(td_output *o)
     free(o);
 }
 
+/* Free o keeping errno; returns rc. */
+static int fail(td_output *o, int rc)
+{
+    int saved = errno;
+    if (o->fd >= 0)
+        close(o->fd);
+    free_output(o);
+    errno = saved;
+    return rc;
+}
+
+/* The temporary of an atomic output, in the target's directory, with the
+ * old file's mode and (as root) owner. */
+static int open_temp(td_output *o, uint32_t flags, const struct stat *old)
+{
+    int rc;
+    o->dir = dup_dir(o->final);
+    if (!o->dir)
+        return TD_ENOMEM;
+#ifdef O_TMPFILE
+    if (!(flags & TD_IO_NAMED_TEMP)) {
+        o->fd = open(o->dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
+        o->tmpfile = o->fd >= 0;
+        /* Other errors than "not supported by this file system (or
+         * kernel)" are real: no permission, no space, read-only. */
+        if (o->fd < 0 && errno != EISDIR && errno != EOPNOTSUPP && errno != EINVAL &&
+            errno != ENOENT)
+            return TD_EIO;
+    }
+#endif
+    if (o->fd < 0 && (rc = open_named_temp(o)) != TD_OK)
+        return rc;
+    if (o->replaces) {
+        /* Root writing into a user's file must not make it root's. */
+        if (geteuid() == 0)
+            (void)fchown(o->fd, old->st_uid, old->st_gid);
+        (void)fchmod(o->fd, old->st_mode & 07777);
+    }
+    return TD_OK;
+}
+
 int td_output_open(td_output **out, const char *path, uint32_t flags)
 {
     td_output *o;
     struct stat st;
-    int rc, exists = 0, saved;
+    int rc, exists = 0;
 
     if (!out)
         return TD_EINVAL;
@@ -193,67 +234,24 @@ int td_output_open(td_output **out, const char *path, uint32_t flags)
         return TD_ENOMEM;
     o->fd = -1;
     rc = resolve(path, &o->mode, &o->final, &st, &exists);
-    if (rc != TD_OK) {
-        saved = errno;
-        free_output(o);
-        errno = saved;
-        return rc;
-    }
+    if (rc != TD_OK)
+        return fail(o, rc);
     if (o->mode == OUT_ATOMIC && (flags & TD_IO_IN_PLACE))
         o->mode = OUT_IN_PLACE;
     if (o->mode == OUT_DIRECT) {
         /* Never O_CREAT here: it exists and is not ours to make or replace. */
         o->fd = open(o->final, O_WRONLY | O_CLOEXEC | O_NOCTTY);
-        if (o->fd >= 0 && fstat(o->fd, &st) == 0 && S_ISREG(st.st_mode) &&
-            ftruncate(o->fd, 0) != 0) {
-            saved = errno;
-            close(o->fd);
-            o->fd = -1;
-            errno = saved;
-        }
+        if (o->fd >= 0 && fstat(o->fd, &st) == 0 && S_ISREG(st.st_mode) && ftruncate(o->fd, 0) != 0)
+            return fail(o, TD_EIO);
     } else if (o->mode == OUT_IN_PLACE) {
         o->fd = open(o->final, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0666);
     } else {
         o->replaces = exists;
-        o->dir = dup_dir(o->final);
-        if (!o->dir) {
-            free_output(o);
-            return TD_ENOMEM;
-        }
-#ifdef O_TMPFILE
-        if (!(flags & TD_IO_NAMED_TEMP)) {
-            o->fd = open(o->dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
-            o->tmpfile = o->fd >= 0;
-            /* Not supported by this file system (or kernel): name it. */
-            if (o->fd < 0 && errno != EISDIR && errno != EOPNOTSUPP && errno != EINVAL &&
-                errno != ENOENT) {
-                saved = errno;
-                free_output(o);
-                errno = saved;
-                return TD_EIO;
-            }
-        }
-#endif
-        if (o->fd < 0 && (rc = open_named_temp(o)) != TD_OK) {
-            saved = errno;
-            free_output(o);
-            errno = saved;
-            return rc;
-        }
-        if (exists) {
-            /* The replacement keeps the owner and mode of the old file
-             * (root writing into a user's file must not make it root's). */
-            if (geteuid() == 0)
-                (void)fchown(o->fd, st.st_uid, st.st_gid);
-            (void)fchmod(o->fd, st.st_mode & 07777);
-        }
+        if ((rc = open_temp(o, flags, &st)) != TD_OK)
+            return fail(o, rc);
     }
-    if (o->fd < 0) {
-        saved = errno;
-        free_output(o);
-        errno = saved;
-        return TD_EIO;
-    }
+    if (o->fd < 0)
+        return fail(o, TD_EIO);
     *out = o;
     return TD_OK;
 }

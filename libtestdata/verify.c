@@ -366,7 +366,11 @@ static int reader_start(reader *r, int fd, uint64_t limit)
     have = pthread_attr_init(&attr) == 0;
     if (have)
         (void)pthread_attr_setstacksize(&attr, TD_POOL_STACK);
-    r->threaded = pthread_create(&r->tid, have ? &attr : NULL, reader_main, r) == 0;
+    /* Set before the thread starts: it reads r->threaded to know that it
+     * may be cancelled in read(). */
+    r->threaded = 1;
+    if (pthread_create(&r->tid, have ? &attr : NULL, reader_main, r) != 0)
+        r->threaded = 0;
     if (have)
         pthread_attr_destroy(&attr);
     return TD_OK;

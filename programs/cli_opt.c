@@ -71,6 +71,80 @@ static void unknown_option(const cli_cmd *cmd, const char *name)
     cli_usage_error("unknown option '--%s'", name);
 }
 
+/* The value of option k given as arg (i indexes argv): inline (after '='
+ * or the short letter) or the next argument. */
+static const char *take_value(const cli_cmd *cmd, int k, const char *inline_value, int argc,
+                              char **argv, int *i, const char *spelled)
+{
+    if (inline_value)
+        return inline_value;
+    if (*i + 1 < argc)
+        return argv[++*i];
+    cli_usage_error("option '%s' needs a value (%s)", spelled, cmd->opts[k].value);
+}
+
+/* -x, -xVALUE, -x VALUE: the option's index; *value set if it takes one. */
+static int short_option(const cli_cmd *cmd, int argc, char **argv, int *i, const char **value)
+{
+    const char *arg = argv[*i];
+    char spelled[3] = {'-', arg[1], '\0'};
+    int k = -1;
+    if (arg[1] == 'h' && !arg[2]) {
+        cli_print_help(cmd, stdout);
+        exit(0);
+    }
+    if (arg[1] == 'V' && !arg[2])
+        print_version();
+    for (int j = 0; cmd->opts[j].name; j++)
+        if (cmd->opts[j].alias == arg[1])
+            k = j;
+    if (k < 0)
+        cli_usage_error("unknown option '-%c'", arg[1]);
+    if (cmd->opts[k].value)
+        *value = take_value(cmd, k, arg[2] ? arg + 2 : NULL, argc, argv, i, spelled);
+    else if (arg[2])
+        cli_usage_error("option '-%c' takes no value", arg[1]);
+    return k;
+}
+
+/* --name, --name=VALUE, --name VALUE: the option's index, or -1 after a
+ * stream option was stored in *a. */
+static int long_option(const cli_cmd *cmd, int argc, char **argv, int *i, const char **value,
+                       cli_args *a)
+{
+    const char *arg = argv[*i], *name = arg + 2, *eq = strchr(name, '=');
+    size_t len = eq ? (size_t)(eq - name) : strlen(name);
+    char key[64], spelled[70];
+    int k;
+    if (len >= sizeof key)
+        cli_usage_error("unknown option '%.*s'", (int)(len + 2), arg);
+    memcpy(key, name, len);
+    key[len] = '\0';
+    snprintf(spelled, sizeof spelled, "--%s", key);
+    if (strcmp(key, "help") == 0) {
+        cli_print_help(cmd, stdout);
+        exit(0);
+    }
+    if (strcmp(key, "version") == 0)
+        print_version();
+    k = cli_opt_index(cmd, key);
+    if (k < 0 && cmd->stream_opts && td_option_find(key)) {
+        /* A stream option: the library judges it once KIND is known. */
+        if (!eq && *i + 1 >= argc)
+            cli_usage_error("option '%s' needs a value", spelled);
+        a->skey[a->nstream] = name; /* "dedup-block" or "dedup-block=4K" */
+        a->sval[a->nstream++] = eq ? eq + 1 : argv[++*i];
+        return -1;
+    }
+    if (k < 0)
+        unknown_option(cmd, key);
+    if (cmd->opts[k].value)
+        *value = take_value(cmd, k, eq ? eq + 1 : NULL, argc, argv, i, spelled);
+    else if (eq)
+        cli_usage_error("option '%s' takes no value", spelled);
+    return k;
+}
+
 void cli_parse(const cli_cmd *cmd, int argc, char **argv, cli_args *a)
 {
     int only_pos = 0, n = nopts(cmd);
@@ -82,9 +156,8 @@ void cli_parse(const cli_cmd *cmd, int argc, char **argv, cli_args *a)
     a->skey = xcalloc((size_t)argc, sizeof *a->skey);
     a->sval = xcalloc((size_t)argc, sizeof *a->sval);
     for (int i = 1; i < argc; i++) {
-        char *arg = argv[i];
-        int k = -1;
-        const char *value = NULL;
+        const char *arg = argv[i], *value = NULL;
+        int k;
         if (only_pos || arg[0] != '-' || arg[1] == '\0' || (arg[1] >= '0' && arg[1] <= '9')) {
             /* "-" is stdin; "-5" a (bad) size, left to the size parser. */
             a->pos[a->npos++] = arg;
@@ -94,70 +167,12 @@ void cli_parse(const cli_cmd *cmd, int argc, char **argv, cli_args *a)
             only_pos = 1;
             continue;
         }
-        if (arg[1] != '-') { /* -x, -xVALUE, -x VALUE */
-            if (arg[1] == 'h' && !arg[2]) {
-                cli_print_help(cmd, stdout);
-                exit(0);
-            }
-            if (arg[1] == 'V' && !arg[2])
-                print_version();
-            for (int j = 0; j < n; j++)
-                if (cmd->opts[j].alias == arg[1])
-                    k = j;
-            if (k < 0)
-                cli_usage_error("unknown option '-%c'", arg[1]);
-            if (cmd->opts[k].value) {
-                if (arg[2])
-                    value = arg + 2;
-                else if (i + 1 < argc)
-                    value = argv[++i];
-                else
-                    cli_usage_error("option '-%c' needs a value (%s)", arg[1], cmd->opts[k].value);
-            } else if (arg[2]) {
-                cli_usage_error("option '-%c' takes no value", arg[1]);
-            }
-        } else { /* --name, --name=VALUE, --name VALUE */
-            const char *name = arg + 2, *eq = strchr(name, '=');
-            size_t len = eq ? (size_t)(eq - name) : strlen(name);
-            char key[64];
-            if (len >= sizeof key)
-                cli_usage_error("unknown option '%.*s'", (int)(len + 2), arg);
-            memcpy(key, name, len);
-            key[len] = '\0';
-            if (strcmp(key, "help") == 0) {
-                cli_print_help(cmd, stdout);
-                exit(0);
-            }
-            if (strcmp(key, "version") == 0)
-                print_version();
-            k = cli_opt_index(cmd, key);
-            if (k < 0 && cmd->stream_opts && td_option_find(key)) {
-                /* A stream option: the library judges it once KIND is known. */
-                if (eq)
-                    value = eq + 1;
-                else if (i + 1 < argc)
-                    value = argv[++i];
-                else
-                    cli_usage_error("option '--%s' needs a value", key);
-                a->skey[a->nstream] = arg + 2; /* "dedup-block" or "dedup-block=4K" */
-                a->sval[a->nstream++] = value;
-                continue;
-            }
-            if (k < 0)
-                unknown_option(cmd, key);
-            if (cmd->opts[k].value) {
-                if (eq)
-                    value = eq + 1;
-                else if (i + 1 < argc)
-                    value = argv[++i];
-                else
-                    cli_usage_error("option '--%s' needs a value (%s)", key, cmd->opts[k].value);
-            } else if (eq) {
-                cli_usage_error("option '--%s' takes no value", key);
-            }
+        k = arg[1] == '-' ? long_option(cmd, argc, argv, &i, &value, a)
+                          : short_option(cmd, argc, argv, &i, &value);
+        if (k >= 0) {
+            a->val[k] = value;
+            a->count[k]++;
         }
-        a->val[k] = value;
-        a->count[k]++;
     }
 }
 

@@ -74,21 +74,47 @@ static inline void td_test_read_chunked(td_stream *s, unsigned char *out, size_t
     cr_assert_eq(done, total);
 }
 
-/* Bytes [base, base+n) of (kind, *o) are the same from one td_fill, from
- * td_fill with threads 0..4, from odd-sized td_fill pieces, and from a
- * 2-thread stream read in odd pieces after a seek; td_verify accepts them. */
+/* The one invariance check every kind's tests run: bytes [base, base+n) of
+ * (kind, *o) are the same
+ *   - from one td_fill, and from td_fill with threads 0, 1, 2, 3, 7, 1024;
+ *   - from a stream with those threads, seeked to base and read in random
+ *     chunks (td_stream_read and td_stream_next mixed) of at most 1, 17,
+ *     4096, 300000 and 4 MiB bytes (1- and 17-byte chunks over a prefix);
+ *   - from odd-sized consecutive td_fill pieces, and from 200 random
+ *     sub-ranges, and 300 random seeks + reads of one stream;
+ * and td_verify accepts them, and finds a flipped byte where it is. */
 static inline void td_test_check_invariance(int kind, const td_options *o, uint64_t base,
                                             size_t n)
 {
+    static const uint32_t threads[] = {0, 1, 2, 3, 7, 1024};
+    static const size_t max_chunks[] = {1, 17, 4096, 300000, 4u << 20};
     unsigned char *ref = malloc(n), *b = malloc(n);
+    uint64_t rng = base ^ n ^ (uint64_t)kind;
+    td_stream *s;
     cr_assert(ref && b);
     cr_assert_eq(td_fill(kind, o, base, ref, n), TD_OK);
-    for (uint32_t t = 0; t <= 4; t++) {
+    for (size_t t = 0; t < sizeof threads / sizeof threads[0]; t++) {
         td_options ot = *o;
-        ot.threads = t;
-        memset(b, 0, n);
+        ot.threads = threads[t];
+        memset(b, 0x55, n);
         cr_assert_eq(td_fill(kind, &ot, base, b, n), TD_OK);
-        cr_assert(memcmp(b, ref, n) == 0, "kind %d: threads=%u differs", kind, t);
+        cr_assert(memcmp(b, ref, n) == 0, "kind %d: td_fill threads=%u differs", kind, threads[t]);
+        cr_assert_eq(td_stream_open(&s, kind, base + n, &ot), TD_OK);
+        cr_assert_eq(td_stream_seek(s, base), TD_OK);
+        memset(b, 0x55, n);
+        td_test_read_chunked(s, b, n, 8u << 20, rng + t);
+        cr_assert(memcmp(b, ref, n) == 0, "kind %d: stream threads=%u differs", kind, threads[t]);
+        td_stream_free(s);
+    }
+    for (size_t m = 0; m < sizeof max_chunks / sizeof max_chunks[0]; m++) {
+        size_t len = max_chunks[m] < 64 && n > 300000 ? 300000 : n;
+        cr_assert_eq(td_stream_open(&s, kind, base + len, o), TD_OK);
+        cr_assert_eq(td_stream_seek(s, base), TD_OK);
+        memset(b, 0xAA, len);
+        td_test_read_chunked(s, b, len, max_chunks[m], rng + 100 + m);
+        cr_assert(memcmp(b, ref, len) == 0, "kind %d: chunks of at most %zu differ", kind,
+                  max_chunks[m]);
+        td_stream_free(s);
     }
     memset(b, 0, n);
     for (size_t done = 0, step = 1; done < n; step = step * 7 % 40009 + 1) {
@@ -97,22 +123,35 @@ static inline void td_test_check_invariance(int kind, const td_options *o, uint6
         done += k;
     }
     cr_assert(memcmp(b, ref, n) == 0, "kind %d: odd td_fill pieces differ", kind);
-    td_options o2 = *o;
-    o2.threads = 2;
-    td_stream *s;
-    cr_assert_eq(td_stream_open(&s, kind, base + n, &o2), TD_OK);
-    cr_assert_eq(td_stream_seek(s, base), TD_OK);
-    memset(b, 0, n);
-    for (size_t done = 0, step = 3; done < n; step = step * 13 % 300007 + 1) {
-        size_t got = 0, k = n - done < step ? n - done : step;
-        cr_assert_eq(td_stream_read(s, b + done, k, &got), TD_OK);
-        done += got;
+    for (int i = 0; i < 200; i++) {
+        size_t off = (size_t)(td_test_rand(&rng) % n), len = 1 + (size_t)(td_test_rand(&rng) % (n - off));
+        if (i % 2)
+            len = 1 + len % 200;
+        if (len > n - off)
+            len = n - off;
+        cr_assert_eq(td_fill(kind, o, base + off, b, len), TD_OK);
+        cr_assert(memcmp(b, ref + off, len) == 0, "kind %d: fill at +%zu, %zu bytes", kind, off, len);
     }
-    cr_assert(memcmp(b, ref, n) == 0, "kind %d: stream read in pieces differs", kind);
+    cr_assert_eq(td_stream_open(&s, kind, base + n, o), TD_OK);
+    for (int i = 0; i < 300; i++) {
+        size_t off = (size_t)(td_test_rand(&rng) % n), len = 1 + (size_t)(td_test_rand(&rng) % 70000), got;
+        if (len > n - off)
+            len = n - off;
+        cr_assert_eq(td_stream_seek(s, base + off), TD_OK);
+        cr_assert_eq(td_stream_read(s, b, len, &got), TD_OK);
+        cr_assert_eq(got, len);
+        cr_assert(memcmp(b, ref + off, len) == 0, "kind %d: seek to +%zu, %zu bytes", kind, off, len);
+    }
     size_t extra;
+    cr_assert_eq(td_stream_seek(s, base + n), TD_OK);
     cr_assert_eq(td_stream_read(s, b, 1, &extra), TD_DONE);
     td_stream_free(s);
+    uint64_t first = 0;
     cr_assert_eq(td_verify(kind, o, base, ref, n, NULL), TD_OK);
+    size_t flip = (size_t)(td_test_rand(&rng) % n);
+    ref[flip] ^= 0x40;
+    cr_assert_eq(td_verify(kind, o, base, ref, n, &first), TD_EMISMATCH);
+    cr_assert_eq(first, base + flip);
     free(ref);
     free(b);
 }

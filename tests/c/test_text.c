@@ -1,11 +1,6 @@
 /* TD_TEXT: golden vectors, chunking/seek/thread invariance, prose shape,
  * corpus regurgitation and compression fingerprint. */
-#ifdef TD_MINI_CRITERION
-#include "mini_criterion.h" /* ThreadSanitizer builds: see there */
-#else
-#include <criterion/criterion.h>
-#endif
-#include <testdata.h>
+#include "td_test_util.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -100,88 +95,14 @@ Test(text, seeds_differ)
 
 /* ---- invariance --------------------------------------------------------- */
 
-#define INV_LEN (3u * MIB + 12345u)
-
-static uint64_t rnd_state = 0x9e3779b97f4a7c15u;
-static uint64_t rnd(void)
+Test(text, invariance)
 {
-    rnd_state ^= rnd_state << 13;
-    rnd_state ^= rnd_state >> 7;
-    rnd_state ^= rnd_state << 17;
-    return rnd_state;
-}
-
-static size_t rnd_len(void)
-{
-    switch (rnd() % 4) {
-    case 0: return 1 + rnd() % 16;
-    case 1: return 1 + rnd() % 4096;
-    case 2: return 1 + rnd() % (3 * TEXT_BLOCK);
-    default: return 1 + rnd() % (600u * 1024u);
-    }
-}
-
-Test(text, chunking)
-{
-    uint8_t *ref = gen(42, 0, INV_LEN, 1);
-    uint8_t *got = malloc(INV_LEN);
     td_options o;
     td_options_init(&o);
     o.seed = 42;
-    td_stream *s = td_stream_new_with(TD_TEXT, INV_LEN, &o);
-    cr_assert_not_null(s);
-    size_t pos = 0;
-    while (pos < INV_LEN) {
-        if (rnd() % 3 == 0) {
-            const void *chunk;
-            size_t n;
-            cr_assert_eq(td_stream_next(s, &chunk, &n), TD_OK);
-            cr_assert(n > 0 && pos + n <= INV_LEN);
-            memcpy(got + pos, chunk, n);
-            pos += n;
-        } else {
-            size_t want = rnd_len(), n;
-            cr_assert_eq(td_stream_read(s, got + pos, want, &n), TD_OK);
-            cr_assert(n > 0);
-            pos += n;
-        }
-    }
-    size_t n;
-    cr_assert_eq(td_stream_read(s, got, 1, &n), TD_DONE);
-    cr_assert_eq(memcmp(ref, got, INV_LEN), 0, "chunked stream differs from td_fill");
-    td_stream_free(s);
-    free(ref);
-    free(got);
-}
-
-Test(text, seek_and_unaligned_fill)
-{
-    uint8_t *ref = gen(7, 0, INV_LEN, 1);
-    uint8_t *got = malloc(INV_LEN);
-    td_options o;
-    td_options_init(&o);
+    td_test_check_invariance(TD_TEXT, &o, 0, 3u * MIB + 12345u);
     o.seed = 7;
-    td_stream *s = td_stream_new_with(TD_TEXT, INV_LEN, &o);
-    for (int i = 0; i < 300; i++) {
-        size_t off = (size_t)(rnd() % INV_LEN), len = rnd_len(), n;
-        if (len > INV_LEN - off)
-            len = INV_LEN - off;
-        cr_assert_eq(td_stream_seek(s, off), TD_OK);
-        cr_assert_eq(td_stream_read(s, got, len, &n), TD_OK);
-        cr_assert_eq(n, len);
-        cr_assert_eq(memcmp(ref + off, got, len), 0, "seek to %zu, len %zu", off, len);
-        /* Stateless fill of the same range. */
-        cr_assert_eq(td_fill(TD_TEXT, &o, off, got, len), TD_OK);
-        cr_assert_eq(memcmp(ref + off, got, len), 0, "fill at %zu, len %zu", off, len);
-    }
-    uint64_t bad = 0;
-    cr_assert_eq(td_verify(TD_TEXT, &o, 0, ref, INV_LEN, &bad), TD_OK);
-    ref[INV_LEN / 2] ^= 1;
-    cr_assert_eq(td_verify(TD_TEXT, &o, 0, ref, INV_LEN, &bad), TD_EMISMATCH);
-    cr_assert_eq(bad, INV_LEN / 2);
-    td_stream_free(s);
-    free(ref);
-    free(got);
+    td_test_check_invariance(TD_TEXT, &o, 5u * TEXT_BLOCK - 999, 6u * MIB + 777u);
 }
 
 Test(text, end_of_address_space)
@@ -194,22 +115,6 @@ Test(text, end_of_address_space)
     cr_assert_eq(td_fill(TD_TEXT, &o, UINT64_MAX - 300, b, 300), TD_OK);
     cr_assert_eq(memcmp(a, b + 200, 100), 0);
     cr_assert_eq(td_fill(TD_TEXT, &o, UINT64_MAX - 100, a, 101), TD_ERANGE);
-}
-
-Test(text, threads)
-{
-    const size_t len = 6u * MIB + 777u;
-    uint8_t *t1 = gen(3, 12345, len, 1);
-    uint8_t *t2 = gen(3, 12345, len, 2);
-    uint8_t *t0 = gen(3, 12345, len, 0);
-    uint8_t *t5 = gen(3, 12345, len, 5);
-    cr_assert_eq(memcmp(t1, t2, len), 0, "threads=2 differs");
-    cr_assert_eq(memcmp(t1, t0, len), 0, "threads=0 differs");
-    cr_assert_eq(memcmp(t1, t5, len), 0, "threads=5 differs");
-    free(t1);
-    free(t2);
-    free(t0);
-    free(t5);
 }
 
 /* ---- shape of the prose ------------------------------------------------- */

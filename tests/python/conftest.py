@@ -3,26 +3,13 @@
 CTest runs these with the chosen interpreter and PYTHONPATH=<build>/bindings/python,
 so `import testdata` is the freshly built package.  The plugin is named
 here explicitly too (it is also registered through its entry point; both
-ways together must not clash).
+ways together must not clash).  cli, run and source_dir are the ones the
+CLI tests use (tests/td_fixtures.py).
 """
-import os
 import pathlib
-import shutil
+import sys
 
-import pytest
+sys.path.insert(0, str(pathlib.Path(__file__).parents[1]))
+from td_fixtures import cli, run, source_dir  # noqa: E402,F401
 
 pytest_plugins = ["pytester", "testdata.pytest_plugin"]
-
-
-@pytest.fixture(scope="session")
-def cli():
-    """Path of the `testdata` program built in the same tree (set by CTest)."""
-    path = os.environ.get("TESTDATA_CLI") or shutil.which("testdata")
-    if not path:
-        pytest.skip("TESTDATA_CLI is not set and no testdata on PATH")
-    return path
-
-
-@pytest.fixture(scope="session")
-def source_dir():
-    return pathlib.Path(os.environ.get("TD_SOURCE_DIR", pathlib.Path(__file__).parents[2]))

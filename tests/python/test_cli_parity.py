@@ -23,14 +23,9 @@ def cli_args(kind, size, options):
     return args
 
 
-def run(cli, args):
-    r = subprocess.run([cli, *args], capture_output=True)
-    return r
-
-
 @pytest.mark.parametrize("kind,size,options", CASES)
-def test_generate_equals_cli(cli, kind, size, options):
-    r = run(cli, cli_args(kind, size, options))
+def test_generate_equals_cli(run, kind, size, options):
+    r = run(*cli_args(kind, size, options))
     assert r.returncode == 0, r.stderr
     opts = dict(options)
     seed = opts.pop("seed", 0)
@@ -40,17 +35,17 @@ def test_generate_equals_cli(cli, kind, size, options):
 
 
 @pytest.mark.parametrize("kind", testdata.kinds())
-def test_every_kind_equals_cli(cli, kind):
+def test_every_kind_equals_cli(run, kind):
     """Every kind the library knows (new ones too) with its default options."""
-    r = run(cli, ["gen", kind, "300K", "--seed", "3", "--offset", "12345"])
+    r = run(*["gen", kind, "300K", "--seed", "3", "--offset", "12345"])
     assert r.returncode == 0, r.stderr
     assert testdata.generate(kind, "300K", seed=3, offset=12345) == r.stdout
 
 
 @pytest.mark.parametrize("kind,size,options", CASES[:4])
-def test_write_equals_cli_output_file(cli, tmp_path, kind, size, options):
+def test_write_equals_cli_output_file(run, tmp_path, kind, size, options):
     out = tmp_path / "cli.bin"
-    assert run(cli, cli_args(kind, size, options) + ["-o", str(out)]).returncode == 0
+    assert run(*cli_args(kind, size, options), "-o", out).returncode == 0
     opts = dict(options)
     seed = opts.pop("seed", 0)
     p = testdata.write(tmp_path / "py.bin", kind, size, seed=seed, **opts)
@@ -58,8 +53,8 @@ def test_write_equals_cli_output_file(cli, tmp_path, kind, size, options):
     testdata.verify(out, kind, size, seed=seed, **opts)
 
 
-def test_offset_equals_cli(cli):
-    r = run(cli, ["gen", "random", "10000", "--seed", "5", "--offset", "1G"])
+def test_offset_equals_cli(run):
+    r = run(*["gen", "random", "10000", "--seed", "5", "--offset", "1G"])
     assert testdata.generate("random", 10000, seed=5, offset="1G") == r.stdout
     with testdata.Stream("random", "inf", seed=5) as s:
         s.seek(1 << 30)
@@ -72,14 +67,14 @@ def test_offset_equals_cli(cli):
     (["gen", "random", "1K", "--seed", "x"], {"seed": "x"}),
     (["gen", "random", "1K", "--threads", "-1"], {"threads": -1}),
 ])
-def test_rejected_by_both(cli, args, options):
-    assert run(cli, args).returncode == 2
+def test_rejected_by_both(run, args, options):
+    assert run(*args).returncode == 2
     with pytest.raises(ValueError):
         testdata.generate(args[1], args[2], **options)
 
 
 @pytest.mark.parametrize("size", ["10Q", "-5", "", "18446744073709551616", "1.5K"])
-def test_sizes_rejected_by_both(cli, size):
-    assert run(cli, ["gen", "zero", size]).returncode == 2
+def test_sizes_rejected_by_both(run, size):
+    assert run(*["gen", "zero", size]).returncode == 2
     with pytest.raises(ValueError):
         testdata.generate("zero", size)

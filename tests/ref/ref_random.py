@@ -4,7 +4,11 @@ Written from docs/format.md using only Python's standard library, so that the
 C library's output can be checked against a second implementation.  Slow
 (pure Python): meant for a few KiB at chosen offsets.
 
-    python3 td_reference.py random 0 64 --seed 1 --algorithm chacha20 | xxd
+    python3 tests/ref/ref_random.py random 0 64 --seed 1 --algorithm chacha20 | xxd
+    python3 tests/ref/ref_random.py --check path/to/testdata
+
+--check compares ranges of zero and random (both algorithms, with dedup)
+with the C implementation through the CLI (CTest ref.random).
 """
 import argparse
 import hashlib
@@ -74,7 +78,29 @@ def generate(kind: str, seed: int, offset: int, length: int, algorithm: str = "c
     raise ValueError(f"the reference does not implement kind {kind!r}")
 
 
+CASES = [("chacha20", 0, 0), ("chacha20", 1, 7), ("chacha20", 2**64 - 1, 2**38 - 64),
+         ("chacha20", 3, 2**64 - 600), ("fast", 0, 0), ("fast", 2**64 - 1, 2**40 + 3),
+         ("fast", 5, 2**64 - 600)]
+
+
+def check(cli):
+    import subprocess
+    bad = 0
+    for alg, seed, off in CASES:
+        for kind in ("zero", "random"):
+            args = [cli, "gen", kind, "500", "--seed", str(seed), "--offset", str(off)]
+            if kind == "random":
+                args += ["--algorithm", alg]
+            got = subprocess.run(args, capture_output=True, check=True).stdout
+            ok = got == generate(kind, seed, off, 500, alg)
+            bad += not ok
+            print(f"{kind} {alg} seed {seed} offset {off}: {'match' if ok else 'DIFFER'}")
+    return 1 if bad else 0
+
+
 def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--check":
+        sys.exit(check(sys.argv[2]))
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("kind")
     ap.add_argument("offset", type=int)

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Reference implementation of the `text` kind, written from docs/format.md.
 
-usage: tools/text_reference.py SEED NBLOCKS [FIRST_BLOCK] > out
-       tools/text_reference.py --check path/to/testdata
+usage: tests/ref/ref_text.py SEED NBLOCKS [FIRST_BLOCK] > out
+       tests/ref/ref_text.py --check path/to/testdata
 Reads the model from libtestdata/text_model.c and writes NBLOCKS 64 KiB
 blocks starting at block FIRST_BLOCK.  --check compares a few ranges with
 the C implementation (via the CLI) and exits non-zero on a difference.
@@ -14,7 +14,7 @@ import re
 import subprocess
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 src = open(os.path.join(ROOT, 'libtestdata', 'text_model.c')).read()
 def arr(name):
     m = re.search(r'%s\[\d+\] = \{(.*?)\n\};' % name, src, re.S)

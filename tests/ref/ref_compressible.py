@@ -2,9 +2,12 @@
 """Reference implementation of the compressible kind and the dedup layer,
 written from docs/format.md only (slow, for cross-checking the C library).
 
-    tools/format_ref_compressible.py SEED RATIO OFFSET LEN [DEDUP [DEDUP_BLOCK]]
+    tests/ref/ref_compressible.py SEED RATIO OFFSET LEN [DEDUP [DEDUP_BLOCK]]
 writes the bytes to stdout.  Compare with
     testdata gen compressible LEN --seed SEED --ratio RATIO --offset OFFSET
+    tests/ref/ref_compressible.py --check path/to/testdata
+compares a few ranges (with and without dedup) with the C implementation
+through the CLI and exits non-zero on a difference (CTest ref.compressible).
 """
 import hashlib
 import re
@@ -29,7 +32,7 @@ def derive(domain, seed):
 
 
 def table():
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "libtestdata",
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "libtestdata",
                         "compressible_table.h")
     return [tuple(int(x) for x in m.groups())
             for m in re.finditer(r"\{(\d+), (\d+), (\d+), (\d+)\}", open(path).read())]
@@ -114,15 +117,12 @@ def comp_bytes(key, prm, off, n):
     return bytes(res)
 
 
-def main():
-    seed, ratio, off, n = int(sys.argv[1], 0), float(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
-    dedup = float(sys.argv[5]) if len(sys.argv) > 5 else 1.0
-    D = int(sys.argv[6]) if len(sys.argv) > 6 else 4096
+def generate(seed, ratio, off, n, dedup=1.0, D=4096):
+    """Bytes [off, off+n) of compressible (seed, ratio) with dedup (dedup, D)."""
     key = derive("libtestdata/compressible/1", seed)
     prm = params(ratio)
     if dedup == 1.0:
-        sys.stdout.buffer.write(comp_bytes(key, prm, off, n))
-        return
+        return comp_bytes(key, prm, off, n)
     dq = int(dedup * 65536 + 0.5)
     dkey = derive("libtestdata/dedup/1", seed)
 
@@ -144,7 +144,41 @@ def main():
         res += comp_bytes(key, prm, src * D + at, k)
         off += k
         n -= k
-    sys.stdout.buffer.write(bytes(res))
+    return bytes(res)
+
+
+CASES = [  # seed, ratio, offset, length, dedup, dedup_block
+    (0, 3.0, 0, 70000, 1.0, 4096),
+    (7, 1.5, (1 << 40) + 12345, 40000, 1.0, 4096),
+    (2**64 - 1, 10.0, 16384 * 5 - 3, 20000, 1.0, 4096),
+    (3, 2.0, 1000, 50000, 2.5, 4096),
+    (5, 3.0, 12345, 40000, 4.0, 512),
+    (9, 1.25, 0, 40000, 3.0, 32768),
+]
+
+
+def check(cli):
+    import subprocess
+    bad = 0
+    for seed, ratio, off, n, dedup, d in CASES:
+        args = [cli, "gen", "compressible", str(n), "--seed", str(seed), "--ratio", str(ratio),
+                "--offset", str(off), "--dedup", str(dedup), "--dedup-block", str(d)]
+        got = subprocess.run(args, capture_output=True, check=True).stdout
+        want = generate(seed, ratio, off, n, dedup, d)
+        ok = got == want
+        bad += not ok
+        print(f"seed {seed} ratio {ratio} offset {off} len {n} dedup {dedup}/{d}: "
+              f"{'match' if ok else 'DIFFER'}")
+    return 1 if bad else 0
+
+
+def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--check":
+        sys.exit(check(sys.argv[2]))
+    seed, ratio, off, n = int(sys.argv[1], 0), float(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+    dedup = float(sys.argv[5]) if len(sys.argv) > 5 else 1.0
+    D = int(sys.argv[6]) if len(sys.argv) > 6 else 4096
+    sys.stdout.buffer.write(generate(seed, ratio, off, n, dedup, D))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,40 @@
+"""The option table is the one source of the stream options: `gen --help`
+and `verify --help` print it (generated), and the man page must list exactly
+the same options, with each command's own options too."""
+import re
+
+
+def help_sections(run, cmd):
+    text = run(cmd, "--help").stdout.decode()
+    own, stream = text.split("\noptions:\n", 1)[1], ""
+    if "\nstream options" in own:
+        own, stream = own.split("\nstream options", 1)
+    flags = lambda t: set(re.findall(r"^  (?:-\w, )?--([a-z][a-z-]*)", t, re.M))  # noqa: E731
+    return flags(own) - {"help"}, flags(stream)
+
+
+def tags(source_dir, title):
+    man = (source_dir / "docs" / "testdata.1").read_text()
+    part = re.split(r"\n\.S[SH] ", man.split(f".SS {title}\n", 1)[1], 1)[0]
+    out = set()
+    for t in re.findall(r"^\.TP\n(.*)$", part, re.M):
+        out |= {m.replace("\\-", "-") for m in re.findall(r"\\-\\-((?:[a-z]|\\-)+)(?![A-Za-z])", t)}
+    return out
+
+
+def test_stream_options_agree(run, source_dir):
+    _, gen_stream = help_sections(run, "gen")
+    _, verify_stream = help_sections(run, "verify")
+    assert gen_stream == verify_stream
+    assert {"seed", "threads", "dedup-block"} <= gen_stream
+    assert tags(source_dir, "Stream options (gen, verify)") == gen_stream
+
+
+def test_command_options_documented(run, source_dir):
+    gen_own, _ = help_sections(run, "gen")
+    verify_own, _ = help_sections(run, "verify")
+    analyze_own, _ = help_sections(run, "analyze")
+    both = tags(source_dir, "gen, verify")
+    assert gen_own == both | tags(source_dir, "gen")
+    assert verify_own == both
+    assert analyze_own == tags(source_dir, "analyze")
