@@ -18,13 +18,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <lz4frame.h>
-#include <lzma.h>
+#include "codec.h"
+
 #include <math.h>
 #include <stdio.h>
-#include <zlib.h>
-#include <zstd.h>
-#include <zstd_errors.h>
 
 #define BLOCK TD_ANALYZE_BLOCK
 
@@ -32,21 +29,13 @@ typedef struct sample {
     uint64_t index; /* block number in the input */
     uint64_t len;   /* bytes in the block (the last one may be short) */
     uint64_t csize[TD_CODEC_COUNT];
+    uint64_t ns[TD_CODEC_COUNT]; /* CPU time of each compression */
 } sample;
-
-/* One set of compressors; each thread owns one. */
-typedef struct codecs {
-    z_stream z;
-    int z_ready;
-    ZSTD_CCtx *zc;
-    lzma_stream xz;
-    uint8_t *out; /* output, big enough for any codec */
-} codecs;
 
 /* A sampled block, received and waiting to be compressed. */
 typedef struct job {
     const td_analyzer *a;
-    codecs *cx;
+    td_codecs *cx;
     uint8_t *data; /* BLOCK bytes, owned by the analyzer */
     sample s;
     int rc;
@@ -65,14 +54,10 @@ struct td_analyzer {
     int cur_sampled;       /* is the block being received sampled? */
     size_t blen;           /* bytes of it received, into batch[nbatch].data */
     unsigned nthreads;     /* compressor sets, blocks compressed at once */
-    codecs *cx;
+    td_codecs **cx;
     job *batch;            /* nthreads entries: complete blocks first, then free */
     unsigned nbatch;
     td_pool *pool;         /* nthreads - 1 workers, or NULL */
-    size_t outcap;
-    lzma_options_lzma xzopt;
-    lzma_filter xzfilters[2];
-    LZ4F_preferences_t lz4prefs;
     int finished;
 };
 
@@ -99,56 +84,19 @@ void td_analyze_options_init(td_analyze_options *o)
     o->threads = 1;
 }
 
-static void codecs_free(codecs *c)
-{
-    if (c->z_ready)
-        deflateEnd(&c->z);
-    ZSTD_freeCCtx(c->zc);
-    lzma_end(&c->xz);
-    free(c->out);
-    memset(c, 0, sizeof *c);
-}
-
 void td_analyzer_free(td_analyzer *a)
 {
     if (!a)
         return;
     td__pool_free(a->pool);
     for (unsigned t = 0; a->cx && t < a->nthreads; t++)
-        codecs_free(&a->cx[t]);
+        td__codecs_free(a->cx[t]);
     for (unsigned t = 0; a->batch && t < a->nthreads; t++)
         free(a->batch[t].data);
     free(a->cx);
     free(a->batch);
     free(a->samples);
     free(a);
-}
-
-static size_t max_size(size_t x, size_t y)
-{
-    return x > y ? x : y;
-}
-
-static int codecs_init(td_analyzer *a, codecs *c)
-{
-    lzma_stream init = LZMA_STREAM_INIT;
-    c->xz = init;
-    /* gzip -6: deflate with the gzip wrapper (windowBits 15 + 16). */
-    if (deflateInit2(&c->z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-        return TD_ENOMEM;
-    c->z_ready = 1;
-    c->zc = ZSTD_createCCtx();
-    if (!c->zc)
-        return TD_ENOMEM;
-    if (!a->outcap) {
-        size_t cap = deflateBound(&c->z, BLOCK);
-        cap = max_size(cap, ZSTD_compressBound(BLOCK));
-        cap = max_size(cap, LZ4F_compressFrameBound(BLOCK, &a->lz4prefs));
-        cap = max_size(cap, lzma_stream_buffer_bound(BLOCK));
-        a->outcap = cap;
-    }
-    c->out = malloc(a->outcap);
-    return c->out ? TD_OK : TD_ENOMEM;
 }
 
 int td_analyzer_new(td_analyzer **out, const td_analyze_options *o)
@@ -183,22 +131,6 @@ int td_analyzer_new(td_analyzer **out, const td_analyze_options *o)
     if (!a->samples)
         goto fail;
 
-    /* lz4 as the lz4 command writes frames: 4 MiB linked blocks, checksum. */
-    memset(&a->lz4prefs, 0, sizeof a->lz4prefs);
-    a->lz4prefs.frameInfo.blockSizeID = LZ4F_max4MB;
-    a->lz4prefs.frameInfo.blockMode = LZ4F_blockLinked;
-    a->lz4prefs.frameInfo.contentChecksumFlag = LZ4F_contentChecksumEnabled;
-    /* xz -6, with the dictionary capped at the block size: a larger one
-     * cannot find more matches in one block, and would cost ~90 MiB. */
-    if (lzma_lzma_preset(&a->xzopt, 6))
-        goto fail;
-    if (a->xzopt.dict_size > BLOCK)
-        a->xzopt.dict_size = BLOCK;
-    a->xzfilters[0].id = LZMA_FILTER_LZMA2;
-    a->xzfilters[0].options = &a->xzopt;
-    a->xzfilters[1].id = LZMA_VLI_UNKNOWN;
-    a->xzfilters[1].options = NULL;
-
     /* Threads: more than the blocks in the budget would only idle. */
     nt = o->threads ? o->threads : td__ncpus();
     if (nt > TD_MAX_THREADS)
@@ -215,13 +147,14 @@ int td_analyzer_new(td_analyzer **out, const td_analyze_options *o)
         goto fail;
     a->nthreads = nt;
     for (unsigned t = 0; t < nt; t++) {
-        rc = codecs_init(a, &a->cx[t]);
+        rc = td__codecs_new(&a->cx[t], BLOCK);
         if (rc == TD_OK && !(a->batch[t].data = malloc(BLOCK)))
             rc = TD_ENOMEM;
         if (rc != TD_OK && t > 0) {
             /* Threads are never a reason to fail: go on with those that
              * got their memory. */
-            codecs_free(&a->cx[t]);
+            td__codecs_free(a->cx[t]);
+            a->cx[t] = NULL;
             free(a->batch[t].data);
             a->batch[t].data = NULL;
             a->nthreads = t;
@@ -238,56 +171,21 @@ fail:
     return rc;
 }
 
-/* Compress one block with every codec into s->csize. */
-static int compress_block(const td_analyzer *a, codecs *c, const uint8_t *in, size_t len,
-                          sample *s)
+/* Compress one block with every codec into s->csize and s->ns. */
+static int compress_block(td_codecs *c, const uint8_t *in, size_t len, sample *s)
 {
-    int zrc;
-    size_t n;
-    lzma_ret lr;
-
-    if (deflateReset(&c->z) != Z_OK)
-        return TD_EINVAL;
-    c->z.next_in = (Bytef *)(uintptr_t)in;
-    c->z.avail_in = (uInt)len;
-    c->z.next_out = c->out;
-    c->z.avail_out = (uInt)a->outcap;
-    zrc = deflate(&c->z, Z_FINISH);
-    if (zrc != Z_STREAM_END)
-        return zrc == Z_MEM_ERROR ? TD_ENOMEM : TD_EINVAL;
-    s->csize[TD_CODEC_GZIP] = c->z.total_out;
-
-    n = ZSTD_compressCCtx(c->zc, c->out, a->outcap, in, len, 3);
-    if (ZSTD_isError(n))
-        return ZSTD_getErrorCode(n) == ZSTD_error_memory_allocation ? TD_ENOMEM : TD_EINVAL;
-    s->csize[TD_CODEC_ZSTD] = n;
-
-    n = LZ4F_compressFrame(c->out, a->outcap, in, len, &a->lz4prefs);
-    if (LZ4F_isError(n))
-        return TD_ENOMEM; /* the output is big enough: allocation is all that can fail */
-    s->csize[TD_CODEC_LZ4] = n;
-
-    /* Re-initialising an lzma_stream reuses its encoder's memory. */
-    lr = lzma_stream_encoder(&c->xz, a->xzfilters, LZMA_CHECK_CRC64);
-    if (lr != LZMA_OK)
-        return lr == LZMA_MEM_ERROR ? TD_ENOMEM : TD_EINVAL;
-    c->xz.next_in = in;
-    c->xz.avail_in = len;
-    c->xz.next_out = c->out;
-    c->xz.avail_out = a->outcap;
-    do
-        lr = lzma_code(&c->xz, LZMA_FINISH);
-    while (lr == LZMA_OK && c->xz.avail_out > 0);
-    if (lr != LZMA_STREAM_END)
-        return lr == LZMA_MEM_ERROR ? TD_ENOMEM : TD_EINVAL;
-    s->csize[TD_CODEC_XZ] = c->xz.total_out;
+    for (int k = 0; k < TD_CODEC_COUNT; k++) {
+        int rc = td__codecs_compress(c, k, in, len, &s->csize[k], &s->ns[k]);
+        if (rc != TD_OK)
+            return rc;
+    }
     return TD_OK;
 }
 
 static void compress_job(void *arg)
 {
     job *j = arg;
-    j->rc = compress_block(j->a, j->cx, j->data, (size_t)j->s.len, &j->s);
+    j->rc = compress_block(j->cx, j->data, (size_t)j->s.len, &j->s);
 }
 
 /* Compress the complete blocks of the batch, one per thread, and append
@@ -299,7 +197,7 @@ static int flush_batch(td_analyzer *a)
         return TD_OK;
     for (unsigned k = 0; k < a->nbatch; k++) {
         a->batch[k].a = a;
-        a->batch[k].cx = &a->cx[k];
+        a->batch[k].cx = a->cx[k];
     }
     if (a->pool && a->nbatch > 1)
         td__pool_run(a->pool, compress_job, a->batch, sizeof a->batch[0], a->nbatch);

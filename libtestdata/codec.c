@@ -1,0 +1,152 @@
+/*
+ * Compressors as libraries (never child processes), configured as their
+ * command lines are: gzip -6 (deflate, gzip wrapper), zstd -3, lz4 (frame,
+ * 4 MiB linked blocks, content checksum) and xz -6 (LZMA2, .xz stream).
+ * Time is the thread's CPU time, so it does not depend on what else the
+ * machine is doing (as far as caches allow).
+ */
+#include "codec.h"
+
+#include <lz4frame.h>
+#include <lzma.h>
+#include <time.h>
+#include <zlib.h>
+#include <zstd.h>
+#include <zstd_errors.h>
+
+struct td_codecs {
+    z_stream z;
+    int z_ready;
+    ZSTD_CCtx *zc;
+    lzma_stream xz;
+    lzma_options_lzma xzopt;
+    lzma_filter xzfilters[2];
+    LZ4F_preferences_t lz4prefs;
+    uint8_t *out;
+    size_t outcap;
+};
+
+static uint64_t cpu_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+void td__codecs_free(td_codecs *c)
+{
+    if (!c)
+        return;
+    if (c->z_ready)
+        deflateEnd(&c->z);
+    ZSTD_freeCCtx(c->zc);
+    lzma_end(&c->xz);
+    free(c->out);
+    free(c);
+}
+
+int td__codecs_new(td_codecs **out, size_t max_in)
+{
+    lzma_stream init = LZMA_STREAM_INIT;
+    td_codecs *c = calloc(1, sizeof *c);
+    *out = NULL;
+    if (!c)
+        return TD_ENOMEM;
+    c->xz = init;
+    /* gzip -6: deflate with the gzip wrapper (windowBits 15 + 16). */
+    if (deflateInit2(&c->z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+        goto fail;
+    c->z_ready = 1;
+    if (!(c->zc = ZSTD_createCCtx()))
+        goto fail;
+    /* lz4 as the lz4 command writes frames: 4 MiB linked blocks, checksum. */
+    c->lz4prefs.frameInfo.blockSizeID = LZ4F_max4MB;
+    c->lz4prefs.frameInfo.blockMode = LZ4F_blockLinked;
+    c->lz4prefs.frameInfo.contentChecksumFlag = LZ4F_contentChecksumEnabled;
+    /* xz -6, with the dictionary capped at the input size: a larger one
+     * cannot find more matches in one unit, and would cost ~90 MiB. */
+    if (lzma_lzma_preset(&c->xzopt, 6))
+        goto fail;
+    if (c->xzopt.dict_size > max_in)
+        c->xzopt.dict_size = max_in < LZMA_DICT_SIZE_MIN ? LZMA_DICT_SIZE_MIN : (uint32_t)max_in;
+    c->xzfilters[0].id = LZMA_FILTER_LZMA2;
+    c->xzfilters[0].options = &c->xzopt;
+    c->xzfilters[1].id = LZMA_VLI_UNKNOWN;
+    c->xzfilters[1].options = NULL;
+    c->outcap = TD_MAX(deflateBound(&c->z, max_in), ZSTD_compressBound(max_in));
+    c->outcap = TD_MAX(c->outcap, LZ4F_compressFrameBound(max_in, &c->lz4prefs));
+    c->outcap = TD_MAX(c->outcap, lzma_stream_buffer_bound(max_in));
+    if (!(c->out = malloc(c->outcap)))
+        goto fail;
+    *out = c;
+    return TD_OK;
+fail:
+    td__codecs_free(c);
+    return TD_ENOMEM;
+}
+
+static int gzip6(td_codecs *c, const uint8_t *in, size_t len, uint64_t *csize)
+{
+    if (deflateReset(&c->z) != Z_OK)
+        return TD_EINVAL;
+    c->z.next_in = (Bytef *)(uintptr_t)in;
+    c->z.avail_in = (uInt)len;
+    c->z.next_out = c->out;
+    c->z.avail_out = (uInt)c->outcap;
+    int zrc = deflate(&c->z, Z_FINISH);
+    if (zrc != Z_STREAM_END)
+        return zrc == Z_MEM_ERROR ? TD_ENOMEM : TD_EINVAL;
+    *csize = c->z.total_out;
+    return TD_OK;
+}
+
+static int zstd3(td_codecs *c, const uint8_t *in, size_t len, uint64_t *csize)
+{
+    size_t n = ZSTD_compressCCtx(c->zc, c->out, c->outcap, in, len, 3);
+    if (ZSTD_isError(n))
+        return ZSTD_getErrorCode(n) == ZSTD_error_memory_allocation ? TD_ENOMEM : TD_EINVAL;
+    *csize = n;
+    return TD_OK;
+}
+
+static int lz4f(td_codecs *c, const uint8_t *in, size_t len, uint64_t *csize)
+{
+    size_t n = LZ4F_compressFrame(c->out, c->outcap, in, len, &c->lz4prefs);
+    if (LZ4F_isError(n))
+        return TD_ENOMEM; /* the output is big enough: allocation is all that can fail */
+    *csize = n;
+    return TD_OK;
+}
+
+static int xz6(td_codecs *c, const uint8_t *in, size_t len, uint64_t *csize)
+{
+    /* Re-initialising an lzma_stream reuses its encoder's memory. */
+    lzma_ret lr = lzma_stream_encoder(&c->xz, c->xzfilters, LZMA_CHECK_CRC64);
+    if (lr != LZMA_OK)
+        return lr == LZMA_MEM_ERROR ? TD_ENOMEM : TD_EINVAL;
+    c->xz.next_in = in;
+    c->xz.avail_in = len;
+    c->xz.next_out = c->out;
+    c->xz.avail_out = c->outcap;
+    do
+        lr = lzma_code(&c->xz, LZMA_FINISH);
+    while (lr == LZMA_OK && c->xz.avail_out > 0);
+    if (lr != LZMA_STREAM_END)
+        return lr == LZMA_MEM_ERROR ? TD_ENOMEM : TD_EINVAL;
+    *csize = c->xz.total_out;
+    return TD_OK;
+}
+
+int td__codecs_compress(td_codecs *c, int k, const uint8_t *in, size_t len, uint64_t *csize,
+                        uint64_t *ns)
+{
+    static int (*const fns[TD_CODEC_COUNT])(td_codecs *, const uint8_t *, size_t, uint64_t *) = {
+        [TD_CODEC_GZIP] = gzip6, [TD_CODEC_ZSTD] = zstd3, [TD_CODEC_LZ4] = lz4f,
+        [TD_CODEC_XZ] = xz6};
+    if (k < 0 || k >= TD_CODEC_COUNT)
+        return TD_EINVAL;
+    uint64_t t0 = cpu_ns();
+    int rc = fns[k](c, in, len, csize);
+    *ns = cpu_ns() - t0;
+    return rc;
+}
