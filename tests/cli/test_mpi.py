@@ -195,7 +195,8 @@ def test_sigint_leaves_the_old_file_and_no_temporary(cli, tmp_path, files):
     except subprocess.TimeoutExpired:
         p.kill()
         raise
-    assert p.returncode != 0
+    # Each rank exits 130; what mpiexec (MPICH's hydra) itself returns after
+    # forwarding a Ctrl-C varies (0 or 130 seen), so the files are the test.
     if files:
         left = sorted(os.listdir(out))
         assert all(n.startswith("part-") and "tdtmp" not in n for n in left), left
