@@ -119,18 +119,3 @@ int td__msg(char *buf, size_t cap, const char *fmt, ...)
     }
     return (size_t)n >= cap ? TD_ERANGE : TD_OK;
 }
-
-void td__human(char *buf, size_t cap, uint64_t bytes)
-{
-    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-    double v = (double)bytes;
-    int u = 0;
-    while (v >= 1024 && u < 6) {
-        v /= 1024;
-        u++;
-    }
-    if (u == 0)
-        (void)td__msg(buf, cap, "%llu B", (unsigned long long)bytes);
-    else
-        (void)td__msg(buf, cap, "%.1f %s", v, units[u]);
-}

@@ -62,9 +62,6 @@ TD_HIDDEN int td__parse_double(const char *s, double *out);
 TD_HIDDEN int td__msg(char *buf, size_t cap, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* "1.5 GiB", "512 B": a byte count for people. */
-TD_HIDDEN void td__human(char *buf, size_t cap, uint64_t bytes);
-
 /* wyrand (Wang Yi): a Weyl sequence through a 64x64->128 multiply-fold.
  * The per-block PRNG of the block-structured kinds and of dedup. */
 #define TD_WY_P0 UINT64_C(0xa0761d6478bd642f)

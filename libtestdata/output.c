@@ -145,19 +145,26 @@ static int random_name(char *buf, size_t cap)
                     r[5]);
 }
 
-/* A named temporary in o->dir: O_EXCL, so never someone else's file. */
-static int open_named_temp(td_output *o)
+/* Give the data a hidden name in o->dir: create it (O_EXCL, so never
+ * someone else's file) or, with an unnamed O_TMPFILE, link it there.
+ * Names are random; an existing one is skipped. */
+static int name_temp(td_output *o, int link_tmpfile)
 {
     size_t cap = strlen(o->dir) + 32;
+    char proc[64];
+    snprintf(proc, sizeof proc, "/proc/self/fd/%d", o->fd);
     o->temp = malloc(cap);
     if (!o->temp)
         return TD_ENOMEM;
     for (int attempt = 0; attempt < 100; attempt++) {
         size_t n = (size_t)snprintf(o->temp, cap, "%s/", o->dir);
         random_name(o->temp + n, cap - n);
-        o->fd = open(o->temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-        if (o->fd >= 0)
+        if (link_tmpfile) {
+            if (linkat(AT_FDCWD, proc, AT_FDCWD, o->temp, AT_SYMLINK_FOLLOW) == 0)
+                return TD_OK;
+        } else if ((o->fd = open(o->temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666)) >= 0) {
             return TD_OK;
+        }
         if (errno != EEXIST)
             break;
     }
@@ -204,7 +211,7 @@ static int open_temp(td_output *o, uint32_t flags, const struct stat *old)
             return TD_EIO;
     }
 #endif
-    if (o->fd < 0 && (rc = open_named_temp(o)) != TD_OK)
+    if (o->fd < 0 && (rc = name_temp(o, 0)) != TD_OK)
         return rc;
     if (o->replaces) {
         /* Root writing into a user's file must not make it root's. */
@@ -313,28 +320,6 @@ void td_output_abort(td_output *o)
     errno = saved;
 }
 
-/* Link the unnamed temporary into the directory under a hidden name. */
-static int link_tmpfile(td_output *o)
-{
-    char proc[64];
-    size_t cap = strlen(o->dir) + 32;
-    snprintf(proc, sizeof proc, "/proc/self/fd/%d", o->fd);
-    o->temp = malloc(cap);
-    if (!o->temp)
-        return TD_ENOMEM;
-    for (int attempt = 0; attempt < 100; attempt++) {
-        size_t n = (size_t)snprintf(o->temp, cap, "%s/", o->dir);
-        random_name(o->temp + n, cap - n);
-        if (linkat(AT_FDCWD, proc, AT_FDCWD, o->temp, AT_SYMLINK_FOLLOW) == 0)
-            return TD_OK;
-        if (errno != EEXIST)
-            break;
-    }
-    free(o->temp);
-    o->temp = NULL;
-    return TD_EIO;
-}
-
 /* Close o->fd; returns rc, or TD_EIO if rc was TD_OK and close failed;
  * errno is that of the first failure. */
 static int close_keep(td_output *o, int rc)
@@ -381,7 +366,7 @@ int td_output_commit(td_output *o)
             linked = 1;
         else if (!o->replaces && errno != EEXIST)
             rc = TD_EIO;
-        else if ((rc = link_tmpfile(o)) == TD_OK && rename(o->temp, o->final) == 0)
+        else if ((rc = name_temp(o, 1)) == TD_OK && rename(o->temp, o->final) == 0)
             linked = 1;
         else if (rc == TD_OK)
             rc = TD_EIO;

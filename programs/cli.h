@@ -70,6 +70,11 @@ typedef struct cli_opt {
     const char *help;  /* one line; wrapped when printed */
 } cli_opt;
 
+/* Option rows gen and verify share. */
+#define CLI_OPT_PROGRESS {"progress", 0, NULL, "progress and summary on stderr even if not a terminal"}
+#define CLI_OPT_QUIET {"quiet", 'q', NULL, "no progress, no summary"}
+#define CLI_OPT_FILES {"files", 0, "M", "with --mpi: M files DIR/part-000000 ... instead of FILE"}
+
 typedef struct cli_cmd cli_cmd;
 struct cli_cmd {
     const char *name;        /* "gen" */

@@ -15,11 +15,11 @@ static const cli_opt gen_opts[] = {
     [O_KEEP] = {"keep-partial", 0, NULL,
                 "write into FILE itself (truncated first) and keep what was written if the run "
                 "fails"},
-    [O_PROGRESS] = {"progress", 0, NULL, "progress and summary on stderr even if not a terminal"},
-    [O_QUIET] = {"quiet", 'q', NULL, "no progress, no summary"},
+    [O_PROGRESS] = CLI_OPT_PROGRESS,
+    [O_QUIET] = CLI_OPT_QUIET,
     [O_MPI] = {"mpi", 0, NULL,
                "under mpiexec: each rank writes its part of FILE (docs/scale-out.md)"},
-    [O_FILES] = {"files", 0, "M", "with --mpi: M files DIR/part-000000 ... instead of FILE"},
+    [O_FILES] = CLI_OPT_FILES,
     {NULL, 0, NULL, NULL},
 };
 

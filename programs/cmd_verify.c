@@ -11,10 +11,10 @@ enum { O_OFFSET, O_PROGRESS, O_QUIET, O_MPI, O_FILES };
 
 static const cli_opt verify_opts[] = {
     [O_OFFSET] = {"offset", 0, "N", "stream offset of the first byte of FILE (default 0)"},
-    [O_PROGRESS] = {"progress", 0, NULL, "progress and summary on stderr even if not a terminal"},
-    [O_QUIET] = {"quiet", 'q', NULL, "no progress, no summary"},
+    [O_PROGRESS] = CLI_OPT_PROGRESS,
+    [O_QUIET] = CLI_OPT_QUIET,
     [O_MPI] = {"mpi", 0, NULL, "under mpiexec: each rank checks its part of FILE"},
-    [O_FILES] = {"files", 0, "M", "with --mpi: M files DIR/part-000000 ... instead of FILE"},
+    [O_FILES] = CLI_OPT_FILES,
     {NULL, 0, NULL, NULL},
 };
 
