@@ -118,16 +118,30 @@ static void check_kind_name(const char *s)
     }
 }
 
-static void check_set(td_options *o, int kind, const char *key, const char *val)
+static void check_set(td_options *o, int kind, const char *key_given, const char *val)
 {
-    td_options before = *o;
-    int rc = td_options_set(o, kind, key, val);
+    td_options before = *o, o2 = *o;
+    char msg[24], key[256];
+    int rc = td_options_set(o, kind, key_given, val);
     CHECK(is_known_status(rc) && rc <= 0);
     CHECK(td_strerror(rc) != NULL);
+    /* The message variant agrees, and its message is a NUL-terminated line
+     * even in a buffer too small for it. */
+    memset(msg, 'x', sizeof msg);
+    CHECK(td_options_set_msg(&o2, kind, key_given, val, msg, sizeof msg) == rc);
+    CHECK(memchr(msg, '\0', sizeof msg) != NULL || rc == TD_OK);
+    CHECK(memcmp(o, &o2, sizeof *o) == 0);
     if (rc != TD_OK) {
         CHECK(memcmp(o, &before, sizeof *o) == 0);
         return;
     }
+    /* The documented key grammar: an optional leading "--", and '-' and
+     * '_' alike. */
+    const char *k = strncmp(key_given, "--", 2) == 0 ? key_given + 2 : key_given;
+    size_t kl = strlen(k) < sizeof key - 1 ? strlen(k) : sizeof key - 1;
+    for (size_t i = 0; i < kl; i++)
+        key[i] = k[i] == '-' ? '_' : k[i];
+    key[kl] = '\0';
     CHECK(td_kind_name(kind) != NULL);
     CHECK(td_options_check(kind, o) == TD_OK);
     uint64_t u = 0;
