@@ -5,7 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { O_OUTPUT, O_OFFSET, O_KEEP, O_PROGRESS, O_QUIET, O_MPI, O_FILES };
+enum { O_OUTPUT, O_OFFSET, O_KEEP, O_FORCE, O_PROGRESS, O_QUIET, O_MPI, O_FILES };
 
 static const cli_opt gen_opts[] = {
     [O_OUTPUT] = {"output", 'o', "FILE",
@@ -15,7 +15,10 @@ static const cli_opt gen_opts[] = {
     [O_KEEP] = {"keep-partial", 0, NULL,
                 "write into FILE itself (truncated first) and keep what was written if the run "
                 "fails"},
-    [O_PROGRESS] = {"progress", 0, NULL, "progress and summary on stderr even if not a terminal"},
+    [O_FORCE] = {"force", 'f', NULL,
+                 "write a binary kind even when the output is a terminal (refused otherwise)"},
+    [O_PROGRESS] = {"progress", 0, NULL,
+                    "progress and summary on stderr even if not a terminal or piped into pv"},
     [O_QUIET] = {"quiet", 'q', NULL, "no progress, no summary"},
     [O_MPI] = {"mpi", 0, NULL,
                "under mpiexec: each rank writes its part of FILE (docs/scale-out.md)"},
@@ -63,7 +66,17 @@ static int run(const cli_cmd *cmd, int argc, char **argv)
         fd = td_output_fd(out);
         where = path;
     }
+    if (!a.count[O_FORCE] && td_kind_is_text(s.kind) == 0 && isatty(fd)) {
+        /* As zstd: binary bytes would garble the terminal, and a big SIZE
+         * would scroll for minutes. */
+        if (out)
+            td_output_abort(out);
+        cli_error("not writing binary data (kind %s) to a terminal: redirect it (> FILE, "
+                  "| cmd), use -o FILE, or --force", td_kind_name(s.kind));
+        return CLI_EXIT_USAGE;
+    }
     cli_progress_init(&pr, cli_progress_mode(cmd, &a), "gen", s.size);
+    cli_progress_pipe(&pr, fd);
     td_io_options_init(&io);
     io.progress = cli_progress_cb;
     io.ctx = &pr;
@@ -110,7 +123,9 @@ const cli_cmd cli_cmd_gen = {
                 "                     KB MB GB ... powers of 1000; 'inf' never ends\n",
     .opts = gen_opts,
     .stream_opts = 1,
-    .footer = "--seed random picks a seed and prints it on stderr.\n"
+    .footer = "--seed random picks a seed and prints it on stderr.  Kinds other than text\n"
+              "are not written to a terminal without --force.\n"
               "Exit status: 0 done, 1 I/O error, 2 usage error, 129/130/143 interrupted.\n",
+    .complete = "ks",
     .run = run,
 };
