@@ -841,7 +841,7 @@ TD_API int td_analyze_file(const char *path, const td_analyze_options *o,
  * size, entropy, sampled, sampled_bytes, ratios and compressed (objects
  * keyed by td_codec_name()), dedup (block, blocks, unique, ratio,
  * estimated) and verdict.  @p file is the input's name (null in JSON when
- * NULL); bytes that are not UTF-8 become \udcXX (Python's surrogateescape,
+ * NULL); bytes that are not UTF-8 become \\udcXX (Python's surrogateescape,
  * so os.fsencode() gives the name back).  Numbers never depend on the
  * locale.  Thread-safe.
  * @return TD_OK; TD_ERANGE if truncated (NUL-terminated); TD_EINVAL.

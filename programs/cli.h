@@ -129,6 +129,7 @@ uint64_t cli_parse_size(const char *text, const char *what);
 typedef struct cli_progress {
     int on;          /* print progress and summary */
     int tty;         /* stderr is a terminal: redraw one line */
+    int automatic;   /* neither --progress nor --quiet */
     int peer_fd;     /* automatic mode: a pipe to look for another progress
                         meter on (cli_progress_pipe), or -1 */
     const char *verb;

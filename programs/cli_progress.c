@@ -13,6 +13,7 @@ void cli_progress_init(cli_progress *p, int mode, const char *verb, uint64_t tot
     p->tty = isatty(STDERR_FILENO);
     p->on = mode > 0 || (mode == 0 && p->tty);
     p->peer_fd = -1;
+    p->automatic = mode == 0;
     p->verb = verb;
     p->total = total;
     p->t0 = p->last = cli_now();
@@ -22,7 +23,7 @@ void cli_progress_pipe(cli_progress *p, int fd)
 {
     struct stat st;
     /* Only the automatic mode defers; --progress means it. */
-    if (p->on && p->tty && fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode))
+    if (p->automatic && p->on && fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode))
         p->peer_fd = fd;
 }
 

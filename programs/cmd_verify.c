@@ -29,13 +29,13 @@ static int run(const cli_cmd *cmd, int argc, char **argv)
     int fd = STDIN_FILENO, rc;
 
     cli_parse(cmd, argc, argv, &a);
-    if (a.npos < 2)
-        cli_usage_error("verify needs KIND and SIZE, or KIND and a regular FILE");
+    if (a.npos < 1)
+        cli_usage_error("verify needs KIND (and SIZE, unless the input is a regular file)");
     if (a.npos > 3)
         cli_usage_error("unexpected argument '%s'", a.pos[3]);
-    /* KIND SIZE [FILE], or KIND FILE: the second is SIZE when it reads as
-     * one, else a FILE that exists (or '-'), else a bad SIZE. */
-    const char *size = a.pos[1], *file = a.npos == 3 ? a.pos[2] : NULL;
+    /* KIND SIZE [FILE], KIND FILE, or KIND (stdin): the second is SIZE when
+     * it reads as one, else a FILE that exists (or '-'), else a bad SIZE. */
+    const char *size = a.npos > 1 ? a.pos[1] : NULL, *file = a.npos == 3 ? a.pos[2] : NULL;
     uint64_t probe;
     struct stat st;
     if (a.npos == 2 && td_parse_size(size, &probe) != TD_OK &&
