@@ -178,9 +178,9 @@ TD_API int td_options_set(td_options *o, int kind, const char *key, const char *
 /**
  * As td_options_set(), and on failure write one line for people into
  * @p msg (at most @p cap bytes, NUL-terminated; msg may be NULL) that names
- * the option and its valid values, e.g. "bad value 'fats' for option
- * 'algorithm': one of chacha20, fast; did you mean 'fast'?" or "unknown
- * option 'sed'; did you mean 'seed'?".  msg is untouched on success.
+ * the option and its valid values, e.g. "bad value 'fats' for
+ * option 'algorithm': one of chacha20, fast; did you mean 'fast'?" or
+ * "unknown option 'sed'; did you mean 'seed'?".  msg is untouched on success.
  */
 TD_API int td_options_set_msg(td_options *o, int kind, const char *key, const char *value,
                               char *msg, size_t cap);
@@ -262,8 +262,8 @@ TD_API const char *td_kind_name(int kind);
 TD_API int td_kind_is_text(int kind);
 
 /**
- * As td_kind_from_name(), writing on failure a line such as "unknown kind
- * 'randm'; did you mean 'random'? (kinds: zero, random, text,
+ * As td_kind_from_name(), writing on failure a line such as
+ * "unknown kind 'randm'; did you mean 'random'? (kinds: zero, random, text,
  * compressible)" into @p msg (may be NULL).
  */
 TD_API int td_kind_from_name_msg(const char *name, int *kind, char *msg, size_t cap);
