@@ -159,7 +159,7 @@ static int run(const cli_cmd *cmd, int argc, char **argv)
 const cli_cmd cli_cmd_analyze = {
     .name = "analyze",
     .args = "[--json] [--sample SIZE] [--threads N] FILE... | -",
-    .summary = "entropy, compression ratios, verdict",
+    .summary = "entropy, compression and dedup ratios, verdict",
     .description = "Report size, Shannon entropy (bits/byte), the compression ratio under\n"
                    "gzip -6, zstd -3, lz4 and xz -6 (computed with the libraries) and the\n"
                    "4 KiB fixed-block dedup ratio, then a one-line verdict on what the data\n"

@@ -119,8 +119,9 @@ const cli_cmd cli_cmd_gen = {
     .args = "KIND SIZE [options] [-o FILE]",
     .summary = "write bytes of a stream",
     .description = "Write bytes [offset, offset+SIZE) of the stream KIND to stdout or FILE.",
-    .operands = "  SIZE               bytes; K M G T P E (KiB MiB ...) are powers of 1024,\n"
-                "                     KB MB GB ... powers of 1000; 'inf' never ends\n",
+    .operands = "  SIZE               bytes, with the suffixes of head -c: b is 512; K M G T P E\n"
+                "                     (k m, KiB MiB ...) are powers of 1024, KB MB GB ...\n"
+                "                     (kB mB) powers of 1000; 'inf' never ends\n",
     .opts = gen_opts,
     .stream_opts = 1,
     .footer = "--seed random picks a seed and prints it on stderr.  Kinds other than text\n"
