@@ -154,7 +154,7 @@ def render():
         definition, desc = types[name]
         if not desc:
             missing.append(f"testdata.{name}")
-        w(f"#### `testdata.{name}`\n\n{desc}\n\n```python\n{definition}\n```\n\n")
+        w(f"#### `testdata.{name}`\n\n{desc}\n\n```text\n{definition}\n```\n\n")
     w("### Constants\n\n| name | value |\n|---|---|\n")
     # Values that change between releases are described, not printed, so that
     # a version bump does not make this file stale.
