@@ -195,7 +195,7 @@ Test(ecosystem, dedup_estimate_beyond_the_exact_range)
 {
     static const struct {
         uint64_t distinct, copies;
-    } cases[] = {{TD__BLOCKCOUNT_EXACT, 1}, {600000, 4}, {3000000, 1}, {1000000, 2}};
+    } cases[] = {{TD__BLOCKCOUNT_EXACT, 1}, {300000, 4}, {1500000, 1}, {500000, 2}};
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         td_blockcount *b;
         uint64_t blocks, unique;
