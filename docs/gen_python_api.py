@@ -36,10 +36,51 @@ def doc(obj, qualname):
 
 
 def signature(obj):
+    """The signature with annotations as written in the source (the package
+    uses `from __future__ import annotations`, so they are strings)."""
     try:
-        return str(inspect.signature(obj))
+        sig = inspect.signature(obj)
     except (TypeError, ValueError):
         return "(...)"
+    parts, star = [], False
+    for p in sig.parameters.values():
+        if p.kind == p.KEYWORD_ONLY and not star:
+            parts.append("*")
+            star = True
+        text = {p.VAR_POSITIONAL: "*", p.VAR_KEYWORD: "**"}.get(p.kind, "") + p.name
+        if p.kind == p.VAR_POSITIONAL:
+            star = True
+        if p.annotation is not p.empty:
+            ann = p.annotation if isinstance(p.annotation, str) else inspect.formatannotation(p.annotation)
+            text += f": {ann}"
+        if p.default is not p.empty:
+            text += f" = {p.default!r}" if p.annotation is not p.empty else f"={p.default!r}"
+        parts.append(text)
+    out = f"({', '.join(parts)})"
+    if sig.return_annotation is not sig.empty:
+        ret = sig.return_annotation
+        out += f" -> {ret if isinstance(ret, str) else inspect.formatannotation(ret)}"
+    return out
+
+
+def type_docs():
+    """{name: (definition, description)} of the aliases in testdata/_types.py,
+    from the source: `#:` comments above an assignment, or a class docstring."""
+    path = pathlib.Path(testdata.__file__).parent / "_types.py"
+    src = path.read_text()
+    lines = src.splitlines()
+    out = {}
+    for node in ast.parse(src).body:
+        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
+            name = node.targets[0].id
+            i, comment = node.lineno - 2, []
+            while i >= 0 and lines[i].startswith("#:"):
+                comment.insert(0, lines[i][2:].strip())
+                i -= 1
+            out[name] = (ast.get_source_segment(src, node), " ".join(comment))
+        elif isinstance(node, ast.ClassDef):
+            out[node.name] = (ast.get_source_segment(src, node), ast.get_docstring(node) or "")
+    return out
 
 
 def unwrap_fixture(obj):
@@ -72,7 +113,8 @@ def render():
     w("## Module `testdata`\n\n")
     w(block(doc(testdata, "testdata")))
     w("\n")
-    names = [n for n in testdata.__all__ if n != "capi"]
+    types = type_docs()
+    names = [n for n in testdata.__all__ if n != "capi" and n not in types]
     consts = [n for n in names if not callable(getattr(testdata, n))]
     for name in names:
         if name in consts:
@@ -105,6 +147,14 @@ def render():
             w(f"### `testdata.{name}{signature(obj)}`\n\n")
             w(block(doc(obj, f"testdata.{name}")))
             w("\n")
+    w("### Types\n\nFor annotations and type checkers (the package ships `py.typed` and a stub\n"
+      "of `testdata.capi`); the kinds, option keys and choice values are the library's,\n"
+      "checked by tests/python/test_typing.py.\n\n")
+    for name in [n for n in testdata.__all__ if n in types]:
+        definition, desc = types[name]
+        if not desc:
+            missing.append(f"testdata.{name}")
+        w(f"#### `testdata.{name}`\n\n{desc}\n\n```text\n{definition}\n```\n\n")
     w("### Constants\n\n| name | value |\n|---|---|\n")
     # Values that change between releases are described, not printed, so that
     # a version bump does not make this file stale.
@@ -124,10 +174,13 @@ def render():
         w(f"#### fixture `{name}`\n\n")
         w(block(doc(obj, f"fixture {name}")))
         w("\n")
-    w("### Functions\n\n")
+    w("### Functions and types\n\n")
     for name in pytest_plugin.__all__:
         obj = getattr(pytest_plugin, name)
-        w(f"#### `testdata.pytest_plugin.{name}{signature(obj)}`\n\n")
+        if inspect.isclass(obj):
+            w(f"#### class `testdata.pytest_plugin.{name}`: `__call__{signature(obj.__call__)}`\n\n")
+        else:
+            w(f"#### `testdata.pytest_plugin.{name}{signature(obj)}`\n\n")
         w(block(doc(obj, f"testdata.pytest_plugin.{name}")))
         w("\n")
     for path in sorted(pathlib.Path(testdata.__file__).parent.glob("*.py")):
@@ -159,7 +212,8 @@ def render_source_module(path):
         if isinstance(node, ast.ClassDef):
             out.append(f"### class `{mod}.{name}`\n")
         else:
-            out.append(f"### `{mod}.{name}({ast.unparse(node.args)})`\n")
+            ret = f" -> {ast.unparse(node.returns)}" if node.returns is not None else ""
+            out.append(f"### `{mod}.{name}({ast.unparse(node.args)}){ret}`\n")
         out.append(block(ast.get_docstring(node) or _missing(f"{mod}.{name}")))
     return "\n".join(out) + "\n"
 

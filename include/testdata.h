@@ -149,6 +149,14 @@ typedef struct td_options {
     uint64_t reserved[8];    /**< reserved for future options, must stay 0 */
 } td_options;
 
+/**
+ * A static initialiser equal to what td_options_init() sets (the test suite
+ * compares them): `td_options o = TD_OPTIONS_INIT;` or
+ * `static const td_options defaults = TD_OPTIONS_INIT;`.  Positional, so it
+ * is valid C and C++.
+ */
+#define TD_OPTIONS_INIT {0u, 1u, 0u /* TD_ALG_CHACHA20 */, 3.0, 1.0, 4096u, 0u, {0u}}
+
 /** Set every field of *o to its default.  NULL is ignored. */
 TD_API void td_options_init(td_options *o);
 
@@ -170,9 +178,9 @@ TD_API int td_options_set(td_options *o, int kind, const char *key, const char *
 /**
  * As td_options_set(), and on failure write one line for people into
  * @p msg (at most @p cap bytes, NUL-terminated; msg may be NULL) that names
- * the option and its valid values, e.g. "bad value 'fats' for option
- * 'algorithm': one of chacha20, fast; did you mean 'fast'?" or "unknown
- * option 'sed'; did you mean 'seed'?".  msg is untouched on success.
+ * the option and its valid values, e.g. "bad value 'fats' for
+ * option 'algorithm': one of chacha20, fast; did you mean 'fast'?" or
+ * "unknown option 'sed'; did you mean 'seed'?".  msg is untouched on success.
  */
 TD_API int td_options_set_msg(td_options *o, int kind, const char *key, const char *value,
                               char *msg, size_t cap);
@@ -246,16 +254,28 @@ TD_API int td_kind_from_name(const char *name, int *kind);
 TD_API const char *td_kind_name(int kind);
 
 /**
- * As td_kind_from_name(), writing on failure a line such as "unknown kind
- * 'randm'; did you mean 'random'? (kinds: zero, random, text,
+ * Whether the bytes of @p kind are text meant to be read on a terminal
+ * (printable characters and newlines: TD_TEXT), so that front ends can
+ * refuse to dump the other, binary kinds onto one.
+ * @return 1 for a text kind, 0 for a binary one, TD_EKIND if unknown.
+ */
+TD_API int td_kind_is_text(int kind);
+
+/**
+ * As td_kind_from_name(), writing on failure a line such as
+ * "unknown kind 'randm'; did you mean 'random'? (kinds: zero, random, text,
  * compressible)" into @p msg (may be NULL).
  */
 TD_API int td_kind_from_name_msg(const char *name, int *kind, char *msg, size_t cap);
 
 /**
- * Parse a size: a plain number is bytes; K M G T P E and KiB MiB GiB TiB PiB
- * EiB are powers of 1024; KB MB GB TB PB EB are powers of 1000 (as in GNU
- * coreutils).  "inf" or "unbounded" gives TD_SIZE_UNBOUNDED.
+ * Parse a size with the suffixes of GNU coreutils' `head -c`, with the same
+ * meaning: a plain number is bytes; b is 512; K M G T P E Z Y (also k and
+ * m) and KiB MiB GiB TiB PiB EiB ZiB YiB are powers of 1024; KB MB GB TB
+ * PB EB ZB YB (also kB mB, and the obsolescent KD MD ...) are powers of
+ * 1000.  Z and Y fit only with 0.  "inf" or "unbounded" gives
+ * TD_SIZE_UNBOUNDED.  Unlike head, a sign, white space or a bare suffix
+ * ("K") is refused.
  * @return TD_OK, TD_ESYNTAX (empty, sign, unknown suffix, junk), TD_ERANGE
  *         (does not fit in 64 bits), TD_EINVAL for NULL arguments.
  */
@@ -662,6 +682,11 @@ typedef enum td_codec {
  *  many bytes (the last block may be shorter). */
 #define TD_ANALYZE_BLOCK (1024u * 1024u)
 
+/** Block size of the analyzer's dedup ratio (td_analysis.dedup_ratio): a
+ *  fixed-block deduplicator with 4 KiB blocks, as most file systems and
+ *  backup tools default to. */
+#define TD_ANALYZE_DEDUP_BLOCK 4096u
+
 /** Short, stable identifier of a codec ("gzip", "zstd", "lz4", "xz"), for
  *  keys in machine-readable output; NULL if @p codec is unknown. */
 TD_API const char *td_codec_name(int codec);
@@ -692,7 +717,23 @@ typedef struct td_analysis {
      *  link".  NUL-terminated; produced by the library so that every front
      *  end (CLI, bindings) says the same thing. */
     char verdict[256];
-    uint64_t reserved[8]; /**< reserved, 0 */
+    /** Complete TD_ANALYZE_DEDUP_BLOCK-byte blocks of the input, at
+     *  offsets 0, 4096, ... (a shorter last block is not counted). */
+    uint64_t dedup_blocks;
+    /** Distinct blocks among them: exact while there are at most 131072
+     *  (512 MiB of distinct data), else an estimate (dedup_is_estimate). */
+    uint64_t dedup_unique;
+    /** dedup_blocks / dedup_unique: how many times fewer blocks a
+     *  fixed-block deduplicator stores (1: no duplicates; what
+     *  td_options.dedup asks a stream for); 0 when there is no complete
+     *  block.  Every byte counts, not only the sample. */
+    double dedup_ratio;
+    /** Nonzero when dedup_unique is estimated from a hash sample of the
+     *  blocks (bounded memory, under 4 MiB; relative error typically below
+     *  1 %). */
+    int dedup_is_estimate;
+    int reserved_int2;    /**< reserved, 0 */
+    uint64_t reserved[4]; /**< reserved, 0 */
 } td_analysis;
 
 /**
@@ -721,7 +762,9 @@ TD_API void td_analyze_options_init(td_analyze_options *o);
 /**
  * An incremental analyzer: feed any number of chunks of arbitrary sizes with
  * td_analyzer_update(), then td_analyzer_finish().  The entropy is exact
- * (every byte counts); the compression ratios come from compressing
+ * (every byte counts), and so is the dedup ratio up to 512 MiB of distinct
+ * 4 KiB blocks (every block counts; beyond, a bounded-memory estimate:
+ * td_analysis.dedup_is_estimate); the compression ratios come from compressing
  * independent TD_ANALYZE_BLOCK-byte blocks: all of them when the input is at
  * most sample_bytes long, otherwise about sample_bytes worth of blocks spread
  * evenly over the input (the result then has is_sampled set).  Results
@@ -787,6 +830,30 @@ TD_API int td_analyze_fd(int fd, const td_analyze_options *o, const td_io_option
  *  @return as td_analyze_fd(); TD_EIO with errno when it cannot be opened. */
 TD_API int td_analyze_file(const char *path, const td_analyze_options *o,
                            const td_io_options *io, td_analysis *result);
+
+/** Room that td_analysis_json() and td_analysis_json_error() need at most
+ *  for a file name of @p file_len bytes (each byte may take 6 escaped). */
+#define TD_ANALYSIS_JSON_MAX(file_len) (6 * (size_t)(file_len) + 4096)
+
+/**
+ * The analysis as one JSON object on one line, as `testdata analyze --json`
+ * prints it (and Python's testdata.analyze() returns it): the keys file,
+ * size, entropy, sampled, sampled_bytes, ratios and compressed (objects
+ * keyed by td_codec_name()), dedup (block, blocks, unique, ratio,
+ * estimated) and verdict.  @p file is the input's name (null in JSON when
+ * NULL); bytes that are not UTF-8 become \\udcXX (Python's surrogateescape,
+ * so os.fsencode() gives the name back).  Numbers never depend on the
+ * locale.  Thread-safe.
+ * @return TD_OK; TD_ERANGE if truncated (NUL-terminated); TD_EINVAL.
+ */
+TD_API int td_analysis_json(const td_analysis *r, const char *file, char *buf, size_t cap);
+
+/**
+ * The JSON object analyze --json gives for an input that could not be
+ * read: {"file": FILE, "error": ERROR}.
+ * @return TD_OK; TD_ERANGE if truncated; TD_EINVAL.
+ */
+TD_API int td_analysis_json_error(const char *file, const char *error, char *buf, size_t cap);
 
 /**
  * Write the one-line verdict for @p r (as in r->verdict) into @p buf, for

@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "blockcount.h"
 #include "codec.h"
 
 #include <math.h>
@@ -59,6 +60,9 @@ struct td_analyzer {
     unsigned nbatch;
     td_pool *pool;         /* nthreads - 1 workers, or NULL */
     int finished;
+    td_blockcount *dedup;  /* distinct TD_ANALYZE_DEDUP_BLOCK-byte blocks */
+    size_t dlen;           /* bytes of the dedup block being received, in dpart */
+    uint8_t dpart[TD_ANALYZE_DEDUP_BLOCK];
 };
 
 static const char *const codec_names[TD_CODEC_COUNT] = {"gzip", "zstd", "lz4", "xz"};
@@ -96,6 +100,7 @@ void td_analyzer_free(td_analyzer *a)
     free(a->cx);
     free(a->batch);
     free(a->samples);
+    td__blockcount_free(a->dedup);
     free(a);
 }
 
@@ -130,6 +135,9 @@ int td_analyzer_new(td_analyzer **out, const td_analyze_options *o)
     a->samples = malloc(a->max_samples * sizeof *a->samples);
     if (!a->samples)
         goto fail;
+    if ((rc = td__blockcount_new(&a->dedup)) != TD_OK)
+        goto fail;
+    rc = TD_ENOMEM;
 
     /* Threads: more than the blocks in the budget would only idle. */
     nt = o->threads ? o->threads : td__ncpus();
@@ -283,6 +291,32 @@ static void histogram(td_analyzer *a, const uint8_t *p, size_t n)
         a->hist[0][p[i]]++;
 }
 
+/* Whole dedup blocks at input offsets 0, 4096, ...: hashed in place, or
+ * gathered in dpart when a chunk boundary cuts one. */
+static int dedup_feed(td_analyzer *a, const uint8_t *p, size_t n)
+{
+    const size_t B = TD_ANALYZE_DEDUP_BLOCK;
+    int rc = TD_OK;
+    if (a->dlen) {
+        size_t take = TD_MIN(B - a->dlen, n);
+        memcpy(a->dpart + a->dlen, p, take);
+        a->dlen += take;
+        p += take;
+        n -= take;
+        if (a->dlen < B)
+            return TD_OK;
+        a->dlen = 0;
+        rc = td__blockcount_add(a->dedup, td__block_hash(a->dpart, B));
+    }
+    for (; rc == TD_OK && n >= B; p += B, n -= B)
+        rc = td__blockcount_add(a->dedup, td__block_hash(p, B));
+    if (rc == TD_OK && n) {
+        memcpy(a->dpart, p, n);
+        a->dlen = n;
+    }
+    return rc;
+}
+
 int td_analyzer_update(td_analyzer *a, const void *buf, size_t len)
 {
     const uint8_t *p = buf;
@@ -292,6 +326,8 @@ int td_analyzer_update(td_analyzer *a, const void *buf, size_t len)
         return TD_EINVAL;
     if (len > UINT64_MAX - a->total)
         return TD_ERANGE;
+    if (len && (rc = dedup_feed(a, p, len)) != TD_OK)
+        return rc;
     histogram(a, p, len);
     while (len) {
         size_t pos = (size_t)(a->total % BLOCK);
@@ -442,6 +478,8 @@ int td_analyzer_finish(td_analyzer *a, td_analysis *r)
     r->is_sampled = r->sampled < r->size;
     for (int c = 0; c < TD_CODEC_COUNT; c++)
         r->ratio[c] = r->compressed[c] ? (double)r->sampled / (double)r->compressed[c] : 0;
+    td__blockcount_result(a->dedup, &r->dedup_blocks, &r->dedup_unique, &r->dedup_is_estimate);
+    r->dedup_ratio = r->dedup_unique ? (double)r->dedup_blocks / (double)r->dedup_unique : 0;
     (void)td_analysis_verdict(r, r->verdict, sizeof r->verdict);
     return TD_OK;
 }

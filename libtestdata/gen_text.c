@@ -204,6 +204,7 @@ static void text_release(void *state)
 
 const td_kind_vtbl td_kind_text = {
     .name = "text",
+    .text = 1,
     .block = TEXT_BLOCK,
     .slack = TEXT_SLACK,
     .prepare = text_prepare,

@@ -17,6 +17,10 @@
 
 typedef struct td_kind_vtbl {
     const char *name;
+    /* Nonzero when the bytes are text for people (td_kind_is_text): front
+     * ends refuse to write the other kinds to a terminal.  Binary (0)
+     * unless set. */
+    int text;
     /* A power of two: offsets that are multiples of it are cheapest to
      * start at (the block of block-structured kinds); 1 for no blocks.
      * Stream buffers and thread splits are aligned to it. */

@@ -23,6 +23,12 @@ const char *td_kind_name(int kind)
     return vt ? vt->name : NULL;
 }
 
+int td_kind_is_text(int kind)
+{
+    const td_kind_vtbl *vt = td__kind_get(kind);
+    return vt ? vt->text != 0 : TD_EKIND;
+}
+
 int td_kind_from_name(const char *name, int *kind)
 {
     if (!name || !kind)

@@ -411,11 +411,14 @@ int td_options_set(td_options *o, int kind, const char *key, const char *value)
     return td_options_set_msg(o, kind, key, value, NULL, 0);
 }
 
-/* Suffix multipliers: K M G T P E. */
+/* Size suffixes as GNU coreutils' head -c takes them (xstrtoumax with the
+ * suffixes "bkKmMGTPEZY0"): b is 512; k K m M G T P E Z Y are powers of
+ * 1024, or of 1000 with a second suffix B (or the obsolescent D), and iB
+ * spells the 1024 form out.  Z and Y only fit 64 bits for 0. */
 static int suffix_power(char c)
 {
-    static const char units[] = "KMGTPE";
-    const char *p = strchr(units, c == 'k' ? 'K' : c);
+    static const char units[] = "KMGTPEZY";
+    const char *p = strchr(units, c == 'k' ? 'K' : c == 'm' ? 'M' : c);
     return (c && p) ? (int)(p - units) + 1 : -1;
 }
 
@@ -439,23 +442,27 @@ int td_parse_size(const char *text, uint64_t *size)
             return TD_ERANGE;
         v = v * 10 + d;
     }
-    if (*p) {
+    if (*p == 'b') {
+        if (p[1])
+            return TD_ESYNTAX;
+        mul = 512;
+    } else if (*p) {
         power = suffix_power(*p);
         if (power < 0)
             return TD_ESYNTAX;
         p++;
-        if (strcmp(p, "B") == 0)
+        if (strcmp(p, "B") == 0 || strcmp(p, "D") == 0)
             base = 1000;
         else if (strcmp(p, "iB") != 0 && *p)
             return TD_ESYNTAX;
-        while (power--) {
+        while (power-- && v) {
             if (mul > UINT64_MAX / base)
                 return TD_ERANGE;
             mul *= base;
         }
-        if (v && mul > UINT64_MAX / v)
-            return TD_ERANGE;
     }
+    if (v && mul > UINT64_MAX / v)
+        return TD_ERANGE;
     *size = v * mul;
     return TD_OK;
 }

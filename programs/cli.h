@@ -71,7 +71,7 @@ typedef struct cli_opt {
 } cli_opt;
 
 /* Option rows gen and verify share. */
-#define CLI_OPT_PROGRESS {"progress", 0, NULL, "progress and summary on stderr even if not a terminal"}
+#define CLI_OPT_PROGRESS {"progress", 0, NULL, "progress and summary on stderr even if not a terminal or piped into pv"}
 #define CLI_OPT_QUIET {"quiet", 'q', NULL, "no progress, no summary"}
 #define CLI_OPT_FILES {"files", 0, "M", "with --mpi: M files DIR/part-000000 ... instead of FILE"}
 
@@ -85,6 +85,10 @@ struct cli_cmd {
     const cli_opt *opts;     /* the command's options, NULL-name-terminated */
     int stream_opts;         /* also takes the library's stream options */
     const char *footer;      /* exit statuses, notes */
+    /* What the operands are, for shell completion (cmd_completion.c): one
+     * letter per position: k KIND, s SIZE, f FILE, F FILE... (any number),
+     * h SHELL, c COMMAND; NULL for none. */
+    const char *complete;
     int (*run)(const cli_cmd *cmd, int argc, char **argv);
 };
 
@@ -130,6 +134,9 @@ uint64_t cli_parse_size(const char *text, const char *what);
 typedef struct cli_progress {
     int on;          /* print progress and summary */
     int tty;         /* stderr is a terminal: redraw one line */
+    int automatic;   /* neither --progress nor --quiet */
+    int peer_fd;     /* automatic mode: a pipe to look for another progress
+                        meter on (cli_progress_pipe), or -1 */
     const char *verb;
     uint64_t total;  /* TD_SIZE_UNBOUNDED: no %, no ETA */
     double t0, last;
@@ -138,6 +145,15 @@ typedef struct cli_progress {
 
 /* mode: -1 quiet, 0 automatic (terminal only), 1 forced. */
 void cli_progress_init(cli_progress *p, int mode, const char *verb, uint64_t total);
+/* In automatic mode, stay quiet when fd (the data's stdout or stdin) is a
+ * pipe whose other end a progress meter (pv, mbuffer, bar) holds, as pv
+ * users expect: one progress line, not two fighting on the terminal.  The
+ * check is made at the first redraw, when the other end has had time to
+ * start (Linux: /proc; elsewhere nothing is found). */
+void cli_progress_pipe(cli_progress *p, int fd);
+/* Nonzero when a process other than this one that has the pipe fd open is
+ * a progress meter (pv, mbuffer, bar). */
+int cli_pipe_has_meter(int fd);
 void cli_progress_update(cli_progress *p, uint64_t done);
 /* End the line on screen (before an error message). */
 void cli_progress_break(cli_progress *p);
@@ -149,7 +165,9 @@ int cli_progress_mode(const cli_cmd *cmd, const cli_args *a);
 
 /* ---- commands ---------------------------------------------------------- */
 
-extern const cli_cmd cli_cmd_gen, cli_cmd_verify, cli_cmd_analyze;
+extern const cli_cmd cli_cmd_gen, cli_cmd_verify, cli_cmd_analyze, cli_cmd_completion;
+/* Every command, NULL-terminated (testdata.c). */
+extern const cli_cmd *const cli_commands[];
 
 /* ---- --mpi (mpi_mode.c) ------------------------------------------------ */
 

@@ -23,47 +23,6 @@ static const cli_opt analyze_opts[] = {
     {NULL, 0, NULL, NULL},
 };
 
-/* A JSON string.  Bytes that are not UTF-8 (file names can be anything)
- * become \udcXX, the convention of Python's surrogateescape, so the output
- * stays valid JSON and os.fsencode() gives the name back. */
-static void json_string(FILE *f, const char *s)
-{
-    const unsigned char *p = (const unsigned char *)s;
-    fputc('"', f);
-    while (*p) {
-        unsigned c = *p;
-        size_t n = c < 0x80 ? 1 : (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3
-                                : (c & 0xF8) == 0xF0 ? 4 : 0;
-        int ok = n > 0;
-        for (size_t i = 1; ok && i < n; i++)
-            ok = (p[i] & 0xC0) == 0x80;
-        if (ok && n == 2)
-            ok = c >= 0xC2; /* no overlong forms */
-        if (ok && n == 3) {
-            unsigned v = ((c & 0x0F) << 12) | ((p[1] & 0x3Fu) << 6) | (p[2] & 0x3Fu);
-            ok = v >= 0x800 && !(v >= 0xD800 && v <= 0xDFFF);
-        }
-        if (ok && n == 4) {
-            unsigned v = ((c & 0x07) << 18) | ((p[1] & 0x3Fu) << 12) | ((p[2] & 0x3Fu) << 6) |
-                         (p[3] & 0x3Fu);
-            ok = v >= 0x10000 && v <= 0x10FFFF;
-        }
-        if (!ok) {
-            fprintf(f, "\\udc%02x", c);
-            p++;
-            continue;
-        }
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20 || c == 0x7f)
-            fprintf(f, "\\u%04x", c);
-        else
-            fwrite(p, 1, n, f);
-        p += n;
-    }
-    fputc('"', f);
-}
-
 /* Analyse one input; TD_OK, or the library's code with the message printed
  * and its reason in *why. */
 static int analyze_one(const char *path, const td_analyze_options *ao, td_analysis *r,
@@ -108,26 +67,31 @@ static void print_text(const char *name, const td_analysis *r)
         cli_human(hs, sizeof hs, r->sampled);
         printf("  sampled     ratios from %s of %s (1 MiB blocks spread over the input)\n", hs, h);
     }
+    if (r->dedup_blocks) {
+        double x = r->dedup_ratio;
+        printf("  dedup 4K    %.*fx  (%llu blocks of 4 KiB, %s%llu unique)\n",
+               x >= 99.95 ? 0 : x >= 9.995 ? 1 : 2, x, (unsigned long long)r->dedup_blocks,
+               r->dedup_is_estimate ? "~" : "", (unsigned long long)r->dedup_unique);
+    }
     printf("  verdict     %s\n", r->verdict);
 }
 
-static void print_json(const char *name, const td_analysis *r)
+/* One JSON object (the library renders it, for Python too); "error" when
+ * r is NULL. */
+static void print_json(const char *name, const td_analysis *r, const char *why)
 {
-    printf("{\"file\": ");
-    json_string(stdout, name);
-    printf(", \"size\": %llu, \"entropy\": %.6f, \"sampled\": %s, \"sampled_bytes\": %llu, "
-           "\"ratios\": {",
-           (unsigned long long)r->size, r->entropy, r->is_sampled ? "true" : "false",
-           (unsigned long long)r->sampled);
-    for (int c = 0; c < TD_CODEC_COUNT; c++)
-        printf("%s\"%s\": %.6g", c ? ", " : "", td_codec_name(c), r->ratio[c]);
-    printf("}, \"compressed\": {");
-    for (int c = 0; c < TD_CODEC_COUNT; c++)
-        printf("%s\"%s\": %llu", c ? ", " : "", td_codec_name(c),
-               (unsigned long long)r->compressed[c]);
-    printf("}, \"verdict\": ");
-    json_string(stdout, r->verdict);
-    printf("}");
+    size_t cap = TD_ANALYSIS_JSON_MAX(strlen(name));
+    char *buf = malloc(cap);
+    if (!buf) {
+        cli_error("out of memory");
+        exit(CLI_EXIT_FAIL);
+    }
+    if (r)
+        (void)td_analysis_json(r, name, buf, cap);
+    else
+        (void)td_analysis_json_error(name, why, buf, cap);
+    fputs(buf, stdout);
+    free(buf);
 }
 
 static int run(const cli_cmd *cmd, int argc, char **argv)
@@ -165,15 +129,7 @@ static int run(const cli_cmd *cmd, int argc, char **argv)
         if (json) {
             if (i)
                 printf(",\n ");
-            if (rc == TD_OK) {
-                print_json(name, &r);
-            } else {
-                printf("{\"file\": ");
-                json_string(stdout, name);
-                printf(", \"error\": ");
-                json_string(stdout, why);
-                printf("}");
-            }
+            print_json(name, rc == TD_OK ? &r : NULL, why);
         } else if (rc == TD_OK) {
             if (i)
                 printf("\n");
@@ -203,13 +159,15 @@ static int run(const cli_cmd *cmd, int argc, char **argv)
 const cli_cmd cli_cmd_analyze = {
     .name = "analyze",
     .args = "[--json] [--sample SIZE] [--threads N] FILE... | -",
-    .summary = "entropy, compression ratios, verdict",
-    .description = "Report size, Shannon entropy (bits/byte) and the compression ratio under\n"
-                   "gzip -6, zstd -3, lz4 and xz -6 (computed with the libraries), then a\n"
-                   "one-line verdict on what the data measures in a transfer benchmark.",
+    .summary = "entropy, compression and dedup ratios, verdict",
+    .description = "Report size, Shannon entropy (bits/byte), the compression ratio under\n"
+                   "gzip -6, zstd -3, lz4 and xz -6 (computed with the libraries) and the\n"
+                   "4 KiB fixed-block dedup ratio, then a one-line verdict on what the data\n"
+                   "measures in a transfer benchmark.",
     .operands = "  FILE               a file to analyse (any number); '-' reads stdin\n",
     .opts = analyze_opts,
     .stream_opts = 0,
     .footer = "Exit status: 0 done, 1 a file could not be read, 2 usage error.\n",
+    .complete = "F",
     .run = run,
 };

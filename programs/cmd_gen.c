@@ -5,7 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { O_OUTPUT, O_OFFSET, O_KEEP, O_PROGRESS, O_QUIET, O_MPI, O_FILES };
+enum { O_OUTPUT, O_OFFSET, O_KEEP, O_FORCE, O_PROGRESS, O_QUIET, O_MPI, O_FILES };
 
 static const cli_opt gen_opts[] = {
     [O_OUTPUT] = {"output", 'o', "FILE",
@@ -15,6 +15,8 @@ static const cli_opt gen_opts[] = {
     [O_KEEP] = {"keep-partial", 0, NULL,
                 "write into FILE itself (truncated first) and keep what was written if the run "
                 "fails"},
+    [O_FORCE] = {"force", 'f', NULL,
+                 "write a binary kind even when the output is a terminal (refused otherwise)"},
     [O_PROGRESS] = CLI_OPT_PROGRESS,
     [O_QUIET] = CLI_OPT_QUIET,
     [O_MPI] = {"mpi", 0, NULL,
@@ -63,7 +65,17 @@ static int run(const cli_cmd *cmd, int argc, char **argv)
         fd = td_output_fd(out);
         where = path;
     }
+    if (!a.count[O_FORCE] && td_kind_is_text(s.kind) == 0 && isatty(fd)) {
+        /* As zstd: binary bytes would garble the terminal, and a big SIZE
+         * would scroll for minutes. */
+        if (out)
+            td_output_abort(out);
+        cli_error("not writing binary data (kind %s) to a terminal: redirect it (> FILE, "
+                  "| cmd), use -o FILE, or --force", td_kind_name(s.kind));
+        return CLI_EXIT_USAGE;
+    }
     cli_progress_init(&pr, cli_progress_mode(cmd, &a), "gen", s.size);
+    cli_progress_pipe(&pr, fd);
     td_io_options_init(&io);
     io.progress = cli_progress_cb;
     io.ctx = &pr;
@@ -106,11 +118,14 @@ const cli_cmd cli_cmd_gen = {
     .args = "KIND SIZE [options] [-o FILE]",
     .summary = "write bytes of a stream",
     .description = "Write bytes [offset, offset+SIZE) of the stream KIND to stdout or FILE.",
-    .operands = "  SIZE               bytes; K M G T P E (KiB MiB ...) are powers of 1024,\n"
-                "                     KB MB GB ... powers of 1000; 'inf' never ends\n",
+    .operands = "  SIZE               bytes, with the suffixes of head -c: b is 512; K M G T P E\n"
+                "                     (k m, KiB MiB ...) are powers of 1024, KB MB GB ...\n"
+                "                     (kB mB) powers of 1000; 'inf' never ends\n",
     .opts = gen_opts,
     .stream_opts = 1,
-    .footer = "--seed random picks a seed and prints it on stderr.\n"
+    .footer = "--seed random picks a seed and prints it on stderr.  Kinds other than text\n"
+              "are not written to a terminal without --force.\n"
               "Exit status: 0 done, 1 I/O error, 2 usage error, 129/130/143 interrupted.\n",
+    .complete = "ks",
     .run = run,
 };

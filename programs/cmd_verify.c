@@ -29,14 +29,35 @@ static int run(const cli_cmd *cmd, int argc, char **argv)
     int fd = STDIN_FILENO, rc;
 
     cli_parse(cmd, argc, argv, &a);
-    if (a.npos < 2)
-        cli_usage_error("verify needs KIND and SIZE");
+    if (a.npos < 1)
+        cli_usage_error("verify needs KIND (and SIZE, unless the input is a regular file)");
     if (a.npos > 3)
         cli_usage_error("unexpected argument '%s'", a.pos[3]);
-    if (a.npos == 3 && strcmp(a.pos[2], "-") != 0)
-        path = a.pos[2];
-    cli_parse_stream(&a, a.pos[0], a.pos[1], a.val[O_OFFSET], 0, &s);
-    if ((rc = cli_mpi_dispatch(cmd, &a, &s, a.npos == 3 ? a.pos[2] : NULL, 1)) >= 0)
+    /* KIND SIZE [FILE], KIND FILE, or KIND (stdin): the second is SIZE when
+     * it reads as one, else a FILE that exists (or '-'), else a bad SIZE. */
+    const char *size = a.npos > 1 ? a.pos[1] : NULL, *file = a.npos == 3 ? a.pos[2] : NULL;
+    uint64_t probe;
+    struct stat st;
+    if (a.npos == 2 && td_parse_size(size, &probe) != TD_OK &&
+        (strcmp(size, "-") == 0 || stat(size, &st) == 0)) {
+        file = size;
+        size = NULL;
+    }
+    if (a.npos == 2 && size && td_parse_size(size, &probe) != TD_OK)
+        cli_usage_error("bad size '%s': %s (and no FILE of that name)", size,
+                        td_strerror(td_parse_size(size, &probe)));
+    if (file && strcmp(file, "-") != 0)
+        path = file;
+    cli_parse_stream(&a, a.pos[0], size, a.val[O_OFFSET], 0, &s);
+    if (!size && path && a.count[O_MPI] && !a.val[O_FILES]) {
+        /* --mpi on one shared FILE: every rank sees the same size. */
+        if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+            cli_usage_error("SIZE is needed: '%s' is not a regular file", path);
+        s.size = (uint64_t)st.st_size;
+    } else if (!size && a.count[O_MPI]) {
+        cli_usage_error("verify --mpi --files needs SIZE");
+    }
+    if ((rc = cli_mpi_dispatch(cmd, &a, &s, file, 1)) >= 0)
         return rc;
     if (path) {
         name = path;
@@ -46,7 +67,22 @@ static int run(const cli_cmd *cmd, int argc, char **argv)
             return CLI_EXIT_FAIL;
         }
     }
+    if (!size) {
+        /* SIZE omitted: the rest of a regular file (never of a pipe, which
+         * could end early and still match). */
+        off_t at = lseek(fd, 0, SEEK_CUR);
+        if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || at < 0) {
+            if (fd != STDIN_FILENO)
+                close(fd);
+            cli_usage_error("SIZE is needed: %s%s%s is not a regular file", path ? "'" : "",
+                            path ? path : "stdin", path ? "'" : "");
+        }
+        s.size = st.st_size > at ? (uint64_t)(st.st_size - at) : 0;
+        if (s.size > UINT64_MAX - s.offset)
+            cli_usage_error("--offset plus the size of %s is past the end of the stream", name);
+    }
     cli_progress_init(&pr, cli_progress_mode(cmd, &a), "verify", s.size);
+    cli_progress_pipe(&pr, fd);
     td_io_options_init(&io);
     io.progress = cli_progress_cb;
     io.ctx = &pr;
@@ -75,16 +111,19 @@ static int run(const cli_cmd *cmd, int argc, char **argv)
 
 const cli_cmd cli_cmd_verify = {
     .name = "verify",
-    .args = "KIND SIZE [options] [FILE|-]",
+    .args = "KIND [SIZE] [options] [FILE|-]",
     .summary = "check bytes against the stream",
     .description = "Check that FILE (default: stdin) holds exactly bytes [offset, offset+SIZE)\n"
                    "of the stream KIND, regenerating them on the fly (no stored copy).",
-    .operands = "  SIZE               bytes, as for gen\n"
+    .operands = "  SIZE               bytes, as for gen; omitted, the size of FILE (a regular\n"
+                "                     file: a truncated one then passes, so give SIZE to\n"
+                "                     check the length too)\n"
                 "  FILE               the data to check; '-' or nothing reads stdin\n",
     .opts = verify_opts,
     .stream_opts = 1,
     .footer = "Exit status: 0 identical; 1 different, short, long or read error (the\n"
               "first differing offset and the number of differing bytes are printed);\n"
               "2 usage error.\n",
+    .complete = "kff",
     .run = run,
 };

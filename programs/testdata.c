@@ -12,7 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const cli_cmd *const commands[] = {&cli_cmd_gen, &cli_cmd_verify, &cli_cmd_analyze, NULL};
+const cli_cmd *const cli_commands[] = {&cli_cmd_gen, &cli_cmd_verify, &cli_cmd_analyze,
+                                       &cli_cmd_completion, NULL};
 
 static void main_help(FILE *f)
 {
@@ -20,12 +21,12 @@ static void main_help(FILE *f)
           "Seeded, reproducible, seekable test data with known, controlled properties.\n"
           "\n"
           "commands:\n", f);
-    for (int i = 0; commands[i]; i++) {
+    for (int i = 0; cli_commands[i]; i++) {
         char left[80];
-        snprintf(left, sizeof left, "%s %s", commands[i]->name, commands[i]->args);
+        snprintf(left, sizeof left, "%s %s", cli_commands[i]->name, cli_commands[i]->args);
         if (strlen(left) > 38)
-            snprintf(left, sizeof left, "%s ...", commands[i]->name);
-        fprintf(f, "  %-38s %s\n", left, commands[i]->summary);
+            snprintf(left, sizeof left, "%s ...", cli_commands[i]->name);
+        fprintf(f, "  %-38s %s\n", left, cli_commands[i]->summary);
     }
     fputs("  help [COMMAND]                         this help, or a command's\n"
           "\n"
@@ -38,10 +39,10 @@ static const cli_cmd *find_command(const char *name)
 {
     const char *names[16];
     int n = 0;
-    for (int i = 0; commands[i]; i++) {
-        if (strcmp(commands[i]->name, name) == 0)
-            return commands[i];
-        names[n++] = commands[i]->name;
+    for (int i = 0; cli_commands[i]; i++) {
+        if (strcmp(cli_commands[i]->name, name) == 0)
+            return cli_commands[i];
+        names[n++] = cli_commands[i]->name;
     }
     names[n++] = "help";
     names[n] = NULL;

@@ -170,6 +170,77 @@ static int td_stream_read_bytes(td_stream *s, void *NEWBYTES, size_t NEWLEN, siz
 {
     return td_stream_read(s, NEWBYTES, NEWLEN, NEWUSED);
 }
+
+/* The values of choice option `index` of the option table, one per line
+ * ("chacha20\nfast"); "" for other options. */
+static int td_py_option_values(size_t index, char *MSGBUF)
+{
+    const td_option_info *o = td_option_get(index);
+    size_t n = 0;
+    if (!o)
+        return TD_ERANGE;
+    MSGBUF[0] = '\0';
+    for (size_t i = 0; o->values && o->values[i]; i++) {
+        int w = snprintf(MSGBUF + n, 1024 - n, "%s%s", i ? "\n" : "", o->values[i]);
+        if (w < 0 || (size_t)w >= 1024 - n)
+            return TD_ERANGE;
+        n += (size_t)w;
+    }
+    return TD_OK;
+}
+
+/* testdata.analyze(): the analysis as the library's JSON (td_analysis_json),
+ * so Python has the CLI's keys without listing them.  *JSONOUT is malloc'd. */
+static int td_py_analysis_json(const td_analysis *r, const char *name, char **JSONOUT)
+{
+    size_t cap = TD_ANALYSIS_JSON_MAX(name ? strlen(name) : 0);
+    if (!(*JSONOUT = (char *)malloc(cap)))
+        return TD_ENOMEM;
+    return td_analysis_json(r, name, *JSONOUT, cap);
+}
+
+static void td_py_analyze_options(td_analyze_options *ao, uint64_t sample, uint32_t threads)
+{
+    td_analyze_options_init(ao);
+    ao->sample_bytes = sample;
+    ao->threads = threads;
+}
+
+static int td_py_analyze_file(const char *path, uint64_t sample, uint32_t threads,
+                              char **JSONOUT)
+{
+    td_analyze_options ao;
+    td_analysis r;
+    td_io_options io = td_py_io(0);
+    int rc;
+    td_py_analyze_options(&ao, sample, threads);
+    rc = td_analyze_file(path, &ao, &io, &r);
+    return rc == TD_OK ? td_py_analysis_json(&r, path, JSONOUT) : rc;
+}
+
+/* In 8 MiB pieces, so that Ctrl-C stops a long analysis. */
+static int td_py_analyze_buffer(const void *buf, size_t len, uint64_t sample, uint32_t threads,
+                                char **JSONOUT)
+{
+    td_analyze_options ao;
+    td_analyzer *a;
+    td_analysis r;
+    int rc;
+    td_py_analyze_options(&ao, sample, threads);
+    ao.size_hint = len;
+    rc = td_analyzer_new(&a, &ao);
+    for (size_t at = 0; rc == TD_OK && at < len;) {
+        size_t n = len - at < ((size_t)8 << 20) ? len - at : ((size_t)8 << 20);
+        rc = td_analyzer_update(a, (const char *)buf + at, n);
+        at += n;
+        if (rc == TD_OK && at < len && td_py_check_signals(NULL, at))
+            rc = TD_ECANCELED;
+    }
+    if (rc == TD_OK)
+        rc = td_analyzer_finish(a, &r);
+    td_analyzer_free(a);
+    return rc == TD_OK ? td_py_analysis_json(&r, NULL, JSONOUT) : rc;
+}
 %}
 
 %include <stdint.i>
@@ -228,6 +299,22 @@ static int td_stream_read_bytes(td_stream *s, void *NEWBYTES, size_t NEWLEN, siz
     $result = SWIG_Python_AppendOutput($result, PyUnicode_FromString(buf$argnum));
 }
 %typemap(out) int td_py_verify_message { $result = PyLong_FromLong($1); }
+%typemap(out) int td_py_option_values { $result = PyLong_FromLong($1); }
+
+/* A malloc'd JSON text returned as str after the status. */
+%typemap(in, numinputs=0) char **JSONOUT (char *json = NULL) { $1 = &json; }
+%typemap(argout) char **JSONOUT {
+    PyObject *text = PyUnicode_FromString(json$argnum ? json$argnum : "");
+    if (!text)
+        SWIG_fail;
+    $result = SWIG_Python_AppendOutput($result, text);
+}
+%typemap(freearg) char **JSONOUT { free(json$argnum); }
+%typemap(out) int td_py_analyze_file {
+    if (td_py_error($1, arg1))
+        SWIG_fail;
+    $result = PyLong_FromLong($1);
+}
 
 /* ---- None is never a valid string or stream ------------------------------- */
 
@@ -468,6 +555,12 @@ struct td_stream {};
 %rename("%s") td_py_options_set;
 %rename("%s") td_py_kind_from_name;
 %rename("%s") td_py_verify_message;
+%rename("%s") td_kind_is_text;
+%rename("%s") td_option_count;
+%rename("%s") td_option_get;
+%rename("%s") td_py_option_values;
+%rename("%s") td_py_analyze_file;
+%rename("%s") td_py_analyze_buffer;
 
 %include "testdata.h"
 
@@ -481,6 +574,10 @@ int td_py_options_set(td_options *o, int kind, const char *key, const char *valu
 int td_py_kind_from_name(const char *name, int *kind, char *MSGBUF);
 int td_py_verify_message(const td_verify_result *r, const char *name, char *MSGBUF);
 int td_py_shard_name(uint64_t index, char *MSGBUF);
+int td_py_option_values(size_t index, char *MSGBUF);
+int td_py_analyze_file(const char *path, uint64_t sample, uint32_t threads, char **JSONOUT);
+int td_py_analyze_buffer(const void *buf, size_t len, uint64_t sample, uint32_t threads,
+                         char **JSONOUT);
 
 /* Macros SWIG cannot evaluate on its own. */
 #undef TD_SIZE_UNBOUNDED

@@ -147,3 +147,26 @@ Test(locale, verdict_uses_a_decimal_point, .fini = cleanup_locdir)
     free(buf);
     cleanup_locdir();
 }
+
+Test(locale, analysis_json_numbers_use_a_point, .fini = cleanup_locdir)
+{
+    td_analysis r;
+    char c_json[4096], json[4096];
+    memset(&r, 0, sizeof r);
+    r.size = 1000;
+    r.entropy = 7.5;
+    r.ratio[TD_CODEC_GZIP] = 1.5;
+    r.dedup_ratio = 2.25;
+    cr_assert_eq(td_analysis_json(&r, "f", c_json, sizeof c_json), TD_OK);
+    cr_expect(strstr(c_json, "\"entropy\": 7.500000") && strstr(c_json, "\"gzip\": 1.5,") &&
+                  strstr(c_json, "\"ratio\": 2.25"),
+              "%s", c_json);
+    if (!comma_locale()) {
+        cleanup_locdir();
+        SKIP("no locale with a decimal comma (and no localedef)");
+    }
+    cr_assert_eq(td_analysis_json(&r, "f", json, sizeof json), TD_OK);
+    cr_expect_str_eq(json, c_json);
+    cr_expect_str_eq(localeconv()->decimal_point, ","); /* left as it was */
+    cleanup_locdir();
+}

@@ -88,6 +88,27 @@ static void analyze_pieces(const uint8_t *data, size_t len, const td_analyze_opt
     td_analyzer_free(a);
 }
 
+static int cmp_block(const void *a, const void *b)
+{
+    return memcmp(*(const uint8_t *const *)a, *(const uint8_t *const *)b, TD_ANALYZE_DEDUP_BLOCK);
+}
+
+/* Distinct complete 4 KiB blocks, by sorting them: the exact count the
+ * analyzer must give below its estimation threshold. */
+static uint64_t distinct_blocks(const uint8_t *data, size_t len)
+{
+    size_t n = len / TD_ANALYZE_DEDUP_BLOCK, u = 0;
+    const uint8_t **b = malloc((n ? n : 1) * sizeof *b);
+    CHECK(b);
+    for (size_t i = 0; i < n; i++)
+        b[i] = data + i * TD_ANALYZE_DEDUP_BLOCK;
+    qsort(b, n, sizeof *b, cmp_block);
+    for (size_t i = 0; i < n; i++)
+        u += i == 0 || cmp_block(&b[i - 1], &b[i]) != 0;
+    free(b);
+    return u;
+}
+
 static void check_result(const td_analysis *r, const uint8_t *data, size_t len,
                          uint64_t budget_blocks)
 {
@@ -125,7 +146,19 @@ static void check_result(const td_analysis *r, const uint8_t *data, size_t len,
             CHECK(r->ratio[c] == (double)r->sampled / (double)r->compressed[c]);
         }
     }
-    CHECK(r->reserved_int == 0);
+    /* dedup: every complete block counts, exactly (inputs here are far
+     * below the estimation threshold) */
+    CHECK(r->dedup_blocks == len / TD_ANALYZE_DEDUP_BLOCK);
+    CHECK(r->dedup_unique == distinct_blocks(data, len));
+    CHECK(r->dedup_is_estimate == 0);
+    if (r->dedup_blocks)
+        CHECK(r->dedup_ratio == (double)r->dedup_blocks / (double)r->dedup_unique);
+    else
+        CHECK(r->dedup_ratio == 0.0 && r->dedup_unique == 0);
+    char json[TD_ANALYSIS_JSON_MAX(4)];
+    CHECK(td_analysis_json(r, "f", json, sizeof json) == TD_OK);
+    CHECK(json[0] == '{' && json[strlen(json) - 1] == '}');
+    CHECK(r->reserved_int == 0 && r->reserved_int2 == 0);
     for (size_t i = 0; i < sizeof r->reserved / sizeof r->reserved[0]; i++)
         CHECK(r->reserved[i] == 0);
 

@@ -25,6 +25,24 @@ cc -static-libgcc -o "$tmp/pcs" "$src/tests/install/consumer.c" -I"$tmp/prefix/i
 got=$("$tmp/pcs")
 [ "$got" = "$want" ] || { echo "pkg-config static: got '$got', want '$want'"; exit 1; }
 [ -f "$tmp/prefix/include/testdata.h" ] || { echo "header not installed"; exit 1; }
+# The shell completions, as the program generates them, where each shell looks.
+if [ -x "$tmp/prefix/bin/testdata" ]; then
+  for f in bash:share/bash-completion/completions/testdata zsh:share/zsh/site-functions/_testdata \
+           fish:share/fish/vendor_completions.d/testdata.fish; do
+    "$tmp/prefix/bin/testdata" completion "${f%%:*}" | cmp -s - "$tmp/prefix/${f#*:}" ||
+      { echo "completion ${f%%:*}: $tmp/prefix/${f#*:} missing or stale"; exit 1; }
+  done
+  [ -f "$tmp/prefix/share/man/man1/testdata.1" ] || { echo "man page not installed"; exit 1; }
+fi
+# The C API reference (when Doxygen built it): man(3) pages and HTML.
+if [ -f "$build/docs/api/html/index.html" ]; then
+  for f in share/man/man3/testdata.h.3 share/man/man3/td_fill.3 share/man/man3/td_options.3 \
+           share/doc/testdata/html/index.html share/doc/testdata/html/testdata_8h.html; do
+    [ -s "$tmp/prefix/$f" ] || { echo "API reference: $f not installed"; exit 1; }
+  done
+  MANPATH="$tmp/prefix/share/man" man -w td_verify_message > /dev/null 2>&1 ||
+    [ ! -x /usr/bin/man ] || { echo "man td_verify_message: no page"; exit 1; }
+fi
 
 # find_package(testdata) of the shared library needs none of the private
 # libraries' pkg-config files (PKG_CONFIG_PATH pointing nowhere proves it).

@@ -6,18 +6,24 @@
         shutil.copyfileobj(f, sink)                           # file object
     path = testdata.write(tmp / "x.bin", "zero", 4096)        # pathlib.Path
     testdata.verify(path, "zero", 4096)                       # or MismatchError
+    testdata.analyze(path)["ratios"]["gzip"]                  # as `analyze --json`
 
 Sizes take an int or the CLI's strings ("100M", "1KB"); kind names and
 options are the CLI's (algorithm="fast", threads=2, dedup_block="64K" ...).
-Sharded data sets with Dask: testdata.dask (imported on demand).
-The pytest plugin is testdata.pytest_plugin.  The low-level SWIG module over
-the C API is testdata.capi.
+The package is typed (py.typed): testdata.Kind, testdata.Algorithm and
+testdata.StreamOptions let a type checker catch a misspelt kind or value.
+Sharded data sets with Dask: testdata.dask; Hypothesis strategies:
+testdata.hypothesis (both imported on demand).  The pytest plugin is
+testdata.pytest_plugin.  The low-level SWIG module over the C API is
+testdata.capi.
 """
 from . import capi
-from ._stream import (FORMAT_VERSION, UNBOUNDED, Error, MismatchError, Stream, fill, generate,
-                      kinds, parse_size, shard_name, split_range, verify, write)
+from ._stream import (FORMAT_VERSION, UNBOUNDED, Error, MismatchError, Stream, analyze, fill,
+                      generate, kinds, options, parse_size, shard_name, split_range, verify, write)
+from ._types import Algorithm, AnalysisDict, Kind, Seed, Size, StreamOptions
 
-__version__ = capi.td_version()
+__version__: str = capi.td_version()
 
-__all__ = ["Stream", "generate", "fill", "write", "verify", "Error", "MismatchError", "parse_size",
-           "kinds", "split_range", "shard_name", "UNBOUNDED", "FORMAT_VERSION", "capi"]
+__all__ = ["Stream", "generate", "fill", "write", "verify", "analyze", "Error", "MismatchError",
+           "parse_size", "kinds", "options", "split_range", "shard_name", "Kind", "Algorithm",
+           "Size", "Seed", "StreamOptions", "AnalysisDict", "UNBOUNDED", "FORMAT_VERSION", "capi"]

@@ -1,28 +1,52 @@
 """The pleasant API over testdata.capi.
 
 Only argument, error and I/O translation happens here: sizes, kinds,
-options and verification are the C library's (td_parse_size,
-td_kind_from_name, td_options_set, td_verify ...), so the CLI and Python
-agree byte for byte and on what they accept.
+options, verification and analysis are the C library's (td_parse_size,
+td_kind_from_name, td_options_set, td_verify, td_analysis_json ...), so the
+CLI and Python agree byte for byte and on what they accept.  Python types
+are checked here, so that an error names the argument at fault, never a
+SWIG wrapper.
 """
+from __future__ import annotations
+
 import io
+import json
 import numbers
 import operator
 import os
 import pathlib
 import sys
 import threading
+from typing import (IO, TYPE_CHECKING, Any, Dict, List, NoReturn, Optional, Tuple, TypeVar, Union,
+                    cast)
 
 from . import capi
+from ._types import AnalysisDict, Kind, Seed, Size, StreamOptions, StrPath
 
-__all__ = ["Stream", "generate", "fill", "write", "verify", "Error", "MismatchError", "parse_size",
-           "kinds", "split_range", "shard_name", "UNBOUNDED", "FORMAT_VERSION"]
+if TYPE_CHECKING:
+    from _typeshed import ReadableBuffer, WriteableBuffer
 
-UNBOUNDED = capi.TD_SIZE_UNBOUNDED
-FORMAT_VERSION = capi.TD_FORMAT_VERSION
+    if sys.version_info >= (3, 11):
+        from typing import Unpack
+    else:
+        from typing_extensions import Unpack
+
+__all__ = ["Stream", "generate", "fill", "write", "verify", "analyze", "Error", "MismatchError",
+           "parse_size", "kinds", "options", "split_range", "shard_name", "UNBOUNDED",
+           "FORMAT_VERSION"]
+
+UNBOUNDED: int = capi.TD_SIZE_UNBOUNDED
+FORMAT_VERSION: int = capi.TD_FORMAT_VERSION
 _MAX_U64 = (1 << 64) - 1
 # Chunk size of verify() on file objects.
 _CHUNK = 1 << 20
+
+
+def _hide_mismatch(excinfo: Any) -> bool:
+    """pytest's __tracebackhide__: hide this package's frames when the
+    error is a MismatchError (the test's own line is what matters), never
+    for other errors (which may be bugs here)."""
+    return bool(excinfo.errisinstance(MismatchError))
 
 
 class Error(Exception):
@@ -40,8 +64,9 @@ class MismatchError(Error, AssertionError):
     library's message, as the CLI prints it.
     """
 
-    def __init__(self, message, offset, reason="differs", *, mismatches=0, compared=0,
-                 first_mismatch=None, missing=0, extra=0):
+    def __init__(self, message: str, offset: int, reason: str = "differs", *,
+                 mismatches: int = 0, compared: int = 0, first_mismatch: Optional[int] = None,
+                 missing: int = 0, extra: int = 0) -> None:
         super().__init__(message)
         self.offset = offset
         self.reason = reason
@@ -52,7 +77,7 @@ class MismatchError(Error, AssertionError):
         self.extra = extra
 
     @classmethod
-    def _from_result(cls, r, name):
+    def _from_result(cls, r: capi.td_verify_result, name: str) -> MismatchError:
         """From a capi.td_verify_result (td_verifier_finish, td_verify_file)."""
         message = capi.td_py_verify_message(r, name)[1]
         if r.mismatches:
@@ -66,44 +91,77 @@ class MismatchError(Error, AssertionError):
                    missing=r.missing, extra=r.extra)
 
 
-def _cstr(text, what):
+def _cstr(text: str, what: str) -> str:
     """text for a C string argument: a NUL would silently cut it short."""
     if "\0" in text:
         raise ValueError(f"{what} {text!r} contains a NUL character")
     return text
 
 
-def _raise_for(err, what):
+def _raise_for(err: BaseException, what: str) -> NoReturn:
     """Re-raise a ValueError from capi with context (the argument at fault)."""
     raise ValueError(f"{what}: {err}") from None
 
 
-def parse_size(size):
-    """An int, or a string with the CLI's suffixes ("100M", "1KB", "inf"), as bytes."""
+def _int(value: object, what: str) -> int:
+    """An int argument (bools and floats refused, as by range())."""
+    if isinstance(value, bool) or not hasattr(value, "__index__"):
+        raise TypeError(f"{what} must be an int, not {type(value).__name__}")
+    return operator.index(cast(Any, value))
+
+
+def _size(size: object, what: str) -> int:
     if isinstance(size, bool) or not isinstance(size, (int, str)):
-        raise TypeError(f"size must be an int or a str, not {type(size).__name__}")
+        raise TypeError(f"{what} must be an int or a str, not {type(size).__name__}")
     if isinstance(size, int):
         if size < 0 or size > _MAX_U64:
-            raise ValueError(f"size {size} is out of range (0 .. 2**64-1)")
+            raise ValueError(f"{what} {size} is out of range (0 .. 2**64-1)")
         return size
+    _cstr(size, what)
     try:
-        return capi.td_parse_size(_cstr(size, "size"))[1]
+        return int(capi.td_parse_size(size)[1])
     except ValueError as e:
-        _raise_for(e, f"bad size {size!r}")
+        _raise_for(e, f"bad {what} {size!r}")
 
 
-def kinds():
+def parse_size(size: Size) -> int:
+    """An int, or a string with the CLI's suffixes ("100M", "1KB", "1m", "8b", "inf"), as
+    bytes: the suffixes of GNU head -c, with the same meaning (td_parse_size)."""
+    return _size(size, "size")
+
+
+def kinds() -> List[str]:
     """Names of the kinds the library knows, in kind-number order."""
     return [n for n in map(capi.td_kind_name, range(capi.TD_KIND_COUNT)) if n is not None]
 
 
-def _kind(kind):
+def options() -> List[Dict[str, Any]]:
+    """The library's option table, one dict per option: key, type ("uint",
+    "size", "real" or "choice"), values (of a choice), range and default (as
+    written), kinds (the kind names it applies to) and help.  The keyword
+    options of generate(), Stream() ... are these keys (seed is a parameter)."""
+    types = {capi.TD_OPTION_UINT: "uint", capi.TD_OPTION_SIZE: "size",
+             capi.TD_OPTION_REAL: "real", capi.TD_OPTION_CHOICE: "choice"}
+    names = kinds()
+    rows = []
+    for i in range(capi.td_option_count()):
+        o = capi.td_option_get(i)
+        values = capi.td_py_option_values(i)[1]
+        rows.append({"key": o.key, "type": types[o.type],
+                     "values": values.split("\n") if values else [],
+                     "range": o.range, "default": o.default_value,
+                     "kinds": [n for k, n in enumerate(names) if o.kinds >> k & 1],
+                     "help": o.help})
+    return rows
+
+
+def _kind(kind: object) -> int:
     if not isinstance(kind, str):
         raise TypeError(f"kind must be a str, not {type(kind).__name__}")
-    return capi.td_py_kind_from_name(_cstr(kind, "kind"))[1]
+    return int(capi.td_py_kind_from_name(_cstr(kind, "kind"))[1])
 
 
-def _options(kind_num, seed, options):
+def _options(kind_num: int, seed: object, options: Dict[str, Any]) -> capi.td_options:
     """A capi.td_options from seed and **options, each set by the library
     (which words any error: the option, its valid values, did-you-mean)."""
     o = capi.td_options()
@@ -122,19 +180,43 @@ def _options(kind_num, seed, options):
     return o
 
 
-def _args(kind, size, seed, options):
+def _args(kind: object, size: object, seed: object,
+          options: Dict[str, Any]) -> Tuple[int, int, capi.td_options]:
     k = _kind(kind)
-    return k, parse_size(size), _options(k, seed, options)
+    return k, _size(size, "size"), _options(k, seed, options)
 
 
-def shard_name(index):
+def _path(path: object, what: str = "path") -> Union[str, bytes]:
+    if path is None or not isinstance(path, (str, bytes, os.PathLike)):
+        raise TypeError(f"{what} must be a str, bytes or os.PathLike, not {type(path).__name__}")
+    p = os.fspath(path)
+    if (b"\0" if isinstance(p, bytes) else "\0") in p:
+        raise ValueError(f"{what} {p!r} contains a NUL character")
+    return p
+
+
+def _buffer(buf: object, what: str, writable: bool) -> memoryview:
+    """A flat byte view of buf, or TypeError naming the argument."""
+    try:
+        view = memoryview(cast(Any, buf))
+    except TypeError:
+        raise TypeError(f"{what} must be a {'writable ' if writable else ''}bytes-like object "
+                        f"(bytes, bytearray, memoryview, array, mmap ...), "
+                        f"not {type(buf).__name__}") from None
+    if writable and view.readonly:
+        raise TypeError(f"{what} must be writable, not a read-only {type(buf).__name__}")
+    if not view.c_contiguous:
+        raise TypeError(f"{what} must be a C-contiguous buffer")
+    return view.cast("B") if view.ndim != 1 or view.format != "B" else view
+
+
+def shard_name(index: int) -> str:
     """Name of shard file `index` of a data set cut into files ("part-000042"),
     as `testdata gen --mpi --files` and testdata.dask name them."""
-    if isinstance(index, bool) or not isinstance(index, int):
-        raise TypeError(f"index must be an int, not {type(index).__name__}")
+    index = _int(index, "index")
     if not 0 <= index <= _MAX_U64:
         raise ValueError(f"index {index} is out of range (0 .. 2**64-1)")
-    return capi.td_py_shard_name(index)[1]
+    return str(capi.td_py_shard_name(index)[1])
 
 
 class Stream(io.RawIOBase):
@@ -149,17 +231,18 @@ class Stream(io.RawIOBase):
     released while bytes are generated.
     """
 
-    def __init__(self, kind, size, *, seed=0, offset=0, **options):
+    def __init__(self, kind: Kind, size: Size, *, seed: Seed = 0, offset: Size = 0,
+                 **options: Unpack[StreamOptions]) -> None:
         super().__init__()
-        self._s = None
+        self._s: Optional[capi.td_stream] = None
         self._lock = threading.Lock()
-        knum, self._size, opts = _args(kind, size, seed, options)
-        self._base = parse_size(offset)
+        knum, self._size, opts = _args(kind, size, seed, dict(options))
+        self._base = _size(offset, "offset")
         if self._size != UNBOUNDED and self._size > _MAX_U64 - self._base:
             raise ValueError("offset + size is past the end of the stream")
         self._kind = kind
         self._seed = seed
-        self._opts = dict(options)
+        self._opts: Dict[str, Any] = dict(options)
         end = UNBOUNDED if self._size == UNBOUNDED else self._base + self._size
         s = capi.td_stream_open(knum, end, opts)[1]
         capi.td_stream_seek(s, self._base)
@@ -167,89 +250,99 @@ class Stream(io.RawIOBase):
 
     # --- properties -----------------------------------------------------
     @property
-    def kind(self):
+    def kind(self) -> Kind:
         """The kind name given at creation ("random", "zero", ...)."""
         return self._kind
 
     @property
-    def seed(self):
+    def seed(self) -> Seed:
         """The stream's seed."""
         return self._seed
 
     @property
-    def size(self):
+    def size(self) -> int:
         """Size in bytes (testdata.UNBOUNDED for an endless stream)."""
         return self._size
 
     @property
-    def offset(self):
+    def offset(self) -> int:
         """The stream offset of the file object's position 0."""
         return self._base
 
     @property
-    def name(self):
+    def name(self) -> str:
         """A description such as "<testdata random 1048576 seed=7>" (file objects have a name)."""
         return f"<testdata {self._kind} {self._size} seed={self._seed}>"
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         opts = "".join(f", {k}={v!r}" for k, v in self._opts.items())
         if self._base:
             opts = f", offset={self._base}" + opts
         state = ", closed" if self.closed else ""
         return f"testdata.Stream({self._kind!r}, {self._size}, seed={self._seed!r}{opts}{state})"
 
-    def __len__(self):
+    def __len__(self) -> int:
         if self._size == UNBOUNDED:
             raise TypeError("an unbounded stream has no len()")
         return self._size
 
     # --- io.RawIOBase ---------------------------------------------------
-    def readable(self):
+    def readable(self) -> bool:
         self._checkClosed()
         return True
 
-    def seekable(self):
+    def seekable(self) -> bool:
         self._checkClosed()
         return True
 
-    def writable(self):
+    def writable(self) -> bool:
         self._checkClosed()
         return False
 
-    def _handle(self):
+    def write(self, b: ReadableBuffer) -> int:
+        """Not supported: a stream is read-only (io.UnsupportedOperation)."""
+        raise io.UnsupportedOperation("write: a testdata.Stream is read-only")
+
+    def _handle(self) -> capi.td_stream:
         s = self._s
         if s is None:
             raise ValueError("I/O operation on closed stream")
         return s
 
-    def readinto(self, b):
+    def readinto(self, b: WriteableBuffer) -> int:
         """Generate straight into the writable buffer b; return the count (0 at the end)."""
         s = self._handle()
+        view = _buffer(b, "the buffer", writable=True)
         with self._lock:
-            return capi.td_stream_read(s, b)[1]
+            return int(capi.td_stream_read(s, view)[1])
 
-    def read(self, size=-1):
+    def read(self, size: Optional[int] = -1) -> bytes:
         """Read up to size bytes (all that is left if size is negative or None) as bytes."""
-        if size is None or size < 0:
+        if size is None:
+            return self.readall()
+        size = _int(size, "size")
+        if size < 0:
             return self.readall()
         s = self._handle()
         with self._lock:
             # Never allocate more than is left (read(2**40) on a small stream).
             size = min(size, self._size - (capi.td_stream_tell(s) - self._base))
-            return capi.td_stream_read_bytes(s, size)[1]
+            return bytes(capi.td_stream_read_bytes(s, size)[1])
 
-    def readall(self):
+    def readall(self) -> bytes:
+        """All that is left, as bytes (not for an unbounded stream)."""
         s = self._handle()
         with self._lock:
             left = self._size - (capi.td_stream_tell(s) - self._base)
             if left > 1 << 62:
                 raise OverflowError("cannot read all of an unbounded stream")
-            return capi.td_stream_read_bytes(s, left)[1]
+            return bytes(capi.td_stream_read_bytes(s, left)[1])
 
-    def seek(self, offset, whence=os.SEEK_SET):
+    def seek(self, offset: int, whence: int = os.SEEK_SET) -> int:
+        """Move to offset (relative to whence: os.SEEK_SET, SEEK_CUR or SEEK_END); return
+        the new position."""
         s = self._handle()
-        if not isinstance(offset, int):
-            raise TypeError(f"offset must be an int, not {type(offset).__name__}")
+        offset = _int(offset, "offset")
         with self._lock:
             if whence == os.SEEK_SET:
                 pos = offset
@@ -268,21 +361,33 @@ class Stream(io.RawIOBase):
             capi.td_stream_seek(s, self._base + pos)
             return pos
 
-    def tell(self):
+    def tell(self) -> int:
+        """The position, from the file object's start."""
         s = self._handle()
         with self._lock:
-            return capi.td_stream_tell(s) - self._base
+            return int(capi.td_stream_tell(s)) - self._base
 
-    def close(self):
+    def close(self) -> None:
+        """Release the stream; reads raise ValueError afterwards."""
         if self._s is not None:
             with self._lock:
                 # Dropping the owning object frees the C stream (exactly once).
                 self._s = None
         super().close()
 
-    def readlines(self, hint=-1):
+    def readline(self, size: Optional[int] = -1) -> bytes:
+        """Bytes up to and including the next b"\\n" (at most size bytes if size >= 0)."""
+        if size is not None:
+            size = _int(size, "size")
+        return super().readline(size)
+
+    def readlines(self, hint: Optional[int] = -1) -> List[bytes]:
+        """The lines left (stopping once hint bytes were read, if hint > 0)."""
+        if hint is not None:
+            hint = _int(hint, "hint")
         # IOBase.readlines iterates, and iteration yields chunks here, not lines.
-        lines, total = [], 0
+        lines: List[bytes] = []
+        total = 0
         while True:
             line = self.readline()
             if not line:
@@ -292,46 +397,54 @@ class Stream(io.RawIOBase):
             if hint is not None and 0 < hint <= total:
                 return lines
 
-    def __iter__(self):
+    def __iter__(self) -> Stream:
         self._checkClosed()
         return self
 
-    def __next__(self):
+    def __next__(self) -> bytes:
         """The next chunk of the stream as bytes (chunk sizes are the library's)."""
         s = self._handle()
         with self._lock:
             rc, chunk = capi.td_stream_next(s)
         if rc == capi.TD_DONE:
             raise StopIteration
-        return chunk
+        return bytes(chunk)
 
-    def __getstate__(self):
+    def __getstate__(self) -> NoReturn:
         raise TypeError("testdata.Stream cannot be pickled; pickle its arguments instead")
 
 
-def generate(kind, size, *, seed=0, offset=0, **options):
+def generate(kind: Kind, size: Size, *, seed: Seed = 0, offset: Size = 0,
+             **options: Unpack[StreamOptions]) -> bytes:
     """Bytes [offset, offset+size) of the stream, as one bytes object.
     Ctrl-C stops it within milliseconds (KeyboardInterrupt)."""
-    k, n, o = _args(kind, size, seed, options)
+    k, n, o = _args(kind, size, seed, dict(options))
     if n == UNBOUNDED:
         raise ValueError("generate() needs a bounded size")
-    offset = parse_size(offset)
-    if n > _MAX_U64 - offset:
+    off = _size(offset, "offset")
+    if n > _MAX_U64 - off:
         raise ValueError("offset + size is past the end of the stream")
     if n > sys.maxsize:
         raise ValueError(f"size {n} does not fit in memory: use testdata.Stream or write()")
-    return capi.td_fill_bytes(k, o, offset, n)[1]
+    return bytes(capi.td_fill_bytes(k, o, off, n)[1])
 
 
-def fill(buf, kind, *, seed=0, offset=0, **options):
-    """Fill the writable buffer buf with bytes [offset, offset+len) of the stream."""
+# fill() returns the buffer it was given, with its type.
+_B = TypeVar("_B")
+
+
+def fill(buf: _B, kind: Kind, *, seed: Seed = 0, offset: Size = 0,
+         **options: Unpack[StreamOptions]) -> _B:
+    """Fill the writable buffer buf with bytes [offset, offset+len) of the stream; return buf."""
+    view = _buffer(buf, "buf", writable=True)
     k = _kind(kind)
-    o = _options(k, seed, options)
-    capi.td_py_fill(k, o, parse_size(offset), buf)
+    o = _options(k, seed, dict(options))
+    capi.td_py_fill(k, o, _size(offset, "offset"), view)
     return buf
 
 
-def write(path, kind, size, *, seed=0, offset=0, **options):
+def write(path: Union[StrPath, bytes], kind: Kind, size: Size, *, seed: Seed = 0,
+          offset: Size = 0, **options: Unpack[StreamOptions]) -> pathlib.Path:
     """Write bytes [offset, offset+size) of the stream to path; return it as a Path.
 
     path is a str, bytes or os.PathLike.  A regular file (or a new path) is
@@ -339,77 +452,82 @@ def write(path, kind, size, *, seed=0, offset=0, **options):
     leaves the old file as it was and no temporary behind; a symlink is
     followed; a device or FIFO is written into, never replaced (the
     library's td_write_file_ex)."""
-    k, n, o = _args(kind, size, seed, options)
-    offset = parse_size(offset)
-    if path is None:
-        raise TypeError("path must be a str, bytes or os.PathLike, not None")
-    p = os.fspath(path)
+    p = _path(path)
+    k, n, o = _args(kind, size, seed, dict(options))
+    off = _size(offset, "offset")
     try:
-        capi.td_py_write_file(p, k, offset, n, o)
+        capi.td_py_write_file(p, k, off, n, o)
     except ValueError as e:
         if getattr(e, "td_status", None) == capi.TD_ERANGE:
-            raise ValueError(f"bad size {size!r} at offset {offset}: {e}") from None
+            raise ValueError(f"bad size {size!r} at offset {off}: {e}") from None
         raise
     return pathlib.Path(os.fsdecode(p))
 
 
-def split_range(size, parts, index, *, align=1):
+def split_range(size: Size, parts: int, index: int, *, align: Size = 1) -> Tuple[int, int]:
     """(offset, length) of piece index of [0, size) cut into parts pieces whose
     starts are multiples of align (td_split_range): all pieces but the last
     non-empty one have the same length, pieces may be empty at the end, and
     pieces 0..parts-1 concatenate to [0, size)."""
-    size = parse_size(size)
-    for name, v in (("parts", parts), ("index", index), ("align", align)):
-        if isinstance(v, bool) or not isinstance(v, int):
-            raise TypeError(f"{name} must be an int, not {type(v).__name__}")
-    if parts < 1 or align < 1 or not 0 <= index < parts or max(parts, align) > _MAX_U64:
+    total = parse_size(size)
+    parts = _int(parts, "parts")
+    index = _int(index, "index")
+    if isinstance(align, bool) or not isinstance(align, (int, str)):
+        raise TypeError(f"align must be an int or a str, not {type(align).__name__}")
+    al = _size(align, "align") if isinstance(align, str) or align >= 0 else align
+    if parts < 1 or al < 1 or not 0 <= index < parts or max(parts, al) > _MAX_U64:
         raise ValueError(f"need parts >= 1, align >= 1 and 0 <= index < parts "
                          f"(parts={parts}, align={align}, index={index})")
     try:
-        _, off, n = capi.td_split_range(size, parts, parse_size(align), index)
+        _, off, n = capi.td_split_range(total, parts, al, index)
     except ValueError as e:
-        _raise_for(e, f"cannot split size {size}")
-    return off, n
+        _raise_for(e, f"cannot split size {total}")
+    return int(off), int(n)
 
 
-def verify(source, kind, size, *, seed=0, offset=0, **options):
+def verify(source: Union[StrPath, ReadableBuffer, IO[bytes], io.RawIOBase, io.BufferedIOBase],
+           kind: Kind, size: Size, *, seed: Seed = 0, offset: Size = 0,
+           **options: Unpack[StreamOptions]) -> None:
     """Check that source holds exactly the stream's bytes [offset, offset+size).
 
     source is a path (str or os.PathLike), a binary file object, or data in
     memory (bytes, bytearray, memoryview or any buffer; so a path given as
     bytes must be wrapped: pathlib.Path(os.fsdecode(b))).  Returns None or
     raises MismatchError, which carries the library's counts and message."""
-    k, n, o = _args(kind, size, seed, options)
-    offset = parse_size(offset)
+    __tracebackhide__ = _hide_mismatch
+    k, n, o = _args(kind, size, seed, dict(options))
+    off = _size(offset, "offset")
     if isinstance(source, (str, os.PathLike)):
-        rc, r = capi.td_py_verify_file(os.fspath(source), k, offset, n, o)
+        p = _path(source, "source")
+        rc, r = capi.td_py_verify_file(p, k, off, n, o)
         if rc != capi.TD_OK:
-            raise MismatchError._from_result(r, os.fsdecode(os.fspath(source)))
+            raise MismatchError._from_result(r, os.fsdecode(p))
         return None
     try:
-        view = memoryview(source)
+        view: Optional[memoryview] = memoryview(cast(Any, source))
     except TypeError:
         view = None
-    v = capi.td_verifier_new(k, o, offset, n)[1]
-    if view is not None:
-        capi.td_verifier_update(v, view.cast("B") if view.ndim != 1 or view.format != "B" else view)
-        name = "data"
-    elif hasattr(source, "read") or hasattr(source, "readinto"):
-        _feed(v, source, n)
-        name = getattr(source, "name", None)
-        name = name if isinstance(name, str) else "input"
-    else:
+    if view is None and not (hasattr(source, "read") or hasattr(source, "readinto")):
         raise TypeError("source must be a path, a binary file object or a bytes-like object, "
                         f"not {type(source).__name__}")
+    v = capi.td_verifier_new(k, o, off, n)[1]
+    if view is not None:
+        capi.td_verifier_update(v, _buffer(view, "source", writable=False))
+        name = "data"
+    else:
+        _feed(v, source, n)
+        fname = getattr(source, "name", None)
+        name = fname if isinstance(fname, str) else "input"
     rc, r = capi.td_verifier_finish(v)
     if rc != capi.TD_OK:
         raise MismatchError._from_result(r, name)
     return None
 
 
-def _feed(v, f, n):
+def _feed(v: capi.td_verifier, f: Any, n: int) -> None:
     """Read f in chunks into the verifier: up to n bytes plus one to tell
     "long" (all of it for an unbounded n)."""
+    __tracebackhide__ = _hide_mismatch
     buf = bytearray(_CHUNK)
     view = memoryview(buf)
     done = 0
@@ -418,6 +536,7 @@ def _feed(v, f, n):
         want = _CHUNK if n == UNBOUNDED else min(_CHUNK, n - done)
         if want == 0:
             want = 1  # one byte past the end makes the input long
+        data: Union[memoryview, bytes]
         if readinto is not None:
             got = readinto(view[:want])
             if got is None:
@@ -430,12 +549,51 @@ def _feed(v, f, n):
             chunk = f.read(want)
             if chunk is None:
                 raise BlockingIOError("non-blocking file object had no data")
-            if len(chunk) > want:
-                raise OSError(f"{type(f).__name__}.read({want}) returned {len(chunk)} bytes")
-            data = chunk
+            try:
+                data = _buffer(chunk, f"{type(f).__name__}.read()", writable=False)
+            except TypeError:
+                raise TypeError(f"{type(f).__name__}.read() returned {type(chunk).__name__}, "
+                                "not bytes (open the file in binary mode)") from None
+            if len(data) > want:
+                raise OSError(f"{type(f).__name__}.read({want}) returned {len(data)} bytes")
         if len(data) == 0:
             return
         capi.td_verifier_update(v, data)
         done += len(data)
         if n != UNBOUNDED and done > n:
             return
+
+
+def analyze(source: Union[StrPath, ReadableBuffer], *, sample: Size = "8M",
+            threads: Union[int, str] = 1) -> AnalysisDict:
+    """Entropy, compression ratios, 4 KiB dedup ratio and verdict of a file or of
+    data in memory, as a dict with the keys of `testdata analyze --json` (file,
+    size, entropy, sampled, sampled_bytes, ratios, compressed, dedup, verdict;
+    file is None for data in memory).
+
+    source is a path (str or os.PathLike) or a bytes-like object.  sample is
+    the most bytes compressed (in 1 MiB blocks spread over the input),
+    threads the compressors running at once (0: all cores; the result does
+    not depend on it).  The GIL is released; Ctrl-C stops it."""
+    n = _size(sample, "sample")
+    if n == 0 or n == UNBOUNDED:
+        raise ValueError(f"bad sample {sample!r}: between 1 byte and 2**64-2")
+    t = _options(capi.TD_ZERO, 0, {"threads": threads}).threads
+    if isinstance(source, (str, os.PathLike)):
+        p = _path(source, "source")
+        result = json.loads(capi.td_py_analyze_file(p, n, t)[1])
+    elif _is_buffer(source):
+        view = _buffer(source, "source", writable=False)
+        result = json.loads(capi.td_py_analyze_buffer(view, n, t)[1])
+    else:
+        raise TypeError("source must be a path or a bytes-like object, "
+                        f"not {type(source).__name__}")
+    return cast(AnalysisDict, result)
+
+
+def _is_buffer(obj: object) -> bool:
+    try:
+        memoryview(cast(Any, obj)).release()
+        return True
+    except TypeError:
+        return False

@@ -21,19 +21,36 @@ active distributed.Client if there is one, else on Dask's default scheduler
 (pass scheduler=... to choose).  Needs the dask package (and distributed for
 a cluster); `import testdata` does not import this module.
 """
+from __future__ import annotations
+
 import os
 import pathlib
+import sys
 import uuid
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple, Union
 
-import dask
+import dask.base
+from dask.delayed import Delayed, delayed
 
 from . import _stream
 from ._stream import MismatchError, parse_size, shard_name, split_range
+from ._types import Kind, Seed, Size, StreamOptions, StrPath
+
+if TYPE_CHECKING:
+    if sys.version_info >= (3, 11):
+        from typing import Unpack
+    else:
+        from typing_extensions import Unpack
+
+# (stream offset, reason, message) of a shard's first problem.
+_Problem = Tuple[int, str, str]
+# dask.compute, typed (dask leaves it untyped).
+_compute: Callable[..., Tuple[Any, ...]] = dask.base.compute
 
 __all__ = ["shard_ranges", "shard_path", "write_shards", "verify_shards"]
 
 
-def shard_ranges(total_size, shard_size):
+def shard_ranges(total_size: Size, shard_size: Size) -> List[Tuple[int, int]]:
     """[(offset, length), ...] of every shard: ceil(total/shard) ranges of
     shard_size bytes, the last one shorter (none for total_size 0)."""
     total, shard = parse_size(total_size), parse_size(shard_size)
@@ -45,18 +62,20 @@ def shard_ranges(total_size, shard_size):
     return [split_range(total, n, i, align=shard) for i in range(n)]
 
 
-def shard_path(directory, index):
+def shard_path(directory: StrPath, index: int) -> pathlib.Path:
     """Path of shard index in directory (named by the library, as `testdata gen
     --mpi --files` names it)."""
     return pathlib.Path(os.fsdecode(os.fspath(directory))) / shard_name(index)
 
 
-def _write_one(path, kind, offset, length, seed, options):
+def _write_one(path: str, kind: Kind, offset: int, length: int, seed: Seed,
+               options: Dict[str, Any]) -> str:
     _stream.write(path, kind, length, seed=seed, offset=offset, **options)
     return str(path)
 
 
-def _verify_one(path, kind, offset, length, seed, options):
+def _verify_one(path: str, kind: Kind, offset: int, length: int, seed: Seed,
+                options: Dict[str, Any]) -> Optional[_Problem]:
     """None, or (stream offset, reason, message) of the shard's first problem.
 
     Returns instead of raising: MismatchError does not survive pickling
@@ -71,37 +90,40 @@ def _verify_one(path, kind, offset, length, seed, options):
     return None
 
 
-def _check(kind, seed, options):
+def _check(kind: Kind, seed: Seed, options: Dict[str, Any]) -> None:
     """Validate kind, seed and options here, before any task is sent anywhere."""
     _stream._args(kind, 0, seed, options)
 
 
-def write_shards(directory, kind, total_size, shard_size, *, seed=0, compute=True,
-                 scheduler=None, **options):
+def write_shards(directory: StrPath, kind: Kind, total_size: Size, shard_size: Size, *,
+                 seed: Seed = 0, compute: bool = True, scheduler: Any = None,
+                 **options: Unpack[StreamOptions]) -> Union[List[pathlib.Path], List[Delayed]]:
     """Write the stream's first total_size bytes as shards of shard_size bytes
     into directory (created if needed) with one dask.delayed task per shard.
 
     Returns the shards' paths in order; with compute=False, the list of
     delayed tasks instead (each computes to its path), for the caller to
     compute or combine.  Each shard file appears only when complete."""
-    _check(kind, seed, options)
+    _check(kind, seed, dict(options))
     ranges = shard_ranges(total_size, shard_size)
     d = pathlib.Path(os.fsdecode(os.fspath(directory)))
     d.mkdir(parents=True, exist_ok=True)
     opts = dict(options)
     # Keys unique per call: a scheduler must never hand back an earlier call's result.
     run = uuid.uuid4().hex
-    tasks = [dask.delayed(_write_one, pure=False)(str(shard_path(d, i)), kind, off, n, seed, opts,
-                                                  dask_key_name=f"testdata-write-{i}-{run}")
-             for i, (off, n) in enumerate(ranges)]
+    tasks: List[Delayed] = [
+        delayed(_write_one, pure=False)(str(shard_path(d, i)), kind, off, n, seed, opts,
+                                        dask_key_name=f"testdata-write-{i}-{run}")
+        for i, (off, n) in enumerate(ranges)]
     if not compute:
         return tasks
-    done = dask.compute(*tasks, scheduler=scheduler)
+    done = _compute(*tasks, scheduler=scheduler)
     return [pathlib.Path(p) for p in done]
 
 
-def verify_shards(directory, kind, total_size, shard_size, *, seed=0, scheduler=None,
-                  **options):
+def verify_shards(directory: StrPath, kind: Kind, total_size: Size, shard_size: Size, *,
+                  seed: Seed = 0, scheduler: Any = None,
+                  **options: Unpack[StreamOptions]) -> None:
     """Check every shard in parallel (one dask.delayed task per shard).
 
     Returns None, or raises MismatchError for the lowest stream offset at
@@ -109,7 +131,8 @@ def verify_shards(directory, kind, total_size, shard_size, *, seed=0, scheduler=
     .reason "differs", "short", "long" or "missing"; the message names the
     shard and how many shards are bad).  A shard file beyond the last
     expected one makes the data set "long" at total_size."""
-    _check(kind, seed, options)
+    __tracebackhide__ = _stream._hide_mismatch
+    _check(kind, seed, dict(options))
     ranges = shard_ranges(total_size, shard_size)
     d = pathlib.Path(os.fsdecode(os.fspath(directory)))
     if not d.is_dir():
@@ -117,10 +140,11 @@ def verify_shards(directory, kind, total_size, shard_size, *, seed=0, scheduler=
     opts = dict(options)
     # Keys unique per call: a scheduler must never hand back an earlier call's result.
     run = uuid.uuid4().hex
-    tasks = [dask.delayed(_verify_one, pure=False)(str(shard_path(d, i)), kind, off, n, seed, opts,
-                                                   dask_key_name=f"testdata-verify-{i}-{run}")
+    tasks = [delayed(_verify_one, pure=False)(str(shard_path(d, i)), kind, off, n, seed, opts,
+                                              dask_key_name=f"testdata-verify-{i}-{run}")
              for i, (off, n) in enumerate(ranges)]
-    problems = [p for p in dask.compute(*tasks, scheduler=scheduler) if p is not None]
+    problems: List[_Problem] = [p for p in _compute(*tasks, scheduler=scheduler)
+                                 if p is not None]
     if shard_path(d, len(ranges)).exists():
         total = ranges[-1][0] + ranges[-1][1] if ranges else 0
         problems.append((total, "long", f"{shard_path(d, len(ranges))}: unexpected shard "

@@ -13,28 +13,48 @@ Each test's seed is derived from the session seed and the test's node id
 with BLAKE2b (``derive_seed``), so it does not depend on which tests run, in
 which order, or on which xdist worker.
 
-Fixtures
+Fixtures (typed: annotate with FileFactory, StreamFactory, SharedFileFactory)
     testdata_seed          the test's seed (int)
-    testdata_file          factory (kind, size, *, name=None, seed=None, **options)
+    testdata_file          factory (kind, size, *, name=None, seed=None, offset=0, **options)
                            -> pathlib.Path of a new file under tmp_path
-    testdata_stream        factory (kind, size, *, seed=None, **options)
+    testdata_stream        factory (kind, size, *, seed=None, offset=0, **options)
                            -> testdata.Stream, closed at teardown
     testdata_shared_file   session-scoped factory like testdata_file: each
                            distinct (kind, size, seed, options) is written once
-                           per session (read-only) and shared by all tests;
-                           its default seed derives from the session seed only.
+                           per run (read-only) and shared by all tests, under
+                           pytest-xdist by all workers too (a file lock in the
+                           run's base temporary directory); its default seed
+                           derives from the session seed only.
+
+A failing testdata.verify() in a test shows the test's own line: the
+package's frames are hidden from MismatchError tracebacks
+(``__tracebackhide__``).  With Hypothesis, see testdata.hypothesis.
 """
+from __future__ import annotations
+
+import fcntl
 import hashlib
 import itertools
 import os
+import pathlib
 import random
 import stat
+import sys
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Protocol, Tuple
 
 import pytest
 
 import testdata
+from testdata._stream import _hide_mismatch
+from testdata._types import Kind, Seed, Size, StreamOptions
 
-__all__ = ["derive_seed", "session_seed"]
+if TYPE_CHECKING:
+    if sys.version_info >= (3, 11):
+        from typing import Unpack
+    else:
+        from typing_extensions import Unpack
+
+__all__ = ["derive_seed", "session_seed", "FileFactory", "StreamFactory", "SharedFileFactory"]
 
 _CACHE_KEY = "testdata/seed"
 _MAX_SEED = (1 << 64) - 1
@@ -43,14 +63,43 @@ _session_seed_key = pytest.StashKey[int]()
 _seed_note_key = pytest.StashKey[str]()
 
 
-def derive_seed(session_seed, name):
+class FileFactory(Protocol):
+    """The type of the testdata_file fixture:
+    ``def test_x(testdata_file: FileFactory) -> None``."""
+
+    def __call__(self, kind: Kind, size: Size, *, name: Optional[str] = None,
+                 seed: Optional[Seed] = None, offset: Size = 0,
+                 **options: Unpack[StreamOptions]) -> pathlib.Path: ...
+
+
+class StreamFactory(Protocol):
+    """The type of the testdata_stream fixture."""
+
+    def __call__(self, kind: Kind, size: Size, *, seed: Optional[Seed] = None,
+                 offset: Size = 0, **options: Unpack[StreamOptions]) -> testdata.Stream: ...
+
+
+class SharedFileFactory(Protocol):
+    """The type of the testdata_shared_file fixture."""
+
+    def __call__(self, kind: Kind, size: Size, *, seed: Optional[Seed] = None,
+                 offset: Size = 0, **options: Unpack[StreamOptions]) -> pathlib.Path: ...
+
+
+def derive_seed(session_seed: int, name: str) -> int:
     """The 64-bit seed of a test (or anything named): BLAKE2b of its name keyed by the session seed."""
-    h = hashlib.blake2b(name.encode("utf-8"), digest_size=8,
-                        key=int(session_seed).to_bytes(8, "little"))
+    if isinstance(session_seed, bool) or not isinstance(session_seed, int):
+        raise TypeError(f"session_seed must be an int, not {type(session_seed).__name__}")
+    if not 0 <= session_seed <= _MAX_SEED:
+        raise ValueError(f"session_seed {session_seed} is out of range (0 .. 2**64-1)")
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a str, not {type(name).__name__}")
+    h = hashlib.blake2b(name.encode("utf-8", "surrogatepass"), digest_size=8,
+                        key=session_seed.to_bytes(8, "little"))
     return int.from_bytes(h.digest(), "little")
 
 
-def pytest_addoption(parser):
+def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("testdata", "seeded test data (libtestdata)")
     group.addoption("--testdata-seed", action="store", default=None, metavar="N|random|last",
                     help="session seed of the testdata fixtures: an integer (default 0), "
@@ -58,7 +107,7 @@ def pytest_addoption(parser):
     parser.addini("testdata_seed", "default for --testdata-seed (N, random or last)", default="0")
 
 
-def _choose_seed(config):
+def _choose_seed(config: pytest.Config) -> Tuple[int, str]:
     """(seed, note) from the command line / ini option / previous run."""
     value = config.getoption("testdata_seed")
     if value is None:
@@ -85,7 +134,7 @@ def _choose_seed(config):
     return seed, ""
 
 
-def pytest_configure(config):
+def pytest_configure(config: pytest.Config) -> None:
     workerinput = getattr(config, "workerinput", None)
     if workerinput is not None and "testdata_seed" in workerinput:
         # An xdist worker: the controller chose the seed.
@@ -100,17 +149,17 @@ def pytest_configure(config):
 
 
 @pytest.hookimpl(optionalhook=True)
-def pytest_configure_node(node):
+def pytest_configure_node(node: Any) -> None:
     """xdist: hand the controller's session seed to every worker."""
     node.workerinput["testdata_seed"] = node.config.stash[_session_seed_key]
 
 
-def session_seed(config):
+def session_seed(config: pytest.Config) -> int:
     """The session seed of a pytest config (as printed in the report header)."""
     return config.stash[_session_seed_key]
 
 
-def pytest_report_header(config):
+def pytest_report_header(config: pytest.Config) -> str:
     seed = session_seed(config)
     note = config.stash.get(_seed_note_key, "")
     note = f" ({note})" if note else ""
@@ -119,9 +168,9 @@ def pytest_report_header(config):
 
 
 @pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item, call):
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
     outcome = yield
-    rep = outcome.get_result()
+    rep = outcome.get_result()  # type: ignore[attr-defined]
     if rep.failed and _FIXTURES.intersection(getattr(item, "fixturenames", ())):
         seed = session_seed(item.config)
         rep.sections.append((
@@ -131,47 +180,55 @@ def pytest_runtest_makereport(item, call):
 
 
 @pytest.fixture
-def testdata_seed(request):
+def testdata_seed(request: pytest.FixtureRequest) -> int:
     """This test's seed: derived from the session seed and the test's node id."""
     return derive_seed(session_seed(request.config), request.node.nodeid)
 
 
-def _write_under(base, name, kind, size, seed, options):
+def _write_under(base: pathlib.Path, name: str, kind: Kind, size: Size, seed: Seed,
+                 offset: Size, options: Dict[str, Any]) -> pathlib.Path:
+    __tracebackhide__ = _hide_mismatch
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a str, not {type(name).__name__}")
     path = base / name
     if os.path.isabs(name) or ".." in path.relative_to(base).parts:
         raise ValueError(f"name must be a relative path inside {base}, not {name!r}")
     if path.parent != base:
         path.parent.mkdir(parents=True, exist_ok=True)
-    return testdata.write(path, kind, size, seed=seed, **options)
+    return testdata.write(path, kind, size, seed=seed, offset=offset, **options)
 
 
 @pytest.fixture
-def testdata_file(testdata_seed, tmp_path):
-    """Factory: testdata_file(kind, size, *, name=None, seed=None, **options) -> Path.
+def testdata_file(testdata_seed: int, tmp_path: pathlib.Path) -> FileFactory:
+    """Factory: testdata_file(kind, size, *, name=None, seed=None, offset=0, **options) -> Path.
 
     Writes the stream to a new file under tmp_path.  The seed defaults to
     testdata_seed (so two calls with the same arguments give the same bytes;
     pass seed= to differ)."""
     counter = itertools.count()
 
-    def make(kind, size, *, name=None, seed=None, **options):
+    def make(kind: Kind, size: Size, *, name: Optional[str] = None, seed: Optional[Seed] = None,
+             offset: Size = 0, **options: Unpack[StreamOptions]) -> pathlib.Path:
+        __tracebackhide__ = _hide_mismatch
         if name is None:
             name = f"testdata-{next(counter)}-{kind}.bin"
         return _write_under(tmp_path, name, kind, size,
-                            testdata_seed if seed is None else seed, options)
+                            testdata_seed if seed is None else seed, offset, dict(options))
 
     return make
 
 
 @pytest.fixture
-def testdata_stream(testdata_seed):
-    """Factory: testdata_stream(kind, size, *, seed=None, **options) -> testdata.Stream.
+def testdata_stream(testdata_seed: int) -> Iterator[StreamFactory]:
+    """Factory: testdata_stream(kind, size, *, seed=None, offset=0, **options) -> testdata.Stream.
 
     Streams are closed at teardown.  The seed defaults to testdata_seed."""
-    streams = []
+    streams: List[testdata.Stream] = []
 
-    def make(kind, size, *, seed=None, **options):
-        s = testdata.Stream(kind, size, seed=testdata_seed if seed is None else seed, **options)
+    def make(kind: Kind, size: Size, *, seed: Optional[Seed] = None, offset: Size = 0,
+             **options: Unpack[StreamOptions]) -> testdata.Stream:
+        s = testdata.Stream(kind, size, seed=testdata_seed if seed is None else seed,
+                            offset=offset, **options)
         streams.append(s)
         return s
 
@@ -180,28 +237,62 @@ def testdata_stream(testdata_seed):
         s.close()
 
 
+def _shared_dir(config: pytest.Config, tmp_path_factory: pytest.TempPathFactory) -> pathlib.Path:
+    """Where shared files live: the base temporary directory of the run.  An
+    xdist worker's base temp is popen-gwN inside the run's, so its parent is
+    what all workers of the run share (and nothing else does)."""
+    base = tmp_path_factory.getbasetemp()
+    if getattr(config, "workerinput", None) is not None:
+        base = base.parent
+    d = base / "testdata-shared"
+    d.mkdir(exist_ok=True)
+    return d
+
+
+def _write_shared(d: pathlib.Path, name: str, kind: Kind, n: int, seed: Seed, offset: Size,
+                  options: Dict[str, Any]) -> pathlib.Path:
+    """Write d/name once: the first process to take the lock writes it
+    (atomically: testdata.write replaces only once complete), the others
+    find it there.  Read-only once written."""
+    path = d / name
+    with open(d / (name + ".lock"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            if not path.exists():
+                _write_under(d, name, kind, n, seed, offset, options)
+                os.chmod(path, stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+    return path
+
+
 @pytest.fixture(scope="session")
-def testdata_shared_file(request, tmp_path_factory):
+def testdata_shared_file(request: pytest.FixtureRequest,
+                         tmp_path_factory: pytest.TempPathFactory) -> SharedFileFactory:
     """Session-scoped factory like testdata_file, for large files: every
-    distinct (kind, size, seed, options) is generated once per session and the
-    same read-only path is returned to every test.  The seed defaults to one
-    derived from the session seed alone (tests share the file)."""
-    files = {}
-    base = None
+    distinct (kind, size, seed, offset, options) is generated once per run and the
+    same read-only path is returned to every test, also across pytest-xdist
+    workers (under a file lock in the run's base temporary directory).  The
+    seed defaults to one derived from the session seed alone (tests share
+    the file)."""
+    files: Dict[Tuple[Any, ...], pathlib.Path] = {}
     default_seed = derive_seed(session_seed(request.config), "testdata_shared_file")
 
-    def get(kind, size, *, seed=None, **options):
-        nonlocal base
+    def get(kind: Kind, size: Size, *, seed: Optional[Seed] = None, offset: Size = 0,
+            **options: Unpack[StreamOptions]) -> pathlib.Path:
         n = testdata.parse_size(size)
-        seed = default_seed if seed is None else seed
-        key = (kind, n, str(seed), tuple(sorted((k, str(v)) for k, v in options.items())))
+        s = default_seed if seed is None else seed
+        # Validated before the name is made from them.
+        testdata.Stream(kind, 0, seed=s, offset=offset, **options).close()
+        key = (kind, n, str(s), str(offset), tuple(sorted((k, str(v)) for k, v in options.items())))
         path = files.get(key)
         if path is None:
-            if base is None:
-                base = tmp_path_factory.mktemp("testdata-shared")
-            tag = hashlib.blake2b(repr(key).encode(), digest_size=6).hexdigest()
-            path = _write_under(base, f"{kind}-{n}-{tag}.bin", kind, n, seed, options)
-            os.chmod(path, stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
+            # The library's version is part of the name: a file from another
+            # version (--basetemp reused) is never taken for this one's.
+            tag = hashlib.blake2b(repr((key, testdata.__version__, testdata.FORMAT_VERSION))
+                                  .encode(), digest_size=6).hexdigest()
+            path = _write_shared(_shared_dir(request.config, tmp_path_factory),
+                                 f"{kind}-{n}-{tag}.bin", kind, n, s, offset, dict(options))
             files[key] = path
         return path
 

@@ -1,0 +1,185 @@
+# Type stub of testdata.capi, the SWIG module over include/testdata.h
+# (bindings/python/testdata.i).  tests/python/test_typing.py checks that it
+# names exactly what the built module exports.
+#
+# Functions with pointer outputs return the status first and the outputs
+# after it: rc, value = td_parse_size("1K").  At run time that sequence is a
+# list; it is typed as a tuple here so each position keeps its type.
+# Negative status codes raise (ValueError, OSError, MemoryError) with the
+# code as .td_status; the td_verify family returns TD_EMISMATCH instead.
+from typing import Optional, Tuple, Union
+import os
+
+from _typeshed import ReadableBuffer, WriteableBuffer
+
+_Path = Union[str, bytes, os.PathLike[str], os.PathLike[bytes]]
+
+TD_VERSION_MAJOR: int
+TD_VERSION_MINOR: int
+TD_VERSION_PATCH: int
+TD_VERSION_STRING: str
+TD_FORMAT_VERSION: int
+TD_SIZE_UNBOUNDED: int
+
+TD_OK: int
+TD_DONE: int
+TD_EINVAL: int
+TD_ENOMEM: int
+TD_EKIND: int
+TD_EOPTION: int
+TD_ERANGE: int
+TD_EIO: int
+TD_EMISMATCH: int
+TD_ESYNTAX: int
+TD_ECANCELED: int
+
+TD_ZERO: int
+TD_RANDOM: int
+TD_TEXT: int
+TD_COMPRESSIBLE: int
+TD_KIND_COUNT: int
+TD_ALG_CHACHA20: int
+TD_ALG_FAST: int
+TD_DEDUP_BLOCK_MIN: int
+TD_DEDUP_BLOCK_MAX: int
+TD_DEDUP_MAX_RATIO: float
+TD_OPTION_UINT: int
+TD_OPTION_SIZE: int
+TD_OPTION_REAL: int
+TD_OPTION_CHOICE: int
+TD_IO_IN_PLACE: int
+TD_IO_NAMED_TEMP: int
+TD_CODEC_GZIP: int
+TD_CODEC_ZSTD: int
+TD_CODEC_LZ4: int
+TD_CODEC_XZ: int
+TD_CODEC_COUNT: int
+TD_ANALYZE_DEFAULT_SAMPLE: int
+TD_ANALYZE_BLOCK: int
+TD_ANALYZE_DEDUP_BLOCK: int
+
+class td_options:
+    seed: int
+    threads: int
+    algorithm: int
+    ratio: float
+    dedup: float
+    dedup_block: int
+    thisown: bool
+    def __init__(self) -> None: ...
+
+class td_option_info:
+    key: str
+    type: int
+    value_name: str
+    help: str
+    values: object
+    range: str
+    default_value: str
+    kinds: int
+    reserved: int
+    thisown: bool
+
+class td_verify_result:
+    offset: int
+    expected: int
+    received: int
+    compared: int
+    mismatches: int
+    first_mismatch: int
+    missing: int
+    extra: int
+    extra_is_lower_bound: int
+    status: int
+    thisown: bool
+
+class td_io_options:
+    flags: int
+    reserved32: int
+    progress: object
+    ctx: object
+    reserved: object
+    thisown: bool
+    def __init__(self) -> None: ...
+
+class td_analyze_options:
+    size_hint: int
+    sample_bytes: int
+    threads: int
+    reserved32: int
+    reserved: object
+    thisown: bool
+    def __init__(self) -> None: ...
+
+class td_analysis:
+    size: int
+    sampled: int
+    is_sampled: int
+    reserved_int: int
+    entropy: float
+    ratio: object
+    compressed: object
+    verdict: str
+    dedup_blocks: int
+    dedup_unique: int
+    dedup_ratio: float
+    dedup_is_estimate: int
+    reserved_int2: int
+    reserved: object
+    thisown: bool
+    def __init__(self) -> None: ...
+
+class td_stream:
+    thisown: bool
+
+class td_verifier:
+    thisown: bool
+
+def td_strerror(rc: int) -> str: ...
+def td_version() -> str: ...
+def td_options_init(o: td_options) -> None: ...
+def td_options_set(o: td_options, kind: int, key: str, value: str) -> int: ...
+def td_options_check(kind: int, o: Optional[td_options]) -> int: ...
+def td_kind_from_name(name: str) -> Tuple[int, int]: ...
+def td_kind_name(kind: int) -> Optional[str]: ...
+def td_kind_is_text(kind: int) -> int: ...
+def td_option_count() -> int: ...
+def td_option_get(index: int) -> td_option_info: ...
+def td_parse_size(text: str) -> Tuple[int, int]: ...
+def td_stream_open(kind: int, size: int, o: Optional[td_options]) -> Tuple[int, td_stream]: ...
+def td_stream_read(s: td_stream, buf: WriteableBuffer) -> Tuple[int, int]: ...
+def td_stream_next(s: td_stream) -> Tuple[int, bytes]: ...
+def td_stream_seek(s: td_stream, offset: int) -> int: ...
+def td_stream_tell(s: td_stream) -> int: ...
+def td_stream_size(s: td_stream) -> int: ...
+def td_fill(kind: int, o: Optional[td_options], offset: int, buf: WriteableBuffer) -> int: ...
+def td_verify(kind: int, o: Optional[td_options], offset: int,
+              buf: ReadableBuffer) -> Tuple[int, int]: ...
+def td_verify_count(kind: int, o: Optional[td_options], offset: int,
+                    buf: ReadableBuffer) -> Tuple[int, int, int]: ...
+def td_split_range(size: int, parts: int, align: int,
+                   index: int) -> Tuple[int, int, int]: ...
+def td_write_file_at(path: _Path, kind: int, offset: int, size: int,
+                     o: Optional[td_options]) -> int: ...
+def td_write_file(path: _Path, kind: int, size: int, o: Optional[td_options]) -> int: ...
+def td_verifier_new(kind: int, o: Optional[td_options], offset: int,
+                    expected_size: int) -> Tuple[int, td_verifier]: ...
+def td_verifier_update(v: td_verifier, buf: ReadableBuffer) -> int: ...
+def td_verifier_finish(v: td_verifier) -> Tuple[int, td_verify_result]: ...
+
+# Helpers of testdata.i (td_py_*), for the pure-Python package.
+def td_fill_bytes(kind: int, o: Optional[td_options], offset: int,
+                  length: int) -> Tuple[int, bytes]: ...
+def td_stream_read_bytes(s: td_stream, length: int) -> Tuple[int, bytes]: ...
+def td_py_fill(kind: int, o: Optional[td_options], offset: int, buf: WriteableBuffer) -> int: ...
+def td_py_write_file(path: _Path, kind: int, offset: int, size: int,
+                     o: Optional[td_options]) -> int: ...
+def td_py_verify_file(path: _Path, kind: int, offset: int, size: int,
+                      o: Optional[td_options]) -> Tuple[int, td_verify_result]: ...
+def td_py_options_set(o: td_options, kind: int, key: str, value: str) -> Tuple[int, str]: ...
+def td_py_kind_from_name(name: str) -> Tuple[int, int, str]: ...
+def td_py_verify_message(r: td_verify_result, name: str) -> Tuple[int, str]: ...
+def td_py_shard_name(index: int) -> Tuple[int, str]: ...
+def td_py_option_values(index: int) -> Tuple[int, str]: ...
+def td_py_analyze_file(path: _Path, sample: int, threads: int) -> Tuple[int, str]: ...
+def td_py_analyze_buffer(buf: ReadableBuffer, sample: int, threads: int) -> Tuple[int, str]: ...

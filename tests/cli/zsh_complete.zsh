@@ -1,0 +1,43 @@
+# zsh -f zsh_complete.zsh DIR LINE: the matches zsh's completion system offers
+# for LINE (as if TAB were pressed after it), one per line, with DIR (holding
+# _testdata) first in $fpath.  An interactive zsh runs in a pseudo-terminal
+# (zsh/zpty) with compadd wrapped to print what it adds; the same technique
+# as zsh-capture-completion.
+zmodload zsh/zpty || exit 3
+fdir=$1
+shift
+init=$(mktemp)
+cat > $init <<EOF
+PROMPT=
+fpath=($fdir \$fpath)
+autoload -U compinit
+compinit -u -d $init.dump
+bindkey '^M' undefined
+bindkey '^J' undefined
+bindkey '^I' complete-word
+comppostfuncs=( exit )
+zstyle ':completion:*' list-grouped false
+zstyle ':completion:*' insert-tab false
+compadd() {
+  if [[ \${@[1,(i)(-|--)]} == *-(O|A|D)\ * ]]; then
+    builtin compadd "\$@"
+    return \$?
+  fi
+  typeset -a __hits
+  builtin compadd -A __hits "\$@"
+  local h
+  for h in \$__hits; do echo -E - "<M>\$h</M>"; done
+}
+echo init-ok
+EOF
+zpty z zsh -f -i
+zpty -w z "source $init"
+repeat 50; do
+  zpty -r z line
+  [[ $line == init-ok* ]] && break
+done
+zpty -w z "$*"$'\t'
+while zpty -r z line; do
+  [[ $line == *'<M>'*'</M>'* ]] && print -r -- "${${line#*<M>}%%</M>*}"
+done
+rm -f $init $init.dump
