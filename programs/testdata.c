@@ -12,7 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const cli_cmd *const commands[] = {&cli_cmd_gen, &cli_cmd_verify, &cli_cmd_analyze, NULL};
+static const cli_cmd *const commands[] = {&cli_cmd_gen, &cli_cmd_verify, &cli_cmd_analyze,
+                                           &cli_cmd_tree, NULL};
 
 static void main_help(FILE *f)
 {
