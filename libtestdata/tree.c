@@ -505,7 +505,7 @@ static int read_hist_file(const char *path, td__hist *h, char *msg, size_t cap)
         *end = '\0';
         int rc = td_parse_size(sz, &s);
         *end = save;
-        if (rc == TD_OK && *cnt) {
+        if (rc == TD_OK && p > cnt) {
             *p = '\0';
             rc = td__parse_u64(cnt, &c, 0);
         }
