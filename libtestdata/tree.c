@@ -462,6 +462,13 @@ static int table_from_hist(td_tree *t, const td__hist *h)
             before += h->count[b];
             b = nb;
         }
+        if (k == TD_TREE_QN) { /* the largest size of all */
+            unsigned last = TD_TREE_HBINS - 1;
+            while (!h->count[last])
+                last--;
+            b = last;
+            before = h->files - h->count[b];
+        }
         u128 in = pos - ((u128)before << TD_TREE_QBITS);
         u128 width = (u128)h->count[b] << TD_TREE_QBITS;
         if (in > width)
