@@ -6,6 +6,8 @@
         shutil.copyfileobj(f, sink)                           # file object
     path = testdata.write(tmp / "x.bin", "zero", 4096)        # pathlib.Path
     testdata.verify(path, "zero", 4096)                       # or MismatchError
+    testdata.tree(tmp / "t", files=1000, total="100M", seed=7)  # a file tree
+    testdata.verify_tree(tmp / "t", files=1000, total="100M", seed=7)
 
 Sizes take an int or the CLI's strings ("100M", "1KB"); kind names and
 options are the CLI's (algorithm="fast", threads=2, dedup_block="64K" ...).
@@ -16,8 +18,10 @@ the C API is testdata.capi.
 from . import capi
 from ._stream import (FORMAT_VERSION, UNBOUNDED, Error, MismatchError, Stream, fill, generate,
                       kinds, parse_size, shard_name, split_range, verify, write)
+from ._tree import Tree, TreeFile, TreeMismatchError, tree, tree_profile, verify_tree
 
 __version__ = capi.td_version()
 
 __all__ = ["Stream", "generate", "fill", "write", "verify", "Error", "MismatchError", "parse_size",
-           "kinds", "split_range", "shard_name", "UNBOUNDED", "FORMAT_VERSION", "capi"]
+           "kinds", "split_range", "shard_name", "UNBOUNDED", "FORMAT_VERSION", "capi",
+           "Tree", "TreeFile", "TreeMismatchError", "tree", "verify_tree", "tree_profile"]
