@@ -152,11 +152,17 @@ class Tree:
 
     def verify(self, directory, *, threads=0, extra=True, first=0, count=None):
         """Check every file (or files [first, first+count)) under directory
-        and, for the whole tree with extra=True, that nothing else is there.
-        Returns None, or raises TreeMismatchError."""
+        and, for the whole tree with extra=True, that nothing else is there
+        (extra="only": that alone, no files, for callers that check the
+        files in parts).  Returns None, or raises TreeMismatchError."""
         d = _dir(directory)
         first, count = self._range(first, count)
-        flags = 0 if extra else capi.TD_TREE_NO_EXTRA
+        if extra == "only":
+            flags = capi.TD_TREE_EXTRA_ONLY
+        elif isinstance(extra, bool):
+            flags = 0 if extra else capi.TD_TREE_NO_EXTRA
+        else:
+            raise ValueError(f"extra must be True, False or 'only', not {extra!r}")
         rc, res, text = capi.td_py_tree_verify(self._t, d, flags, operator.index(threads), first,
                                                count)
         if rc == capi.TD_EIO:

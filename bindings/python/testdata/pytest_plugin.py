@@ -23,7 +23,15 @@ Fixtures
                            distinct (kind, size, seed, options) is written once
                            per session (read-only) and shared by all tests;
                            its default seed derives from the session seed only.
+    testdata_tree          factory (*, name=None, seed=None, **tree options)
+                           -> pathlib.Path of a new file tree under tmp_path
+                           (testdata.Tree's options: files=, total=, sizes= ...)
+    testdata_shared_tree   session-scoped factory like testdata_tree: each
+                           distinct tree is written once per session, also
+                           under pytest-xdist (one worker writes it, under a
+                           file lock; the others wait and share it).
 """
+import fcntl
 import hashlib
 import itertools
 import os
@@ -38,7 +46,8 @@ __all__ = ["derive_seed", "session_seed"]
 
 _CACHE_KEY = "testdata/seed"
 _MAX_SEED = (1 << 64) - 1
-_FIXTURES = frozenset({"testdata_seed", "testdata_file", "testdata_stream", "testdata_shared_file"})
+_FIXTURES = frozenset({"testdata_seed", "testdata_file", "testdata_stream", "testdata_shared_file",
+                       "testdata_tree", "testdata_shared_tree"})
 _session_seed_key = pytest.StashKey[int]()
 _seed_note_key = pytest.StashKey[str]()
 
@@ -203,6 +212,60 @@ def testdata_shared_file(request, tmp_path_factory):
             path = _write_under(base, f"{kind}-{n}-{tag}.bin", kind, n, seed, options)
             os.chmod(path, stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
             files[key] = path
+        return path
+
+    return get
+
+
+@pytest.fixture
+def testdata_tree(testdata_seed, tmp_path):
+    """Factory: testdata_tree(*, name=None, seed=None, **options) -> Path.
+
+    Writes the file tree of **options (testdata.Tree: files=, total=,
+    sizes=, depth=, fanout=, kind= and the kind's options) into a new
+    directory under tmp_path.  The seed defaults to testdata_seed."""
+    counter = itertools.count()
+
+    def make(*, name=None, seed=None, **options):
+        if name is None:
+            name = f"testdata-tree-{next(counter)}"
+        path = tmp_path / name
+        if os.path.isabs(name) or ".." in path.relative_to(tmp_path).parts:
+            raise ValueError(f"name must be a relative path inside {tmp_path}, not {name!r}")
+        return testdata.tree(path, seed=testdata_seed if seed is None else seed, **options)
+
+    return make
+
+
+@pytest.fixture(scope="session")
+def testdata_shared_tree(request, tmp_path_factory):
+    """Session-scoped factory like testdata_tree: each distinct tree is
+    written once per session and the same path returned to every test.
+    Under pytest-xdist the workers share one copy: it lives in the parent
+    of the workers' base temporary directories, and the first worker to
+    need it writes it under a file lock (a crashed writer's partial tree is
+    completed by the next, with resume); the others wait for it.  The seed
+    defaults to one derived from the session seed alone."""
+    default_seed = derive_seed(session_seed(request.config), "testdata_shared_tree")
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent  # shared by this session's workers
+    trees = {}
+
+    def get(*, seed=None, **options):
+        seed = default_seed if seed is None else seed
+        key = (str(seed), tuple(sorted((k, str(v)) for k, v in options.items())))
+        path = trees.get(key)
+        if path is None:
+            tag = hashlib.blake2b(repr(key).encode(), digest_size=8).hexdigest()
+            path = base / f"testdata-shared-tree-{tag}"
+            done = base / f"testdata-shared-tree-{tag}.done"
+            with open(base / f"testdata-shared-tree-{tag}.lock", "w") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX)
+                if not done.exists():
+                    testdata.tree(path, resume=True, seed=seed, **options)
+                    done.touch()
+            trees[key] = path
         return path
 
     return get
