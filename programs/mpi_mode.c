@@ -605,14 +605,16 @@ static int tree_collect(void *ctx, const td_tree_finding *f)
     char line[1024];
     td_tree_finding_message(f, line, sizeof line);
     size_t n = strlen(line);
-    if (l->len + n + 2 > l->cap) {
-        size_t nc = (l->cap ? 2 * l->cap : 4096) + n;
+    if (l->len + n + 12 > l->cap) {
+        size_t nc = (l->cap ? 2 * l->cap : 4096) + n + 12;
         char *p = realloc(l->buf, nc);
         if (!p)
             return 0;
         l->buf = p;
         l->cap = nc;
     }
+    memcpy(l->buf + l->len, "testdata: ", 10);
+    l->len += 10;
     memcpy(l->buf + l->len, line, n);
     l->len += n;
     l->buf[l->len++] = '\n';
@@ -632,7 +634,7 @@ int cli_mpi_tree(const td_tree *t, const char *dir, int verify, uint32_t flags, 
 {
     td_tree_io io;
     td_tree_result res, ex;
-    lines l = {0};
+    lines l = {0}, xl = {0};
     char where[512];
     uint64_t f0, nf, n = td_tree_count(t), mine[8], all[8];
     int st = 0, rc;
@@ -671,6 +673,7 @@ int cli_mpi_tree(const td_tree *t, const char *dir, int verify, uint32_t flags, 
             io.flags = TD_TREE_EXTRA_ONLY;
             io.first = 0;
             io.count = 0;
+            io.ctx = &xl;
             int xr = td_tree_verify(t, dir, &io, &ex);
             res.extra = ex.extra;
             if (rc == TD_OK)
@@ -688,15 +691,37 @@ int cli_mpi_tree(const td_tree *t, const char *dir, int verify, uint32_t flags, 
         st = rc == TD_OK ? 0 : 1;
     }
     st = agree(st);
-    /* Findings in rank order, which is file order. */
-    for (int r = 0; r < nranks; r++) {
-        if (r == rank && l.len && !quiet) {
-            fputs(l.buf, stderr);
-            fflush(stderr);
+    /* Findings in rank order, which is file order, all printed by rank 0:
+     * mpiexec forwards each rank's stderr on its own, in no fixed order. */
+    {
+        int mylen = quiet ? 0 : (int)(l.len < (1u << 30) ? l.len : (1u << 30)), *lens = NULL, *offs = NULL;
+        char *all_lines = NULL;
+        if (rank == 0) {
+            lens = calloc((size_t)nranks, sizeof *lens);
+            offs = calloc((size_t)nranks, sizeof *offs);
         }
-        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_Gather(&mylen, 1, MPI_INT, lens, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        if (rank == 0) {
+            size_t tot = 0;
+            for (int r = 0; r < nranks; r++) {
+                offs[r] = (int)tot;
+                tot += (size_t)lens[r];
+            }
+            all_lines = malloc(tot + 1);
+        }
+        MPI_Gatherv(l.buf, mylen, MPI_CHAR, all_lines, lens, offs, MPI_CHAR, 0, MPI_COMM_WORLD);
+        if (rank == 0 && all_lines) {
+            int tot = offs[nranks - 1] + lens[nranks - 1];
+            fwrite(all_lines, 1, (size_t)tot, stderr);
+        }
+        free(all_lines);
+        free(lens);
+        free(offs);
     }
+    if (xl.len && !quiet) /* rank 0's extra entries, after every file */
+        fputs(xl.buf, stderr);
     free(l.buf);
+    free(xl.buf);
     mine[0] = res.files, mine[1] = res.bytes, mine[2] = res.missing, mine[3] = res.wrong_size;
     mine[4] = res.changed, mine[5] = res.extra, mine[6] = res.unreadable, mine[7] = res.skipped;
     MPI_Reduce(mine, all, 8, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
