@@ -695,8 +695,12 @@ TD_API void td_tree_free(td_tree *t);
  * (messages then name the option so).  Stream options are checked against
  * the kind in td_tree_prepare(), so they may come before "kind".  Not
  * allowed after td_tree_prepare().
- * @param msg  on failure, one line naming the option and its valid values
- *             (may be NULL); untouched on success
+ * @param t      the tree
+ * @param key    the option
+ * @param value  its value, as a command line writes it
+ * @param msg    on failure, one line naming the option and its valid values
+ *               (may be NULL); untouched on success
+ * @param cap    bytes at msg
  * @return TD_OK, TD_EOPTION (unknown key), TD_ESYNTAX, TD_ERANGE, TD_EKIND,
  *         TD_EINVAL (NULL, or the tree is prepared), TD_ENOMEM.
  */
@@ -831,7 +835,13 @@ typedef struct td_tree_result {
  * an existing file of the tree is replaced atomically (with
  * TD_TREE_RESUME: verified first and kept when right), and nothing else in
  * @p dir is touched.  Files are written by io->threads threads at once.
+ * @param t         a prepared tree
+ * @param dir       the top directory
+ * @param io        threads, part, flags and callbacks, or NULL for defaults
+ * @param result    if not NULL, receives the counts
  * @param path_buf  if not NULL, receives the path at fault on TD_EIO
+ *                  (relative to dir, or dir itself)
+ * @param cap       bytes at path_buf
  * @return TD_OK; TD_EIO (errno, also in result->error); TD_ECANCELED;
  *         TD_EINVAL (not prepared, NULL); TD_ENOMEM.
  */
@@ -853,7 +863,10 @@ TD_API int td_tree_verify(const td_tree *t, const char *dir, const td_tree_io *i
  * Scan the tree under @p dir (sizes, depth and fan-out; never contents)
  * into a tree profile: a small JSON document (docs/format.md, "Tree
  * profiles") that the option "like" reproduces.  Symlinks are not followed.
+ * @param dir  the top directory
+ * @param io   io->progress is called every 4096 files (io may be NULL)
  * @param buf  receives the NUL-terminated JSON
+ * @param cap  bytes at buf
  * @param len  receives its length (also the length needed on TD_ERANGE)
  * @return TD_OK; TD_ERANGE (buf too small: 256 KiB always suffice); TD_EIO
  *         (errno); TD_EINVAL; TD_ECANCELED (io->progress); TD_ENOMEM.
