@@ -80,6 +80,20 @@ struct job {
     int started;
 };
 
+/* Wait on r->cv for at most 20 ms (mu held): the caller wakes up to
+ * report progress (and notice Ctrl-C) while others work. */
+static void wait_a_little(run *r)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_nsec += 20000000;
+    if (ts.tv_nsec >= 1000000000) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000;
+    }
+    pthread_cond_timedwait(&r->cv, &r->mu, &ts);
+}
+
 static int stopped(run *r)
 {
     return __atomic_load_n(&r->stop, __ATOMIC_RELAXED);
@@ -446,7 +460,7 @@ static void emit_ready(run *r)
             s->rec[k].f.path = s->rec[k].path;
             if (r->io->report && !r->canceled && r->io->report(r->io->ctx, &s->rec[k].f) != 0) {
                 r->canceled = 1;
-                r->stop = 1;
+                __atomic_store_n(&r->stop, 1, __ATOMIC_RELAXED);
             }
         }
         s->n = 0;
@@ -529,9 +543,8 @@ static void *worker(void *arg)
         while (!r->stop && r->next_chunk < r->nchunks && r->verify &&
                r->next_chunk >= r->emitted + r->window) {
             if (j->caller) {
+                wait_a_little(r);
                 pthread_mutex_unlock(&r->mu);
-                struct timespec ms = {0, 20000000};
-                nanosleep(&ms, NULL);
                 progress(j, 1);
                 pthread_mutex_lock(&r->mu);
             } else {
@@ -650,8 +663,9 @@ static int extras(run *r, int fd, uint64_t j, unsigned level, const char *rel)
     struct dirent *e;
     int rc = TD_OK;
     if (!d) {
+        int err = errno;
         close(fd);
-        return TD_OK;
+        return err == ENOMEM ? TD_ENOMEM : TD_OK;
     }
     while ((e = readdir(d)) != NULL) {
         if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
@@ -796,9 +810,10 @@ static int run_tree(const td_tree *t, const char *dir, const td_tree_io *io_in,
          * Ctrl-C) going. */
         pthread_mutex_lock(&r.mu);
         while (r.active > 0) {
+            wait_a_little(&r);
+            if (r.active == 0)
+                break;
             pthread_mutex_unlock(&r.mu);
-            struct timespec ms = {0, 20000000};
-            nanosleep(&ms, NULL);
             progress(&jobs[0], 1);
             pthread_mutex_lock(&r.mu);
         }
@@ -880,8 +895,10 @@ static int scan_dir(scan *s, int fd, unsigned level)
     uint64_t subs = 0;
     int rc = TD_OK;
     if (!d) {
+        int err = errno;
         close(fd);
-        return TD_EIO;
+        errno = err;
+        return err == ENOMEM ? TD_ENOMEM : TD_EIO;
     }
     s->dirs++;
     if (level > s->maxdepth)
