@@ -250,11 +250,11 @@ static void tree_option_help(FILE *f)
 void cli_print_help(const cli_cmd *cmd, FILE *f)
 {
     fprintf(f, "usage: testdata %s %s\n%s\n", cmd->name, cmd->args, cmd->description);
-    if (cmd->stream_opts || cmd->operands)
+    if ((cmd->stream_opts && !cmd->tree_opts) || cmd->operands)
         fputc('\n', f);
-    if (cmd->stream_opts) {
+    if (cmd->stream_opts && !cmd->tree_opts) {
         char kinds[256] = "";
-        const char *left = cmd->tree_opts ? "--kind KIND" : "KIND";
+        const char *left = "KIND";
         for (int k = 0; k < TD_KIND_COUNT; k++)
             if (td_kind_name(k))
                 snprintf(kinds + strlen(kinds), sizeof kinds - strlen(kinds), "%s%s",

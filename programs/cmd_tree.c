@@ -325,6 +325,8 @@ static const char tree_footer[] =
     "File i holds bytes [i * 2^36, i * 2^36 + SIZE) of the stream (--kind, --seed and\n"
     "the kind's options): `testdata tree list` prints the path, SIZE, kind and offset\n"
     "of each, so `testdata gen KIND SIZE --offset OFFSET` makes any one of them.\n"
+    "--threads N is the number of files written or checked at once (0: all cores);\n"
+    "the tree never depends on it.  --kind takes any KIND `testdata gen --help` lists.\n"
     "Exit status: 0 done (verify: all right), 1 failure or findings, 2 usage error,\n"
     "129/130/143 interrupted.\n";
 
