@@ -179,10 +179,23 @@ static int run_list(const cli_cmd *cmd, int argc, char **argv)
     t = make_tree(&a, 0);
     kind = td_kind_name(td_tree_kind(t));
     setvbuf(stdout, obuf, _IOFBF, sizeof obuf);
+    size_t klen = strlen(kind);
     for (uint64_t i = 0; i < td_tree_count(t); i++) {
+        char line[TD_TREE_PATH_MAX + 96], *p;
+        size_t n;
         td_tree_file(t, i, &e);
-        if (printf("%s\t%llu\t%s\t%llu\n", e.path, (unsigned long long)e.size, kind,
-                   (unsigned long long)e.offset) < 0)
+        n = strlen(e.path);
+        memcpy(line, e.path, n);
+        p = line + n;
+        *p++ = '\t';
+        p += snprintf(p, 24, "%llu", (unsigned long long)e.size);
+        *p++ = '\t';
+        memcpy(p, kind, klen);
+        p += klen;
+        *p++ = '\t';
+        p += snprintf(p, 24, "%llu", (unsigned long long)e.offset);
+        *p++ = '\n';
+        if (fwrite(line, 1, (size_t)(p - line), stdout) != (size_t)(p - line))
             break;
         if ((i & 0xffff) == 0 && cli_interrupted())
             break;
