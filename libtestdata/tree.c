@@ -904,14 +904,41 @@ static int read_profile(td_tree *t, td__hist *h, char *msg, size_t cap)
 
 /* ---- sizes --------------------------------------------------------------- */
 
-/* The uniform draw of file i (docs/format.md): SplitMix64's finaliser of
- * k0 + (i + 1) * golden, xor k1. */
-static uint64_t draw(const td_tree *t, uint64_t i)
+static uint64_t splitmix(uint64_t z)
 {
-    uint64_t z = t->k0 + (i + 1) * UINT64_C(0x9e3779b97f4a7c15);
     z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
     z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return (z ^ (z >> 31)) ^ t->k1;
+    return z ^ (z >> 31);
+}
+
+/* A keyed permutation of [0, n): a 4-round Feistel network on 2h bits
+ * (4^h >= n), walking the cycle until the value is below n. */
+static uint64_t permute(const td_tree *t, uint64_t i)
+{
+    const unsigned h = t->half_bits;
+    const uint64_t mask = (UINT64_C(1) << h) - 1;
+    uint64_t x = i;
+    do {
+        uint64_t l = x >> h, r = x & mask;
+        for (unsigned k = 0; k < 4; k++) {
+            uint64_t f = splitmix(r ^ t->rk[k]) & mask;
+            uint64_t nl = r;
+            r = l ^ f;
+            l = nl;
+        }
+        x = (l << h) | r;
+    } while (x >= t->n);
+    return x;
+}
+
+/* The draw of file i (docs/format.md, "Draws"): a point in [0, 2^64) of
+ * the stratum permute(i) of n equal strata, placed in it by a SplitMix64
+ * value, so that the n points cover the distribution evenly (quantiles
+ * are right to a stratum) while each file's size is still random. */
+static uint64_t draw(const td_tree *t, uint64_t i)
+{
+    uint64_t j = splitmix(t->k0 + (i + 1) * UINT64_C(0x9e3779b97f4a7c15)) ^ t->k1;
+    return (uint64_t)((((u128)permute(t, i)) << 64 | j) / t->n);
 }
 
 static uint64_t raw_size(const td_tree *t, uint64_t i)
@@ -1140,6 +1167,11 @@ int td_tree_prepare(td_tree *t, char *msg, size_t cap)
     td__derive_key("libtestdata tree v1", t->opt.seed, key);
     t->k0 = td__load64le(key);
     t->k1 = td__load64le(key + 8);
+    for (unsigned k = 0; k < 4; k++)
+        t->rk[k] = splitmix(td__load64le(key + 16) + k * td__load64le(key + 24));
+    t->half_bits = 1;
+    while (t->half_bits < 32 && (UINT64_C(1) << (2 * t->half_bits)) < t->n)
+        t->half_bits++;
 
     /* Sizes: a first pass for their sum; with --total a second for the
      * bytes the scaling rounds away, which files 0 .. remainder-1 get. */

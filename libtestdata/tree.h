@@ -50,7 +50,9 @@ struct td_tree {
     int scale;            /* sizes are scaled to target */
     uint64_t remainder;   /* files 0 .. remainder-1 get one byte more */
     uint64_t bytes;       /* td_tree_total */
-    uint64_t k0, k1;      /* from the tree key */
+    uint64_t k0, k1;      /* from the tree key: the draws within strata */
+    uint64_t rk[4];       /* round keys of the permutation of strata */
+    unsigned half_bits;   /* the permutation works on 2 * half_bits bits */
     uint64_t ndirs;       /* directories 1 + F + ... + F^D */
     uint64_t level_first[TD_TREE_MAX_DEPTH + 2]; /* first directory index of each level */
     int dir_width, file_width;

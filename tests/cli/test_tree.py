@@ -74,12 +74,14 @@ def percentile(sorted_vals, p):
     ("default", lambda p: math.exp(9.48 + 2.46 * statistics.NormalDist().inv_cdf(p / 0.99994))),
 ])
 def test_quantiles_within_5_percent(run, dist, q):
-    for seed in ("1", "2"):
+    """N = 10,000 (the draws are stratified: within a stratum, not 5%)."""
+    for seed in ("1", "2", "3"):
         sizes = sorted(int(s) for _, s, _, _ in manifest(
-            run, "--files", "100000", "--sizes", dist, "--seed", seed))
+            run, "--files", "10000", "--sizes", dist, "--seed", seed))
         for p in (0.10, 0.50, 0.90, 0.99):
             want, got = q(p), percentile(sizes, p)
             assert abs(got - want) <= 0.05 * want, (dist, seed, p, got, want)
+            assert abs(got - want) <= 0.02 * want, (dist, seed, p, got, want)  # in fact
 
 
 def test_empirical_histogram_reproduced(run, tmp_path):

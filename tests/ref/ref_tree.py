@@ -84,6 +84,12 @@ def probit(p):
             (((((B[0] * r + B[1]) * r + B[2]) * r + B[3]) * r + B[4]) * r + 1))
 
 
+def splitmix(z):
+    z = ((z ^ (z >> 30)) * 0xbf58476d1ce4e5b9) & MASK64
+    z = ((z ^ (z >> 27)) * 0x94d049bb133111eb) & MASK64
+    return z ^ (z >> 31)
+
+
 def point_u(k):
     if k == 0:
         return 1.0 / 1048576.0
@@ -175,7 +181,8 @@ class Tree:
         self.dist = distribution(sizes)
         key = hashlib.blake2b(b"libtestdata tree v1" + struct.pack("<Q", seed),
                               digest_size=32).digest()
-        self.k0, self.k1 = struct.unpack("<QQ", key[:16])
+        self.k0, self.k1, k2, k3 = struct.unpack("<QQQQ", key)
+        self.rk = [splitmix((k2 + k * k3) & MASK64) for k in range(4)]
         if files is not None:
             n = files
         elif total is not None:
@@ -184,6 +191,9 @@ class Tree:
         else:
             n = 100
         self.n, self.total = n, total
+        self.half_bits = 1
+        while self.half_bits < 32 and (1 << (2 * self.half_bits)) < n:
+            self.half_bits += 1
         raws = [self.raw(i) for i in range(n)]
         if total is not None:
             self.R = sum(raws)
@@ -210,11 +220,20 @@ class Tree:
         q = d[1]
         return sum(q[k] + q[k + 1] for k in range(QN)) // (2 * QN)
 
+    def permute(self, i):
+        h, x = self.half_bits, i
+        mask = (1 << h) - 1
+        while True:
+            l, r = x >> h, x & mask
+            for k in range(4):
+                l, r = r, l ^ (splitmix(r ^ self.rk[k]) & mask)
+            x = (l << h) | r
+            if x < self.n:
+                return x
+
     def draw(self, i):
-        z = (self.k0 + (i + 1) * 0x9e3779b97f4a7c15) & MASK64
-        z = ((z ^ (z >> 30)) * 0xbf58476d1ce4e5b9) & MASK64
-        z = ((z ^ (z >> 27)) * 0x94d049bb133111eb) & MASK64
-        return z ^ (z >> 31) ^ self.k1
+        j = splitmix((self.k0 + (i + 1) * 0x9e3779b97f4a7c15) & MASK64) ^ self.k1
+        return ((self.permute(i) << 64) | j) // self.n
 
     def raw(self, i):
         r, d = self.draw(i), self.dist
