@@ -686,8 +686,10 @@ static int extras(run *r, int fd, uint64_t j, unsigned level, const char *rel)
             break;
     }
     if (rc == TD_OK) {
-        qsort(ex.v, ex.n, sizeof *ex.v, cmp_str);
-        qsort(sub.v, sub.n, sizeof *sub.v, cmp_str);
+        if (ex.n > 1)
+            qsort(ex.v, ex.n, sizeof *ex.v, cmp_str);
+        if (sub.n > 1)
+            qsort(sub.v, sub.n, sizeof *sub.v, cmp_str);
         for (size_t k = 0; k < ex.n && !r->canceled; k++) {
             char path[TD_TREE_PATH_MAX + 256];
             td_tree_finding f;

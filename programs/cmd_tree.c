@@ -114,7 +114,7 @@ static const cli_opt gen_opts[] = {
 
 static int run_gen(const cli_cmd *cmd, int argc, char **argv)
 {
-    cli_args a;
+    static cli_args a; /* its arrays live until the program ends */
     prog p;
     td_tree_io io;
     td_tree_result res;
@@ -167,7 +167,7 @@ static const cli_opt list_opts[] = {
 
 static int run_list(const cli_cmd *cmd, int argc, char **argv)
 {
-    cli_args a;
+    static cli_args a; /* its arrays live until the program ends */
     td_tree *t;
     td_tree_entry e;
     const char *kind;
@@ -242,7 +242,7 @@ void cli_tree_verdict(const char *dir, const td_tree_result *r, uint64_t files)
 
 static int run_verify(const cli_cmd *cmd, int argc, char **argv)
 {
-    cli_args a;
+    static cli_args a; /* its arrays live until the program ends */
     prog p;
     td_tree_io io;
     td_tree_result res;
@@ -292,7 +292,7 @@ static const cli_opt like_opts[] = {
 
 static int run_like(const cli_cmd *cmd, int argc, char **argv)
 {
-    cli_args a;
+    static cli_args a; /* its arrays live until the program ends */
     const char *dir, *path;
     size_t cap = 1u << 20, len = 0;
     char *buf;
