@@ -205,7 +205,8 @@ typedef enum td_option_type {
     TD_OPTION_UINT = 0,   /**< an unsigned integer */
     TD_OPTION_SIZE = 1,   /**< a byte count with td_parse_size() suffixes */
     TD_OPTION_REAL = 2,   /**< a decimal number ("1.5") */
-    TD_OPTION_CHOICE = 3  /**< one of the names in td_option_info.values */
+    TD_OPTION_CHOICE = 3, /**< one of the names in td_option_info.values */
+    TD_OPTION_TEXT = 4    /**< free text: a distribution, a file name (tree options) */
 } td_option_type;
 
 /**
@@ -659,6 +660,247 @@ TD_API int td_verify_file_ex(const char *path, int kind, uint64_t offset, uint64
  * @return TD_OK, TD_EINVAL, TD_ERANGE (truncated).
  */
 TD_API int td_shard_name(char *buf, size_t cap, uint64_t index);
+
+/* ------------------------------------------------------------------------ */
+/* File trees                                                                */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * A file tree: many files with sizes drawn from a distribution, laid out
+ * in directories of a given depth and fan-out, their bytes shards of one
+ * stream.  Fixed entirely by its options (td_tree_set()); docs/format.md,
+ * "Trees", specifies exactly how sizes, names and contents are derived.
+ *
+ * Stateless access: after td_tree_prepare(), td_tree_file() gives the path,
+ * size and stream offset of any file alone in O(1), and enumeration never
+ * holds a list of the files.  File i holds bytes
+ * [i * TD_TREE_STRIDE, i * TD_TREE_STRIDE + size) of the tree's stream
+ * (kind, options, seed), so `testdata gen KIND SIZE --offset OFFSET` makes
+ * any file alone.  Opaque.  After td_tree_prepare() a tree is immutable and
+ * may be used by any number of threads at once.
+ */
+typedef struct td_tree td_tree;
+
+/** Stream distance between the first bytes of consecutive files (2^36). */
+#define TD_TREE_STRIDE (UINT64_C(1) << 36)
+/** Largest file of a tree: TD_TREE_STRIDE bytes (64 GiB). */
+#define TD_TREE_MAX_FILE_SIZE TD_TREE_STRIDE
+/** Most files a tree may have (2^28). */
+#define TD_TREE_MAX_FILES (UINT64_C(1) << 28)
+/** Deepest directory level (td_tree option "depth"). */
+#define TD_TREE_MAX_DEPTH 16u
+/** Largest fan-out (td_tree option "fanout"). */
+#define TD_TREE_MAX_FANOUT 65536u
+/** Room for a relative path of a tree file, with its NUL. */
+#define TD_TREE_PATH_MAX 192u
+/** Version of the tree profile JSON written by td_tree_scan(). */
+#define TD_TREE_PROFILE_VERSION 1
+
+/**
+ * Make an empty tree spec with the defaults (100 files of the "default"
+ * distribution, random content, seed 0; docs/format.md).
+ * @return TD_OK, TD_EINVAL, TD_ENOMEM.
+ */
+TD_API int td_tree_new(td_tree **out);
+
+/** Release a tree.  NULL is fine. */
+TD_API void td_tree_free(td_tree *t);
+
+/**
+ * Set one option from strings, as the CLI and bindings do: a tree option
+ * of td_tree_option_get() ("files", "total", "sizes", "depth", "fanout",
+ * "kind", "like") or a stream option of td_option_get() ("seed", "ratio",
+ * ...; "threads" is the number of files written or checked at once).  As
+ * in td_options_set(), '-' and '_' are alike and a leading "--" is allowed
+ * (messages then name the option so).  Stream options are checked against
+ * the kind in td_tree_prepare(), so they may come before "kind".  Not
+ * allowed after td_tree_prepare().
+ * @param t      the tree
+ * @param key    the option
+ * @param value  its value, as a command line writes it
+ * @param msg    on failure, one line naming the option and its valid values
+ *               (may be NULL); untouched on success
+ * @param cap    bytes at msg
+ * @return TD_OK, TD_EOPTION (unknown key), TD_ESYNTAX, TD_ERANGE, TD_EKIND,
+ *         TD_EINVAL (NULL, or the tree is prepared), TD_ENOMEM.
+ */
+TD_API int td_tree_set(td_tree *t, const char *key, const char *value, char *msg, size_t cap);
+
+/**
+ * Resolve the options into the tree: read a "like" profile or an
+ * "empirical:FILE" histogram, build the size distribution, the number of
+ * files and (with "total") the exact scaling.  Takes O(files) time, O(1)
+ * memory.  Idempotent.
+ * @return TD_OK; TD_ESYNTAX, TD_ERANGE, TD_EOPTION, TD_EKIND (with a message
+ *         naming the option at fault); TD_EIO (a file could not be read;
+ *         errno); TD_ENOMEM.
+ */
+TD_API int td_tree_prepare(td_tree *t, char *msg, size_t cap);
+
+/** Number of files (0 before td_tree_prepare()). */
+TD_API uint64_t td_tree_count(const td_tree *t);
+/** Sum of the sizes of all files (0 before td_tree_prepare()). */
+TD_API uint64_t td_tree_total(const td_tree *t);
+/** The kind of every file's bytes (TD_RANDOM by default). */
+TD_API int td_tree_kind(const td_tree *t);
+/** The stream options of the files' bytes, as resolved by td_tree_prepare().
+ *  @return TD_OK or TD_EINVAL (NULL, or not prepared). */
+TD_API int td_tree_options(const td_tree *t, td_options *o);
+/** Resolved depth and fan-out of the directories.
+ *  @return TD_OK or TD_EINVAL (NULL, or not prepared). */
+TD_API int td_tree_shape(const td_tree *t, uint32_t *depth, uint32_t *fanout);
+
+/** One file of a tree (td_tree_file()). */
+typedef struct td_tree_entry {
+    uint64_t index;   /**< 0 .. td_tree_count()-1 */
+    uint64_t size;    /**< bytes */
+    uint64_t offset;  /**< stream offset of its first byte: index * TD_TREE_STRIDE */
+    uint64_t dir;     /**< index of its directory (0 is the top, breadth first) */
+    int kind;         /**< the kind of its bytes (with td_tree_options()) */
+    int reserved_int; /**< 0 */
+    char path[TD_TREE_PATH_MAX]; /**< relative, '/'-separated: "d3/d07/f000042.bin" */
+    uint64_t reserved[4]; /**< 0 */
+} td_tree_entry;
+
+/**
+ * File @p index of a prepared tree.  O(1), stateless, thread-safe.
+ * @return TD_OK; TD_ERANGE if index >= td_tree_count(); TD_EINVAL.
+ */
+TD_API int td_tree_file(const td_tree *t, uint64_t index, td_tree_entry *e);
+
+/** What a tree verification found about one file (td_tree_finding.what). */
+typedef enum td_tree_problem {
+    TD_TREE_MISSING = 1,   /**< a file of the tree is not there (or is not a regular file) */
+    TD_TREE_WRONG_SIZE = 2, /**< its size differs (first_bad: first differing byte, or the
+                                 shorter length) */
+    TD_TREE_CHANGED = 3,   /**< right size, different bytes (first_bad: the first one) */
+    TD_TREE_EXTRA = 4,     /**< an entry in a tree directory that is not a file of the tree */
+    TD_TREE_UNREADABLE = 5 /**< could not be opened or read (errno in .error) */
+} td_tree_problem;
+
+/** One finding of td_tree_verify(), given to td_tree_io.report. */
+typedef struct td_tree_finding {
+    int what;            /**< td_tree_problem */
+    int error;           /**< TD_TREE_UNREADABLE: the errno */
+    uint64_t index;      /**< the file's index (UINT64_MAX for TD_TREE_EXTRA) */
+    const char *path;    /**< relative path; valid during the callback */
+    uint64_t expected;   /**< expected size */
+    uint64_t actual;     /**< size found */
+    uint64_t first_bad;  /**< offset in the file of the first wrong byte */
+    uint64_t mismatches; /**< differing bytes among those compared */
+} td_tree_finding;
+
+/**
+ * One line for people about a finding, naming the problem and the first
+ * bad offset: "missing: d1/f03.bin (4096 bytes)", "wrong size: d1/f03.bin
+ * is 100 of 4096 bytes, first bad byte at 100", "changed: ... first
+ * difference at byte 17, 3 differing bytes", "extra: d1/notes.txt".
+ * @return TD_OK, TD_ERANGE (truncated), TD_EINVAL.
+ */
+TD_API int td_tree_finding_message(const td_tree_finding *f, char *buf, size_t cap);
+
+/** td_tree_io.flags: td_tree_write() first verifies an existing file and
+ *  leaves it alone when it is right (a rerun completes an interrupted tree). */
+#define TD_TREE_RESUME 1u
+/** td_tree_io.flags: td_tree_verify() does not look for extra entries. */
+#define TD_TREE_NO_EXTRA 2u
+/** td_tree_io.flags: td_tree_verify() only looks for extra entries (for a
+ *  caller that checks the files in parts, such as --mpi). */
+#define TD_TREE_EXTRA_ONLY 4u
+
+/** Progress of a tree call: files and bytes done so far.  Nonzero stops it
+ *  (TD_ECANCELED).  Called on the calling thread. */
+typedef int (*td_tree_progress_fn)(void *ctx, uint64_t files, uint64_t bytes);
+/** A finding of td_tree_verify(), in the order of the files (extra entries
+ *  after them, directory by directory, names sorted).  Nonzero stops. */
+typedef int (*td_tree_report_fn)(void *ctx, const td_tree_finding *f);
+
+/** How td_tree_write() and td_tree_verify() run.  td_tree_io_init() first. */
+typedef struct td_tree_io {
+    uint32_t flags;      /**< TD_TREE_RESUME, TD_TREE_NO_EXTRA */
+    uint32_t threads;    /**< files handled at once; 0 (default): the tree's
+                              "threads" option, whose 0 means all cores */
+    uint64_t first;      /**< first file to handle (a part of the tree: --mpi, Dask) */
+    uint64_t count;      /**< files to handle from @c first; UINT64_MAX: all (default) */
+    td_tree_progress_fn progress; /**< or NULL; called at least every 64 files or 16 MiB */
+    td_tree_report_fn report;     /**< or NULL */
+    void *ctx;           /**< passed to both */
+    uint64_t reserved[4]; /**< 0 */
+} td_tree_io;
+
+/** Set *io to its defaults (all files, no callbacks).  NULL is ignored. */
+TD_API void td_tree_io_init(td_tree_io *io);
+
+/** Counts of a tree call. */
+typedef struct td_tree_result {
+    uint64_t files;      /**< files handled */
+    uint64_t bytes;      /**< bytes written or checked */
+    uint64_t written;    /**< td_tree_write: files written */
+    uint64_t skipped;    /**< td_tree_write with TD_TREE_RESUME: files already right */
+    uint64_t ok;         /**< td_tree_verify: files that are right */
+    uint64_t missing;    /**< TD_TREE_MISSING findings */
+    uint64_t wrong_size; /**< TD_TREE_WRONG_SIZE findings */
+    uint64_t changed;    /**< TD_TREE_CHANGED findings */
+    uint64_t extra;      /**< TD_TREE_EXTRA findings */
+    uint64_t unreadable; /**< TD_TREE_UNREADABLE findings */
+    int error;           /**< td_tree_write: errno of the first failure */
+    int reserved_int;    /**< 0 */
+    uint64_t reserved[4]; /**< 0 */
+} td_tree_result;
+
+/**
+ * Write the files of @p t (or the part io->first, io->count) under @p dir,
+ * made if missing, with the rules of td_output: each file appears complete
+ * or not at all (an unnamed O_TMPFILE linked in, or a temporary renamed),
+ * an existing file of the tree is replaced atomically (with
+ * TD_TREE_RESUME: verified first and kept when right), and nothing else in
+ * @p dir is touched.  Files are written by io->threads threads at once.
+ * @param t         a prepared tree
+ * @param dir       the top directory
+ * @param io        threads, part, flags and callbacks, or NULL for defaults
+ * @param result    if not NULL, receives the counts
+ * @param path_buf  if not NULL, receives the path at fault on TD_EIO
+ *                  (relative to dir, or dir itself)
+ * @param cap       bytes at path_buf
+ * @return TD_OK; TD_EIO (errno, also in result->error); TD_ECANCELED;
+ *         TD_EINVAL (not prepared, NULL); TD_ENOMEM.
+ */
+TD_API int td_tree_write(const td_tree *t, const char *dir, const td_tree_io *io,
+                         td_tree_result *result, char *path_buf, size_t cap);
+
+/**
+ * Check the files of @p t (or a part) under @p dir: every file present,
+ * of the right size and bytes; and (for the whole tree, unless
+ * TD_TREE_NO_EXTRA) nothing else in the tree's directories.  Each problem
+ * goes to io->report in order.
+ * @return TD_OK when all is right; TD_EMISMATCH when anything was found;
+ *         TD_ECANCELED; TD_EINVAL; TD_ENOMEM; TD_EIO (@p dir unreadable).
+ */
+TD_API int td_tree_verify(const td_tree *t, const char *dir, const td_tree_io *io,
+                          td_tree_result *result);
+
+/**
+ * Scan the tree under @p dir (sizes, depth and fan-out; never contents)
+ * into a tree profile: a small JSON document (docs/format.md, "Tree
+ * profiles") that the option "like" reproduces.  Symlinks are not followed.
+ * @param dir  the top directory
+ * @param io   io->progress is called every 4096 files (io may be NULL)
+ * @param buf  receives the NUL-terminated JSON
+ * @param cap  bytes at buf
+ * @param len  receives its length (also the length needed on TD_ERANGE)
+ * @return TD_OK; TD_ERANGE (buf too small: 256 KiB always suffice); TD_EIO
+ *         (errno); TD_EINVAL; TD_ECANCELED (io->progress); TD_ENOMEM.
+ */
+TD_API int td_tree_scan(const char *dir, const td_tree_io *io, char *buf, size_t cap,
+                        size_t *len);
+
+/** Number of rows of the tree option table (files, total, sizes ...). */
+TD_API size_t td_tree_option_count(void);
+/** Row @p index of the tree option table, or NULL.  Its kinds field has
+ *  every kind's bit. */
+TD_API const td_option_info *td_tree_option_get(size_t index);
+/** The tree option row for @p key ('-' and '_' alike), or NULL. */
+TD_API const td_option_info *td_tree_option_find(const char *key);
 
 /* ------------------------------------------------------------------------ */
 /* Analysis: how compressible is some data?                                  */

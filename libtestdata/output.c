@@ -17,6 +17,7 @@
  */
 #define _GNU_SOURCE /* O_TMPFILE, F_SETPIPE_SZ */
 #include "stream.h"
+#include "tree.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -36,6 +37,8 @@ struct td_output {
     char *final;      /* the path to replace (symlinks resolved) */
     char *dir;        /* its directory */
     char *temp;       /* the named temporary, or NULL */
+    int dirfd;        /* td__output_openat: the directory's fd (not owned), else -1 */
+    char *name;       /* td__output_openat: the name in it, else NULL */
 };
 
 void td_io_options_init(td_io_options *io)
@@ -175,6 +178,7 @@ static int name_temp(td_output *o, int link_tmpfile)
 
 static void free_output(td_output *o)
 {
+    free(o->name);
     free(o->final);
     free(o->dir);
     free(o->temp);
@@ -240,6 +244,7 @@ int td_output_open(td_output **out, const char *path, uint32_t flags)
     if (!o)
         return TD_ENOMEM;
     o->fd = -1;
+    o->dirfd = -1;
     rc = resolve(path, &o->mode, &o->final, &st, &exists);
     if (rc != TD_OK)
         return fail(o, rc);
@@ -351,8 +356,10 @@ int td_output_commit(td_output *o)
      * data durable before the name moves to it. */
     if (o->replaces && fsync(o->fd) != 0 && errno != EINVAL && errno != EROFS)
         rc = TD_EIO;
-    /* Something that is not a regular file may have appeared meanwhile. */
-    if (rc == TD_OK && lstat(o->final, &st) == 0 && !S_ISREG(st.st_mode)) {
+    /* Something that is not a regular file may have appeared meanwhile.
+     * (A new file of td__output_openat is linked in by a linkat() that
+     * fails on any name already there: it is checked below, if so.) */
+    if (rc == TD_OK && !o->name && lstat(o->final, &st) == 0 && !S_ISREG(st.st_mode)) {
         errno = EEXIST;
         rc = TD_EIO;
     }
@@ -362,10 +369,16 @@ int td_output_commit(td_output *o)
         /* A new file appears under its name in one step.  A replacement (or
          * a file that appeared meanwhile) needs a name to rename(): the
          * hidden name exists only between the two calls, back to back. */
-        if (!o->replaces && linkat(AT_FDCWD, proc, AT_FDCWD, o->final, AT_SYMLINK_FOLLOW) == 0)
+        if (!o->replaces && linkat(AT_FDCWD, proc, o->name ? o->dirfd : AT_FDCWD,
+                                   o->name ? o->name : o->final, AT_SYMLINK_FOLLOW) == 0)
             linked = 1;
         else if (!o->replaces && errno != EEXIST)
             rc = TD_EIO;
+        else if (o->name && lstat(o->final, &st) == 0 && !S_ISREG(st.st_mode)) {
+            errno = EEXIST;
+            rc = TD_EIO;
+        } else if (!o->dir && !(o->dir = dup_dir(o->final)))
+            rc = TD_ENOMEM;
         else if ((rc = name_temp(o, 1)) == TD_OK && rename(o->temp, o->final) == 0)
             linked = 1;
         else if (rc == TD_OK)
@@ -383,6 +396,74 @@ int td_output_commit(td_output *o)
         unlink(o->temp);
     free_output(o);
     errno = saved;
+    return rc;
+}
+
+/* For many new files in one directory (tree.c): the rules of
+ * td_output_open, with one system call fewer per file and no path walk.
+ * A missing name gets an unnamed O_TMPFILE in dirfd, linked in by
+ * td_output_commit; a regular file or a symlink there goes through
+ * td_output_open; anything else is refused (EEXIST), never written into. */
+int td__output_openat(td_output **out, int dirfd, const char *dirpath, const char *name,
+                      int fresh)
+{
+    struct stat st;
+    size_t dl = strlen(dirpath), nl = strlen(name);
+    char *path;
+    td_output *o;
+    int rc;
+
+    *out = NULL;
+    path = malloc(dl + nl + 2);
+    if (!path)
+        return TD_ENOMEM;
+    memcpy(path, dirpath, dl);
+    path[dl] = '/';
+    memcpy(path + dl + 1, name, nl + 1);
+    if (!fresh) {
+        if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+            if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
+                free(path);
+                errno = EEXIST;
+                return TD_EIO;
+            }
+            rc = td_output_open(out, path, 0);
+            free(path);
+            return rc;
+        }
+        if (errno != ENOENT) {
+            free(path);
+            return TD_EIO;
+        }
+    }
+#ifdef O_TMPFILE
+    int fd = openat(dirfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
+    if (fd >= 0) {
+        o = calloc(1, sizeof *o);
+        char *nm = strdup(name);
+        if (!o || !nm) {
+            close(fd);
+            free(o);
+            free(nm);
+            free(path);
+            return TD_ENOMEM;
+        }
+        o->fd = fd;
+        o->dirfd = dirfd;
+        o->mode = OUT_ATOMIC;
+        o->tmpfile = 1;
+        o->final = path;
+        o->name = nm;
+        *out = o;
+        return TD_OK;
+    }
+    if (errno != EISDIR && errno != EOPNOTSUPP && errno != EINVAL && errno != ENOENT) {
+        free(path);
+        return TD_EIO;
+    }
+#endif
+    rc = td_output_open(out, path, 0);
+    free(path);
     return rc;
 }
 

@@ -84,6 +84,8 @@ struct cli_cmd {
     const char *operands;    /* help lines for the positional arguments, or NULL */
     const cli_opt *opts;     /* the command's options, NULL-name-terminated */
     int stream_opts;         /* also takes the library's stream options */
+    int tree_opts;           /* also takes the library's tree options (td_tree_option_get);
+                                kept with the stream options, in order */
     const char *footer;      /* exit statuses, notes */
     /* What the operands are, for shell completion (cmd_completion.c): one
      * letter per position: k KIND, s SIZE, f FILE, F FILE... (any number),
@@ -165,7 +167,8 @@ int cli_progress_mode(const cli_cmd *cmd, const cli_args *a);
 
 /* ---- commands ---------------------------------------------------------- */
 
-extern const cli_cmd cli_cmd_gen, cli_cmd_verify, cli_cmd_analyze, cli_cmd_completion;
+extern const cli_cmd cli_cmd_gen, cli_cmd_verify, cli_cmd_analyze, cli_cmd_completion,
+    cli_cmd_tree;
 /* Every command, NULL-terminated (testdata.c). */
 extern const cli_cmd *const cli_commands[];
 
@@ -190,5 +193,14 @@ int cli_mpi_verify(const cli_mpi_job *job);
  * --mpi is not given. */
 int cli_mpi_dispatch(const cli_cmd *cmd, const cli_args *a, const cli_stream *s,
                      const char *path, int verify);
+
+/* tree gen|verify --mpi (mpi_mode.c): rank r writes or checks files
+ * td_split_range(files, ranks, 1, r) of the prepared tree; verify's rank 0
+ * also looks for extra entries.  flags: TD_TREE_RESUME for gen. */
+int cli_mpi_tree(const td_tree *t, const char *dir, int verify, uint32_t flags, int quiet);
+/* A td_tree_report_fn printing the finding's line (cmd_tree.c), and the
+ * closing line of a tree verify that found something. */
+int cli_tree_report(void *ctx, const td_tree_finding *f);
+void cli_tree_verdict(const char *dir, const td_tree_result *r, uint64_t files);
 
 #endif

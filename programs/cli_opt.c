@@ -65,8 +65,11 @@ static void unknown_option(const cli_cmd *cmd, const char *name)
     for (int i = 0; cmd->opts[i].name && n < 100; i++)
         cand[n++] = cmd->opts[i].name;
     if (cmd->stream_opts)
-        for (size_t i = 0; i < td_option_count() && n < 126; i++)
+        for (size_t i = 0; i < td_option_count() && n < 116; i++)
             cand[n++] = td_option_get(i)->key;
+    if (cmd->tree_opts)
+        for (size_t i = 0; i < td_tree_option_count() && n < 126; i++)
+            cand[n++] = td_tree_option_get(i)->key;
     cand[n++] = "help";
     cand[n] = NULL;
     const char *s = td_suggest(name, cand);
@@ -138,7 +141,8 @@ static int long_option(const cli_cmd *cmd, int argc, char **argv, int *i, const 
     if (strcmp(key, "version") == 0)
         print_version();
     k = cli_opt_index(cmd, key);
-    if (k < 0 && cmd->stream_opts && td_option_find(key)) {
+    if (k < 0 && ((cmd->stream_opts && td_option_find(key)) ||
+                  (cmd->tree_opts && td_tree_option_find(key)))) {
         /* A stream option: the library judges it once KIND is known. */
         if (!eq && *i + 1 >= argc)
             cli_usage_error("option '%s' needs a value", spelled);
@@ -241,18 +245,31 @@ static void stream_option_help(FILE *f)
     }
 }
 
+static void tree_option_help(FILE *f)
+{
+    fputs("\ntree options:\n", f);
+    for (size_t i = 0; i < td_tree_option_count(); i++) {
+        const td_option_info *o = td_tree_option_get(i);
+        char left[64], text[512];
+        snprintf(left, sizeof left, "--%s %s", o->key, o->value_name);
+        snprintf(text, sizeof text, "%s; %s; default %s", o->help, o->range, o->default_value);
+        print_item(f, left, text, 23);
+    }
+}
+
 void cli_print_help(const cli_cmd *cmd, FILE *f)
 {
     fprintf(f, "usage: testdata %s %s\n%s\n", cmd->name, cmd->args, cmd->description);
-    if (cmd->stream_opts || cmd->operands)
+    if ((cmd->stream_opts && !cmd->tree_opts) || cmd->operands)
         fputc('\n', f);
-    if (cmd->stream_opts) {
+    if (cmd->stream_opts && !cmd->tree_opts) {
         char kinds[256] = "";
+        const char *left = "KIND";
         for (int k = 0; k < TD_KIND_COUNT; k++)
             if (td_kind_name(k))
                 snprintf(kinds + strlen(kinds), sizeof kinds - strlen(kinds), "%s%s",
                          kinds[0] ? " | " : "", td_kind_name(k));
-        print_item(f, "KIND", kinds, 21);
+        print_item(f, left, kinds, 21);
     }
     if (cmd->operands)
         fputs(cmd->operands, f);
@@ -269,6 +286,8 @@ void cli_print_help(const cli_cmd *cmd, FILE *f)
         print_item(f, left, o->help, 21);
     }
     print_item(f, "-h, --help", "this help; --version prints the version", 21);
+    if (cmd->tree_opts)
+        tree_option_help(f);
     if (cmd->stream_opts)
         stream_option_help(f);
     if (cmd->footer)

@@ -66,6 +66,16 @@ int cli_mpi_verify(const cli_mpi_job *job)
     return cli_mpi_gen(job);
 }
 
+int cli_mpi_tree(const td_tree *t, const char *dir, int verify, uint32_t flags, int quiet)
+{
+    (void)t;
+    (void)dir;
+    (void)verify;
+    (void)flags;
+    (void)quiet;
+    return cli_mpi_gen(NULL);
+}
+
 #else
 
 #include <mpi.h>
@@ -578,6 +588,162 @@ int cli_mpi_verify(const cli_mpi_job *j)
             throughput(j, "verified", t.compared, secs);
     }
     MPI_Bcast(&st, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    return finish(st);
+}
+
+/* ---- tree gen|verify --mpi ------------------------------------------------ */
+
+/* Findings of this rank, as lines, printed in rank order at the end. */
+typedef struct lines {
+    char *buf;
+    size_t len, cap;
+} lines;
+
+static int tree_collect(void *ctx, const td_tree_finding *f)
+{
+    lines *l = ctx;
+    char line[1024];
+    td_tree_finding_message(f, line, sizeof line);
+    size_t n = strlen(line);
+    if (l->len + n + 12 > l->cap) {
+        size_t nc = (l->cap ? 2 * l->cap : 4096) + n + 12;
+        char *p = realloc(l->buf, nc);
+        if (!p)
+            return 0;
+        l->buf = p;
+        l->cap = nc;
+    }
+    memcpy(l->buf + l->len, "testdata: ", 10);
+    l->len += 10;
+    memcpy(l->buf + l->len, line, n);
+    l->len += n;
+    l->buf[l->len++] = '\n';
+    l->buf[l->len] = '\0';
+    return cli_interrupted() != 0;
+}
+
+static int tree_progress(void *ctx, uint64_t files, uint64_t bytes)
+{
+    (void)ctx;
+    (void)files;
+    (void)bytes;
+    return cli_interrupted() != 0;
+}
+
+int cli_mpi_tree(const td_tree *t, const char *dir, int verify, uint32_t flags, int quiet)
+{
+    td_tree_io io;
+    td_tree_result res, ex;
+    lines l = {0}, xl = {0};
+    char where[512];
+    uint64_t f0, nf, n = td_tree_count(t), mine[8], all[8];
+    int st = 0, rc;
+    double t0;
+
+    cli_defer_signals(1);
+    start();
+    td_split_range(n ? n : 1, (uint64_t)nranks, 1, (uint64_t)rank, &f0, &nf);
+    if (!n)
+        nf = 0;
+    td_tree_io_init(&io);
+    io.progress = tree_progress;
+    memset(&res, 0, sizeof res);
+    if (!verify && rank == 0) {
+        /* The top directory first, so that no rank finds it missing. */
+        io.count = 0;
+        if (td_tree_write(t, dir, &io, &res, where, sizeof where) != TD_OK) {
+            rank_error("cannot create directory", dir, res.error);
+            st = 1;
+        }
+    }
+    MPI_Bcast(&st, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (st)
+        return finish(st);
+    io.first = f0;
+    io.count = nf;
+    io.flags = flags | (verify ? TD_TREE_NO_EXTRA : 0);
+    io.report = tree_collect;
+    io.ctx = &l;
+    MPI_Barrier(MPI_COMM_WORLD);
+    t0 = MPI_Wtime();
+    if (verify) {
+        rc = td_tree_verify(t, dir, &io, &res);
+        if ((rc == TD_OK || rc == TD_EMISMATCH) && rank == 0) {
+            /* extra entries: rank 0 alone, after its files */
+            io.flags = TD_TREE_EXTRA_ONLY;
+            io.first = 0;
+            io.count = 0;
+            io.ctx = &xl;
+            int xr = td_tree_verify(t, dir, &io, &ex);
+            res.extra = ex.extra;
+            if (rc == TD_OK)
+                rc = xr;
+        }
+        if (rc == TD_EIO)
+            rank_error("cannot read", dir, errno);
+        st = rc == TD_OK ? 0 : 1;
+    } else {
+        rc = td_tree_write(t, dir, &io, &res, where, sizeof where);
+        if (rc == TD_EIO)
+            cli_error("rank %d: cannot write '%s/%s': %s", rank, dir, where, strerror(res.error));
+        else if (rc != TD_OK && rc != TD_ECANCELED)
+            cli_error("rank %d: %s", rank, td_strerror(rc));
+        st = rc == TD_OK ? 0 : 1;
+    }
+    st = agree(st);
+    /* Findings in rank order, which is file order, all printed by rank 0:
+     * mpiexec forwards each rank's stderr on its own, in no fixed order. */
+    {
+        int mylen = quiet ? 0 : (int)(l.len < (1u << 30) ? l.len : (1u << 30)), *lens = NULL, *offs = NULL;
+        char *all_lines = NULL;
+        if (rank == 0) {
+            lens = calloc((size_t)nranks, sizeof *lens);
+            offs = calloc((size_t)nranks, sizeof *offs);
+        }
+        MPI_Gather(&mylen, 1, MPI_INT, lens, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        if (rank == 0) {
+            size_t tot = 0;
+            for (int r = 0; r < nranks; r++) {
+                offs[r] = (int)tot;
+                tot += (size_t)lens[r];
+            }
+            all_lines = malloc(tot + 1);
+        }
+        MPI_Gatherv(l.buf, mylen, MPI_CHAR, all_lines, lens, offs, MPI_CHAR, 0, MPI_COMM_WORLD);
+        if (rank == 0 && all_lines) {
+            int tot = offs[nranks - 1] + lens[nranks - 1];
+            fwrite(all_lines, 1, (size_t)tot, stderr);
+        }
+        free(all_lines);
+        free(lens);
+        free(offs);
+    }
+    if (xl.len && !quiet) /* rank 0's extra entries, after every file */
+        fputs(xl.buf, stderr);
+    free(l.buf);
+    free(xl.buf);
+    mine[0] = res.files, mine[1] = res.bytes, mine[2] = res.missing, mine[3] = res.wrong_size;
+    mine[4] = res.changed, mine[5] = res.extra, mine[6] = res.unreadable, mine[7] = res.skipped;
+    MPI_Reduce(mine, all, 8, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (rank == 0) {
+        td_tree_result sum;
+        memset(&sum, 0, sizeof sum);
+        sum.files = all[0], sum.bytes = all[1], sum.missing = all[2], sum.wrong_size = all[3];
+        sum.changed = all[4], sum.extra = all[5], sum.unreadable = all[6], sum.skipped = all[7];
+        if (verify && st && !quiet &&
+            sum.missing + sum.wrong_size + sum.changed + sum.extra + sum.unreadable)
+            cli_tree_verdict(dir, &sum, n);
+        if (!st && !quiet) {
+            double secs = MPI_Wtime() - t0;
+            if (secs <= 0)
+                secs = 1e-9;
+            cli_error("%s %llu files, %llu bytes with %d rank%s in %.3f s: %.0f files/s, "
+                      "%.2f GB/s aggregate", verify ? "verified" : "wrote",
+                      (unsigned long long)sum.files, (unsigned long long)sum.bytes, nranks,
+                      nranks == 1 ? "" : "s", secs, (double)sum.files / secs,
+                      (double)sum.bytes / secs / 1e9);
+        }
+    }
     return finish(st);
 }
 

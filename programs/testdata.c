@@ -13,7 +13,7 @@
 #include <string.h>
 
 const cli_cmd *const cli_commands[] = {&cli_cmd_gen, &cli_cmd_verify, &cli_cmd_analyze,
-                                       &cli_cmd_completion, NULL};
+                                       &cli_cmd_tree, &cli_cmd_completion, NULL};
 
 static void main_help(FILE *f)
 {
@@ -64,8 +64,17 @@ int main(int argc, char **argv)
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
         strcmp(argv[1], "help") == 0) {
         if (argc > 2 && strcmp(argv[1], "help") == 0) {
-            cli_print_help(find_command(argv[2]), stdout);
-            return 0;
+            /* "help CMD [SUB]" is "CMD [SUB] --help": one help per command,
+             * however the command prints it (tree has subcommands). */
+            const cli_cmd *cmd = find_command(argv[2]);
+            char **hargv = calloc((size_t)argc, sizeof *hargv);
+            if (!hargv)
+                return CLI_EXIT_FAIL;
+            for (int i = 2; i < argc; i++)
+                hargv[i - 2] = argv[i];
+            hargv[argc - 2] = (char *)"--help";
+            cli_command = cmd->name;
+            return cmd->run(cmd, argc - 1, hargv);
         }
         main_help(stdout);
         return 0;

@@ -241,6 +241,107 @@ static int td_py_analyze_buffer(const void *buf, size_t len, uint64_t sample, ui
     td_analyzer_free(a);
     return rc == TD_OK ? td_py_analysis_json(&r, NULL, JSONOUT) : rc;
 }
+
+#define TD_PY_TEXTBUF (1u << 20)
+
+/* ---- file trees ------------------------------------------------------------ */
+
+/* Ctrl-C stops tree calls as it stops fills (td_tree_progress_fn). */
+static int td_py_tree_signals(void *ctx, uint64_t files, uint64_t bytes)
+{
+    (void)files;
+    return td_py_check_signals(ctx, bytes);
+}
+
+/* Findings as lines, in order, in a bounded buffer. */
+typedef struct td_py_lines {
+    char *buf;
+    size_t len, cap;
+    uint64_t dropped;
+} td_py_lines;
+
+static int td_py_tree_line(void *ctx, const td_tree_finding *f)
+{
+    td_py_lines *l = (td_py_lines *)ctx;
+    char line[1024];
+    size_t n;
+    td_tree_finding_message(f, line, sizeof line);
+    n = strlen(line);
+    if (l->len + n + 2 >= l->cap) {
+        l->dropped++;
+        return 0;
+    }
+    memcpy(l->buf + l->len, line, n);
+    l->len += n;
+    l->buf[l->len++] = '\n';
+    l->buf[l->len] = '\0';
+    return 0;
+}
+
+static int td_py_tree_new(td_tree **out)
+{
+    return td_tree_new(out);
+}
+
+static int td_py_tree_set(td_tree *t, const char *key, const char *value, char *MSGBUF)
+{
+    return td_tree_set(t, key, value, MSGBUF, 1024);
+}
+
+static int td_py_tree_prepare(td_tree *t, char *MSGBUF)
+{
+    return td_tree_prepare(t, MSGBUF, 1024);
+}
+
+static int td_py_tree_file(const td_tree *t, uint64_t index, td_tree_entry *TENTRY)
+{
+    return td_tree_file(t, index, TENTRY);
+}
+
+/* Write files [first, first+count) of t under path; the status is returned
+ * (not raised), with the counts and the relative path at fault. */
+static int td_py_tree_write(const td_tree *t, const char *path, uint32_t flags, uint32_t threads,
+                            uint64_t first, uint64_t count, td_tree_result *TRESULT,
+                            char *TEXTBUF)
+{
+    td_tree_io io;
+    td_tree_io_init(&io);
+    io.flags = flags;
+    io.threads = threads;
+    io.first = first;
+    io.count = count;
+    io.progress = td_py_tree_signals;
+    return td_tree_write(t, path, &io, TRESULT, TEXTBUF, 4096);
+}
+
+/* Verify; the findings' lines (at most about 1 MiB of them) as text. */
+static int td_py_tree_verify(const td_tree *t, const char *path, uint32_t flags, uint32_t threads,
+                             uint64_t first, uint64_t count, td_tree_result *TRESULT,
+                             char *TEXTBUF)
+{
+    td_tree_io io;
+    td_py_lines l = {TEXTBUF, 0, TD_PY_TEXTBUF, 0};
+    int rc;
+    td_tree_io_init(&io);
+    io.flags = flags;
+    io.threads = threads;
+    io.first = first;
+    io.count = count;
+    io.progress = td_py_tree_signals;
+    io.report = td_py_tree_line;
+    io.ctx = &l;
+    rc = td_tree_verify(t, path, &io, TRESULT);
+    if (l.dropped)
+        snprintf(TEXTBUF + l.len, TD_PY_TEXTBUF - l.len, "... and %llu more\n",
+                 (unsigned long long)l.dropped);
+    return rc;
+}
+
+static int td_py_tree_scan(const char *path, char *TEXTBUF)
+{
+    size_t len;
+    return td_tree_scan(path, NULL, TEXTBUF, TD_PY_TEXTBUF, &len);
+}
 %}
 
 %include <stdint.i>
@@ -481,6 +582,60 @@ static int td_py_analyze_buffer(const void *buf, size_t len, uint64_t sample, ui
 }
 %typemap(freearg) (void *NEWBYTES, size_t NEWLEN, size_t *NEWUSED) { Py_XDECREF(bytes$argnum); }
 
+/* ---- file trees ------------------------------------------------------------ */
+
+%typemap(in, numinputs=0) td_tree **out (td_tree *temp = NULL) { $1 = &temp; }
+%typemap(argout) td_tree **out {
+    $result = SWIG_Python_AppendOutput($result, SWIG_NewPointerObj(temp$argnum, $*1_descriptor, SWIG_POINTER_OWN));
+    temp$argnum = NULL;
+}
+%typemap(freearg) td_tree **out { td_tree_free(temp$argnum); }
+%typemap(check) td_tree *, const td_tree * {
+    if (!$1)
+        SWIG_exception_fail(SWIG_TypeError, "in method '$symname', argument $argnum: got None");
+}
+%typemap(out) int td_py_tree_set, int td_py_tree_prepare, int td_py_tree_write,
+              int td_py_tree_verify, int td_py_tree_scan {
+    if (PyErr_Occurred()) /* KeyboardInterrupt from the progress callback */
+        SWIG_fail;
+    $result = PyLong_FromLong($1);
+}
+%typemap(in, numinputs=0) td_tree_entry *TENTRY (td_tree_entry temp) {
+    memset(&temp, 0, sizeof temp);
+    $1 = &temp;
+}
+%typemap(argout) td_tree_entry *TENTRY {
+    td_tree_entry *copy = (td_tree_entry *)malloc(sizeof *copy);
+    if (!copy)
+        SWIG_fail;
+    *copy = temp$argnum;
+    $result = SWIG_Python_AppendOutput($result, SWIG_NewPointerObj(copy, $1_descriptor, SWIG_POINTER_OWN));
+}
+%typemap(in, numinputs=0) td_tree_result *TRESULT (td_tree_result temp) {
+    memset(&temp, 0, sizeof temp);
+    $1 = &temp;
+}
+%typemap(argout) td_tree_result *TRESULT {
+    td_tree_result *copy = (td_tree_result *)malloc(sizeof *copy);
+    if (!copy)
+        SWIG_fail;
+    *copy = temp$argnum;
+    $result = SWIG_Python_AppendOutput($result, SWIG_NewPointerObj(copy, $1_descriptor, SWIG_POINTER_OWN));
+}
+/* A large text buffer (findings, a profile, a path), returned as str in the
+ * file system's encoding (paths need not be UTF-8). */
+%typemap(in, numinputs=0) char *TEXTBUF (char *tbuf = NULL) {
+    tbuf = (char *)malloc(TD_PY_TEXTBUF);
+    if (!tbuf)
+        SWIG_exception_fail(SWIG_MemoryError, "out of memory");
+    tbuf[0] = '\0';
+    $1 = tbuf;
+}
+%typemap(argout) char *TEXTBUF {
+    $result = SWIG_Python_AppendOutput($result, PyUnicode_DecodeFSDefault(tbuf$argnum));
+}
+%typemap(freearg) char *TEXTBUF { free(tbuf$argnum); }
+
 /* ---- objects -------------------------------------------------------------- */
 
 /* td_options: a struct whose constructor applies td_options_init(). */
@@ -514,6 +669,25 @@ struct td_stream {};
 %extend td_stream {
     ~td_stream() { td_stream_free($self); }
 }
+
+/* td_tree: opaque, freed by its owning Python object. */
+%nodefaultctor td_tree;
+struct td_tree {};
+%extend td_tree {
+    ~td_tree() { td_tree_free($self); }
+}
+%ignore td_tree_entry::reserved;
+%ignore td_tree_entry::reserved_int;
+%extend td_tree_entry {
+    ~td_tree_entry() { free($self); }
+}
+%ignore td_tree_result::reserved;
+%ignore td_tree_result::reserved_int;
+%extend td_tree_result {
+    ~td_tree_result() { free($self); }
+}
+%ignore td_tree_io;
+%ignore td_tree_finding;
 
 /* Functions are exposed deliberately, each with typemaps for its buffers,
  * outputs and ownership: a library function added later stays hidden until
@@ -561,6 +735,16 @@ struct td_stream {};
 %rename("%s") td_py_option_values;
 %rename("%s") td_py_analyze_file;
 %rename("%s") td_py_analyze_buffer;
+%rename("%s") td_py_tree_new;
+%rename("%s") td_py_tree_set;
+%rename("%s") td_py_tree_prepare;
+%rename("%s") td_py_tree_file;
+%rename("%s") td_py_tree_write;
+%rename("%s") td_py_tree_verify;
+%rename("%s") td_py_tree_scan;
+%rename("%s") td_tree_count;
+%rename("%s") td_tree_total;
+%rename("%s") td_tree_kind;
 
 %include "testdata.h"
 
@@ -578,6 +762,15 @@ int td_py_option_values(size_t index, char *MSGBUF);
 int td_py_analyze_file(const char *path, uint64_t sample, uint32_t threads, char **JSONOUT);
 int td_py_analyze_buffer(const void *buf, size_t len, uint64_t sample, uint32_t threads,
                          char **JSONOUT);
+int td_py_tree_new(td_tree **out);
+int td_py_tree_set(td_tree *t, const char *key, const char *value, char *MSGBUF);
+int td_py_tree_prepare(td_tree *t, char *MSGBUF);
+int td_py_tree_file(const td_tree *t, uint64_t index, td_tree_entry *TENTRY);
+int td_py_tree_write(const td_tree *t, const char *path, uint32_t flags, uint32_t threads,
+                     uint64_t first, uint64_t count, td_tree_result *TRESULT, char *TEXTBUF);
+int td_py_tree_verify(const td_tree *t, const char *path, uint32_t flags, uint32_t threads,
+                      uint64_t first, uint64_t count, td_tree_result *TRESULT, char *TEXTBUF);
+int td_py_tree_scan(const char *path, char *TEXTBUF);
 
 /* Macros SWIG cannot evaluate on its own. */
 #undef TD_SIZE_UNBOUNDED

@@ -261,7 +261,8 @@ def branch_scripts(td, build, quick):
     env = dict(os.environ, TESTDATA_CLI=str(td), TESTDATA=str(td),
                PYTHONPATH=str(build / "bindings" / "python"), TD_BUILD_DIR=str(build))
     for p in sorted(HERE.iterdir()):
-        if p.name in ("bench_core.py", "bench_python.py", "report.py") or not p.name.startswith("bench_"):
+        if p.name in ("bench_core.py", "bench_python.py", "bench_tree.py", "report.py") or \
+                not p.name.startswith("bench_"):
             continue
         if p.suffix == ".py":
             cmd = [sys.executable, str(p)]
@@ -377,7 +378,55 @@ def cell(text):
     return str(text).replace("|", "\\|")
 
 
-def write_markdown(out, m, quick, kind_list, kres, core, py, comp, tx, scripts, imgs, secs):
+def tree_rows_md(w, name, r):
+    rows = r["rows"]
+    w(f"**{name}**: {r['files']:,} files, {r['bytes']:,} bytes (`{' '.join(r['spec'])}`)\n")
+    w("| command | wall s | CPU s | files/s | testdata / tar |\n|---|---:|---:|---:|---:|")
+    for k, (wall, cpu) in rows.items():
+        ref = rows["tar -xf"] if k.startswith("gen") else (
+            rows["tar -cf /dev/null"] if k.startswith("verify") else None)
+        ratio = f"{wall / ref[0]:.2f}x" if ref else ""
+        label = f"testdata tree {k}" if k.startswith(("gen", "verify")) else k
+        label = label.replace("|", "\\|")  # a pipe inside a table cell
+        w(f"| `{label}` | {wall:.3f} | {cpu:.3f} | {r['files'] / wall:,.0f} | {ratio} |")
+    cat = rows.get("tar -cf - | cat")
+    if cat:
+        w("\nAgainst `tar -cf - DIR | cat > /dev/null`, which reads the bytes as verify does: " +
+          ", ".join(f"verify {k.split()[1]} {rows[k][0] / cat[0]:.2f}x" for k in rows
+                    if k.startswith("verify")) + ".")
+    w("")
+
+
+def write_trees(w, trees):
+    w("## File trees against GNU tar\n")
+    w(f"`tests/bench/bench_tree.py` on {trees['where']}: `testdata tree gen` against `tar -xf` "
+      "of the same tree from an uncompressed archive in the page cache, `testdata tree verify` "
+      "against `tar -cf /dev/null` (which only stats: GNU tar does not read files it would "
+      "write to /dev/null) and `tar -cf - | cat` (reads every byte). Best of "
+      f"{trees['repeat']}; targets: gen and verify at most 1.5x tar.\n")
+    tree_rows_md(w, "4 KiB files", trees["small"])
+    tree_rows_md(w, "default (Impressions) distribution", trees["default"])
+
+
+def bench_trees(td, quick, tmp):
+    """bench_tree.py's figures (small trees in quick mode)."""
+    out = tmp / "trees.json"
+    repeat = 1 if quick else 3
+    cmd = [sys.executable, str(HERE / "bench_tree.py"), "--testdata", str(td), "--json", str(out),
+           "--repeat", str(repeat)] + (["--files", "20000", "--total", "256M"] if quick else [])
+    log("bench_tree.py", " ".join(cmd[2:]))
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode != 0:
+        log("bench_tree.py failed:", p.stderr[-500:])
+        return None
+    r = json.loads(out.read_text())
+    r["repeat"] = repeat
+    r["where"] = p.stdout.split("\n")[0].split("; ")[-1]
+    return r
+
+
+def write_markdown(out, m, quick, kind_list, kres, core, py, comp, tx, scripts, imgs, secs,
+                   trees=None):
     L = []
     w = L.append
     w("# Benchmarks\n")
@@ -487,6 +536,9 @@ def write_markdown(out, m, quick, kind_list, kres, core, py, comp, tx, scripts, 
     else:
         w("Not measured: this build has no `text` kind (or the corpus was not found).\n")
 
+    if trees:
+        write_trees(w, trees)
+
     if scripts:
         w("## Appendix: the kinds' own benchmark scripts\n")
         for name, text in scripts:
@@ -527,6 +579,7 @@ def main():
         corpus = find_corpus(a.corpus)
         tx = bench_text(td, a.quick, corpus) if "text" in have and corpus else None
         scripts = [] if a.quick else branch_scripts(td, build, a.quick)
+        trees = bench_trees(td, a.quick, tmp)
 
     imgs = set()
     items = [(f"{k} (1 thread)", v.get("t=1")) for k, v in kres.items()]
@@ -561,7 +614,7 @@ def main():
             p.unlink()
     secs = time.perf_counter() - t_start
     write_markdown(docs / "benchmarks.md", m, a.quick, have, kres, core, py, comp, tx, scripts,
-                   imgs, secs)
+                   imgs, secs, trees=trees)
     if a.json:
         pathlib.Path(a.json).write_text(json.dumps(
             {"machine": m, "quick": a.quick, "kinds": have, "in_process": kres, "core": core,

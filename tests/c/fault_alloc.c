@@ -13,9 +13,11 @@
  * bytes (the library may degrade, e.g. to fewer threads) or TD_ENOMEM (NULL
  * for td_stream_new), and must leave no allocation behind.
  */
+#define _GNU_SOURCE /* nftw */
 #include "td_test_util.h"
 
 #include <dirent.h>
+#include <ftw.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -347,6 +349,61 @@ static int sc_write_file(scenario *sc)
     return rc;
 }
 
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
+/* A tree: options, prepare (a quantile table), write with the scenario's
+ * threads, verify, scan.  On TD_ENOMEM every file present is complete. */
+static int sc_tree(scenario *sc)
+{
+    char dir[300], thr[16], json[4096];
+    td_tree *t = NULL;
+    td_tree_io io;
+    td_tree_result r;
+    size_t len;
+    int rc;
+    snprintf(dir, sizeof dir, "%s/tree", tmpdir);
+    snprintf(thr, sizeof thr, "%u", sc->o.threads);
+    rc = td_tree_new(&t);
+    if (rc == TD_OK)
+        rc = td_tree_set(t, "files", "80", NULL, 0); /* 3 chunks: threads */
+    if (rc == TD_OK)
+        rc = td_tree_set(t, "sizes", "uniform:0,1000", NULL, 0); /* no table: cheap under valgrind */
+    if (rc == TD_OK)
+        rc = td_tree_set(t, "threads", thr, NULL, 0);
+    if (rc == TD_OK)
+        rc = td_tree_prepare(t, NULL, 0);
+    if (rc == TD_OK)
+        rc = td_tree_write(t, dir, NULL, &r, NULL, 0);
+    if (rc == TD_OK) {
+        td_tree_io_init(&io);
+        rc = td_tree_verify(t, dir, &io, &r);
+        if (rc != TD_OK && rc != TD_ENOMEM)
+            sc_bad(sc, "td_tree_verify of a complete tree", rc);
+    }
+    if (rc == TD_OK) {
+        rc = td_tree_scan(dir, NULL, json, sizeof json, &len);
+        if (rc == TD_OK && !strstr(json, "\"files\": 80"))
+            sc_bad(sc, "td_tree_scan", rc);
+    }
+    if (rc == TD_ENOMEM && t && td_tree_count(t) == 80) {
+        /* what was written is right: only files are missing */
+        td_tree_io_init(&io);
+        int v = td_tree_verify(t, dir, &io, &r);
+        if (v == TD_EMISMATCH && r.wrong_size + r.changed + r.extra + r.unreadable)
+            sc_bad(sc, "a file written before TD_ENOMEM is wrong", v);
+    }
+    td_tree_free(t);
+    if (access(dir, F_OK) == 0 && nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS) != 0)
+        sc_bad(sc, "rm", 0);
+    return rc;
+}
+
 static int sc_no_alloc(scenario *sc)
 {
     td_options o;
@@ -413,6 +470,24 @@ Test(alloc_failure, td_write_file)
     snprintf(tmpdir, sizeof tmpdir, "%s/td_fault_%d", P_tmpdir, (int)getpid());
     cr_assert(mkdir(tmpdir, 0700) == 0 || errno == EEXIST);
     run_cases("td_write_file", sc_write_file, 1);
+    rmdir(tmpdir);
+}
+
+Test(alloc_failure, td_tree)
+{
+    static const uint32_t threads[] = {1, 2};
+    /* tmpfs when there is one: thousands of small trees */
+    snprintf(tmpdir, sizeof tmpdir, "%s/td_fault_tree_%d",
+             access("/dev/shm", W_OK) == 0 ? "/dev/shm" : P_tmpdir, (int)getpid());
+    cr_assert(mkdir(tmpdir, 0700) == 0 || errno == EEXIST);
+    for (size_t i = 0; i < 2; i++) {
+        scenario sc;
+        char label[64];
+        snprintf(label, sizeof label, "td_tree(threads %u)", threads[i]);
+        setup(&sc, label, TD_RANDOM, threads[i], 64);
+        sweep_both(&sc, sc_tree, 1);
+        teardown(&sc);
+    }
     rmdir(tmpdir);
 }
 

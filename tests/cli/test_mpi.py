@@ -208,3 +208,40 @@ def test_sigint_leaves_the_old_file_and_no_temporary(cli, tmp_path, files):
     else:
         assert out.read_bytes() == b"precious"
         assert os.listdir(tmp_path) == ["f"]
+
+
+TREE = ["--files", "500", "--total", "3M", "--seed", "4", "--depth", "2"]
+
+
+def tree_bytes(root):
+    out = {}
+    for dirpath, _, files in os.walk(root):
+        for name in files:
+            p = os.path.join(dirpath, name)
+            out[os.path.relpath(p, root)] = open(p, "rb").read()
+    return out
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_tree_ranks_write_the_single_tree(mpirun, run, tmp_path, n):
+    assert run("tree", "gen", tmp_path / "one", *TREE, "-q").returncode == 0
+    r = mpirun(n, "tree", "gen", tmp_path / "mpi", *TREE, "--mpi")
+    assert r.returncode == 0, r.stderr
+    assert tree_bytes(tmp_path / "mpi") == tree_bytes(tmp_path / "one")
+    assert re.search(rb"wrote 500 files, 3145728 bytes with %d ranks?" % n, r.stderr), r.stderr
+    r = mpirun(n, "tree", "verify", tmp_path / "mpi", *TREE, "--mpi")
+    assert r.returncode == 0, r.stderr
+
+
+def test_tree_verify_mpi_findings_in_order(mpirun, run, tmp_path):
+    d = tmp_path / "t"
+    assert run("tree", "gen", d, *TREE, "-q").returncode == 0
+    m = [ln.split("\t") for ln in run("tree", "list", *TREE).stdout.decode().splitlines()]
+    os.unlink(d / m[10][0])
+    os.truncate(d / m[400][0], 0)
+    (d / "extra").write_text("x")
+    single = run("tree", "verify", d, *TREE)
+    r = mpirun(3, "tree", "verify", d, *TREE, "--mpi")
+    assert r.returncode == 1
+    lines = [ln for ln in r.stderr.decode().splitlines() if ln.startswith("testdata: ")]
+    assert lines == single.stderr.decode().splitlines(), r.stderr

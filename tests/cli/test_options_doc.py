@@ -38,3 +38,35 @@ def test_command_options_documented(run, source_dir):
     assert gen_own == both | tags(source_dir, "gen")
     assert verify_own == both
     assert analyze_own == tags(source_dir, "analyze")
+
+
+def tree_help_sections(run, sub):
+    """(own, tree, stream) option names of `testdata tree SUB --help`."""
+    text = run("tree", sub, "--help").stdout.decode()
+    rest = text.split("\noptions:\n", 1)[1]
+    own, tree, stream = rest, "", ""
+    if "\nstream options" in own:
+        own, stream = own.split("\nstream options", 1)
+    if "\ntree options:\n" in own:
+        own, tree = own.split("\ntree options:\n", 1)
+    flags = lambda t: set(re.findall(r"^  (?:-\w, )?--([a-z][a-z-]*)", t, re.M))  # noqa: E731
+    return flags(own) - {"help"}, flags(tree), flags(stream)
+
+
+def test_tree_options_agree(run, source_dir):
+    """The tree option table is printed by tree gen/list/verify --help and
+    listed in the man page; each tree command's own options are documented."""
+    g_own, g_tree, g_stream = tree_help_sections(run, "gen")
+    l_own, l_tree, l_stream = tree_help_sections(run, "list")
+    v_own, v_tree, v_stream = tree_help_sections(run, "verify")
+    k_own, k_tree, _ = tree_help_sections(run, "like")
+    assert g_tree == l_tree == v_tree
+    assert {"files", "total", "sizes", "depth", "fanout", "kind", "like"} == g_tree
+    assert tags(source_dir, "Tree options (tree gen, list, verify)") == g_tree
+    _, gen_stream = help_sections(run, "gen")
+    assert g_stream == l_stream == v_stream == gen_stream
+    both = tags(source_dir, "tree gen, tree verify")
+    assert g_own == both | tags(source_dir, "tree gen")
+    assert v_own == both
+    assert l_own == set()
+    assert k_own == tags(source_dir, "tree like") and k_tree == set()

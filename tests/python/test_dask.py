@@ -141,3 +141,24 @@ def test_process_workers(tmp_path):
         with pytest.raises(testdata.MismatchError) as e:
             tdd.verify_shards(tmp_path / "ds", "random", "3M", "1M", seed=2, algorithm="fast")
         assert e.value.offset == 1 << 20
+
+
+TREE = dict(files=3000, total="6M", seed=21, kind="compressible", ratio=2)
+
+
+def test_tree_in_parts_is_the_single_tree(client, tmp_path):
+    d = tdd.write_tree(tmp_path / "t", parts=5, **TREE)
+    assert tdd.verify_tree(d, parts=3, **TREE) is None
+    testdata.verify_tree(d, **TREE)  # the same files as one process writes
+    t = testdata.Tree(**TREE)
+    os.unlink(d / t[2999].path)
+    os.truncate(d / t[5].path, 1)
+    (d / "extra.bin").write_bytes(b"x")
+    with pytest.raises(testdata.TreeMismatchError) as ei:
+        tdd.verify_tree(d, parts=4, **TREE)
+    f = ei.value.findings
+    assert f[0].startswith(f"wrong size: {t[5].path}") and f[1].startswith(f"missing: {t[2999].path}")
+    assert f[2].startswith("extra: extra.bin")
+    assert (ei.value.missing_files, ei.value.wrong_size, ei.value.extra_entries) == (1, 1, 1)
+    with pytest.raises(ValueError):
+        tdd.write_tree(tmp_path / "u", files=3, sizes="nonsense")

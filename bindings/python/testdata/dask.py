@@ -20,12 +20,18 @@ Tasks are built with dask.delayed and computed with dask.compute: on the
 active distributed.Client if there is one, else on Dask's default scheduler
 (pass scheduler=... to choose).  Needs the dask package (and distributed for
 a cluster); `import testdata` does not import this module.
+
+File trees (docs/format.md, "Trees") are cut the same way: write_tree and
+verify_tree run one task per part of the files (td_tree_io first/count),
+each a testdata.Tree.write / .verify call on its files, the same files and
+bytes as `testdata tree gen DIR` writes alone.
 """
 from __future__ import annotations
 
 import os
 import pathlib
 import sys
+import types
 import uuid
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple, Union
 
@@ -34,6 +40,7 @@ from dask.delayed import Delayed, delayed
 
 from . import _stream
 from ._stream import MismatchError, parse_size, shard_name, split_range
+from ._tree import Tree, TreeMismatchError
 from ._types import Kind, Seed, Size, StreamOptions, StrPath
 
 if TYPE_CHECKING:
@@ -47,7 +54,8 @@ _Problem = Tuple[int, str, str]
 # dask.compute, typed (dask leaves it untyped).
 _compute: Callable[..., Tuple[Any, ...]] = dask.base.compute
 
-__all__ = ["shard_ranges", "shard_path", "write_shards", "verify_shards"]
+__all__ = ["shard_ranges", "shard_path", "write_shards", "verify_shards", "write_tree",
+           "verify_tree"]
 
 
 def shard_ranges(total_size: Size, shard_size: Size) -> List[Tuple[int, int]]:
@@ -154,3 +162,77 @@ def verify_shards(directory: StrPath, kind: Kind, total_size: Size, shard_size: 
         more = f" ({len(problems)} bad shards)" if len(problems) > 1 else ""
         raise MismatchError(f"{message}{more}", offset, reason)
     return None
+
+
+def _tree_parts(tree, parts):
+    n = len(tree)
+    if parts is None:
+        parts = max(1, min(64, -(-n // 4096)))
+    if isinstance(parts, bool) or not isinstance(parts, int) or parts < 1:
+        raise ValueError(f"parts must be a positive int, not {parts!r}")
+    return [split_range(n, parts, i) for i in range(parts)] if n else []
+
+
+def _write_tree_part(directory, first, count, options):
+    Tree(**options).write(directory, first=first, count=count)
+    return count
+
+
+def _verify_tree_part(directory, first, count, options, extra):
+    """None, or (first index, findings, counts) of the part's problems;
+    returned rather than raised (see _verify_one)."""
+    try:
+        Tree(**options).verify(directory, first=first, count=count, extra=extra)
+    except TreeMismatchError as e:
+        order = first if extra != "only" else float("inf")  # extra entries come last
+        return (order, e.findings, (e.missing_files, e.wrong_size, e.changed, e.extra_entries,
+                                    e.unreadable))
+    return None
+
+
+def write_tree(directory, *, parts=None, compute=True, scheduler=None, **options):
+    """Write the file tree of **options (testdata.Tree's: files=, total=,
+    sizes=, seed= ...) under directory in parallel: one dask.delayed task
+    per part of the files (parts: default one per 4096 files, at most 64).
+    Returns the directory; with compute=False the delayed tasks."""
+    tree = Tree(**options)  # checks the options here, before any task is sent
+    d = pathlib.Path(os.fsdecode(os.fspath(directory)))
+    tree.write(d, count=0)  # the top directory
+    run = uuid.uuid4().hex
+    tasks = [dask.delayed(_write_tree_part, pure=False)(str(d), first, count, dict(options),
+                                                        dask_key_name=f"testdata-tree-{i}-{run}")
+             for i, (first, count) in enumerate(_tree_parts(tree, parts))]
+    if not compute:
+        return tasks
+    dask.compute(*tasks, scheduler=scheduler)
+    return d
+
+
+def verify_tree(directory, *, parts=None, scheduler=None, **options):
+    """Check the file tree of **options under directory in parallel (and,
+    in one more task, that nothing else is there).  Returns None, or raises
+    TreeMismatchError with every part's findings in file order."""
+    tree = Tree(**options)
+    d = pathlib.Path(os.fsdecode(os.fspath(directory)))
+    if not d.is_dir():
+        raise FileNotFoundError(f"no such directory: {str(d)!r}")
+    run = uuid.uuid4().hex
+    ranges = _tree_parts(tree, parts)
+    tasks = [dask.delayed(_verify_tree_part, pure=False)(str(d), first, count, dict(options), False,
+                                                         dask_key_name=f"testdata-vtree-{i}-{run}")
+             for i, (first, count) in enumerate(ranges)]
+    # extra entries: the whole tree with no files to check
+    tasks.append(dask.delayed(_verify_tree_part, pure=False)(
+        str(d), 0, 0, dict(options), "only", dask_key_name=f"testdata-vtree-x-{run}"))
+    problems = sorted(p for p in dask.compute(*tasks, scheduler=scheduler) if p is not None)
+    if not problems:
+        return None
+    findings = [f for p in problems for f in p[1]]
+    sums = [sum(p[2][k] for p in problems) for k in range(5)]
+    bad = sums[0] + sums[1] + sums[2] + sums[4]
+    msg = (f"{d}: {bad} of {len(tree)} files wrong ({sums[0]} missing, {sums[1]} wrong size, "
+           f"{sums[2]} changed, {sums[4]} unreadable), {sums[3]} extra entries; first: "
+           f"{findings[0] if findings else ''}")
+    counts = types.SimpleNamespace(ok=len(tree) - bad, missing=sums[0], wrong_size=sums[1],
+                                   changed=sums[2], extra=sums[3], unreadable=sums[4])
+    raise TreeMismatchError(msg, counts, findings)

@@ -25,6 +25,12 @@ Fixtures (typed: annotate with FileFactory, StreamFactory, SharedFileFactory)
                            pytest-xdist by all workers too (a file lock in the
                            run's base temporary directory); its default seed
                            derives from the session seed only.
+    testdata_tree          factory (*, name=None, seed=None, **tree options)
+                           -> pathlib.Path of a new file tree under tmp_path
+                           (testdata.Tree's options: files=, total=, sizes= ...)
+    testdata_shared_tree   session-scoped factory like testdata_tree: each
+                           distinct tree is written once per run, shared like
+                           testdata_shared_file (also under pytest-xdist).
 
 A failing testdata.verify() in a test shows the test's own line: the
 package's frames are hidden from MismatchError tracebacks
@@ -40,7 +46,7 @@ import pathlib
 import random
 import stat
 import sys
-from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Protocol, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Optional, Protocol, Tuple
 
 import pytest
 
@@ -58,7 +64,8 @@ __all__ = ["derive_seed", "session_seed", "FileFactory", "StreamFactory", "Share
 
 _CACHE_KEY = "testdata/seed"
 _MAX_SEED = (1 << 64) - 1
-_FIXTURES = frozenset({"testdata_seed", "testdata_file", "testdata_stream", "testdata_shared_file"})
+_FIXTURES = frozenset({"testdata_seed", "testdata_file", "testdata_stream", "testdata_shared_file",
+                       "testdata_tree", "testdata_shared_tree"})
 _session_seed_key = pytest.StashKey[int]()
 _seed_note_key = pytest.StashKey[str]()
 
@@ -249,20 +256,29 @@ def _shared_dir(config: pytest.Config, tmp_path_factory: pytest.TempPathFactory)
     return d
 
 
-def _write_shared(d: pathlib.Path, name: str, kind: Kind, n: int, seed: Seed, offset: Size,
-                  options: Dict[str, Any]) -> pathlib.Path:
-    """Write d/name once: the first process to take the lock writes it
-    (atomically: testdata.write replaces only once complete), the others
-    find it there.  Read-only once written."""
-    path = d / name
+def _once(d: pathlib.Path, name: str, done: pathlib.Path, make: Callable[[], None]) -> None:
+    """Run make() unless done exists, under d/name.lock: the first process of
+    the run to take the lock makes it, the others wait and find it made."""
     with open(d / (name + ".lock"), "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
-            if not path.exists():
-                _write_under(d, name, kind, n, seed, offset, options)
-                os.chmod(path, stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
+            if not done.exists():
+                make()
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _write_shared(d: pathlib.Path, name: str, kind: Kind, n: int, seed: Seed, offset: Size,
+                  options: Dict[str, Any]) -> pathlib.Path:
+    """Write d/name once (atomically: testdata.write replaces only once
+    complete); read-only once written."""
+    path = d / name
+
+    def make() -> None:
+        _write_under(d, name, kind, n, seed, offset, options)
+        os.chmod(path, stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
+
+    _once(d, name, path, make)
     return path
 
 
@@ -294,6 +310,61 @@ def testdata_shared_file(request: pytest.FixtureRequest,
             path = _write_shared(_shared_dir(request.config, tmp_path_factory),
                                  f"{kind}-{n}-{tag}.bin", kind, n, s, offset, dict(options))
             files[key] = path
+        return path
+
+    return get
+
+
+@pytest.fixture
+def testdata_tree(testdata_seed: int, tmp_path: pathlib.Path) -> Callable[..., pathlib.Path]:
+    """Factory: testdata_tree(*, name=None, seed=None, **options) -> Path.
+
+    Writes the file tree of **options (testdata.Tree: files=, total=,
+    sizes=, depth=, fanout=, kind= and the kind's options) into a new
+    directory under tmp_path.  The seed defaults to testdata_seed."""
+    counter = itertools.count()
+
+    def make(*, name: Optional[str] = None, seed: Optional[Seed] = None,
+             **options: Any) -> pathlib.Path:
+        if name is None:
+            name = f"testdata-tree-{next(counter)}"
+        path = tmp_path / name
+        if os.path.isabs(name) or ".." in path.relative_to(tmp_path).parts:
+            raise ValueError(f"name must be a relative path inside {tmp_path}, not {name!r}")
+        return testdata.tree(path, seed=testdata_seed if seed is None else seed, **options)
+
+    return make
+
+
+@pytest.fixture(scope="session")
+def testdata_shared_tree(request: pytest.FixtureRequest,
+                         tmp_path_factory: pytest.TempPathFactory) -> Callable[..., pathlib.Path]:
+    """Session-scoped factory like testdata_tree: each distinct tree is
+    written once per run and the same path returned to every test, also
+    across pytest-xdist workers (as testdata_shared_file; a crashed writer's
+    partial tree is completed by the next, with resume).  The seed defaults
+    to one derived from the session seed alone."""
+    default_seed = derive_seed(session_seed(request.config), "testdata_shared_tree")
+    trees: Dict[Tuple[Any, ...], pathlib.Path] = {}
+
+    def get(*, seed: Optional[Seed] = None, **options: Any) -> pathlib.Path:
+        s = default_seed if seed is None else seed
+        key = (str(s), tuple(sorted((k, str(v)) for k, v in options.items())))
+        path = trees.get(key)
+        if path is None:
+            tag = hashlib.blake2b(repr((key, testdata.__version__, testdata.FORMAT_VERSION))
+                                  .encode(), digest_size=6).hexdigest()
+            d = _shared_dir(request.config, tmp_path_factory)
+            name = f"tree-{tag}"
+            path = d / name
+            done = d / (name + ".done")
+
+            def make() -> None:
+                testdata.tree(path, resume=True, seed=s, **options)
+                done.touch()
+
+            _once(d, name, done, make)
+            trees[key] = path
         return path
 
     return get

@@ -1,0 +1,1018 @@
+/*
+ * File trees on a file system: td_tree_write, td_tree_verify, td_tree_scan.
+ *
+ * Speed comes from the file system's side: files are taken in index order
+ * (so directory by directory), each thread keeps its directory open and
+ * creates files relative to it (td__output_openat: O_TMPFILE + linkat, no
+ * path walk, no stat in a directory it just made), one generator serves
+ * every file and thread, and buffers are allocated once per thread.
+ * Memory does not grow with the number of files: threads claim chunks of
+ * files from a counter, and verify findings wait in a bounded window of
+ * chunks so that they are reported in file order.
+ */
+#define _GNU_SOURCE /* O_NOATIME, O_DIRECTORY, fdopendir */
+#include "tree.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define CHUNK_FILES 32u
+#define BUF_BYTES (1u << 20)
+#define PROGRESS_FILES 64u
+#define PROGRESS_BYTES (16u << 20)
+
+typedef struct finding_rec {
+    td_tree_finding f;
+    char path[TD_TREE_PATH_MAX];
+} finding_rec;
+
+typedef struct slot {
+    uint64_t chunk;  /* the chunk it holds */
+    int done;
+    size_t n, cap;
+    finding_rec *rec;
+} slot;
+
+typedef struct job job;
+
+typedef struct run {
+    const td_tree *t;
+    const td_tree_io *io;
+    td_gen gen;
+    int verify;
+    int rootfd;
+    const char *root;
+    uint64_t first, end;       /* files [first, end) */
+    uint64_t nchunks;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    uint64_t next_chunk;       /* claimed so far */
+    uint64_t emitted;          /* chunks reported (verify) */
+    unsigned window;
+    slot *slots;
+    int stop;                  /* cancel or failure: no new files */
+    int rc;                    /* the first failure */
+    int err;
+    char errpath[TD_TREE_PATH_MAX];
+    int active;                /* threads still working */
+    uint64_t files_done, bytes_done;
+    td_tree_result res;        /* counts, under mu */
+    int canceled;
+} run;
+
+struct job {
+    run *r;
+    int caller;
+    uint8_t *buf, *exp;        /* BUF_BYTES each */
+    uint64_t dir;              /* the open directory, or UINT64_MAX */
+    int dirfd, fresh;
+    char dirpath[TD_TREE_PATH_MAX + 8];
+    char *abspath;             /* root + "/" + dirpath */
+    size_t abscap;
+    uint64_t last_files, last_bytes;
+    pthread_t th;
+    int started;
+};
+
+/* Wait on r->cv for at most 20 ms (mu held): the caller wakes up to
+ * report progress (and notice Ctrl-C) while others work. */
+static void wait_a_little(run *r)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_nsec += 20000000;
+    if (ts.tv_nsec >= 1000000000) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000;
+    }
+    pthread_cond_timedwait(&r->cv, &r->mu, &ts);
+}
+
+static int stopped(run *r)
+{
+    return __atomic_load_n(&r->stop, __ATOMIC_RELAXED);
+}
+
+static void fail(run *r, int rc, int err, const char *path)
+{
+    pthread_mutex_lock(&r->mu);
+    if (r->rc == TD_OK) {
+        r->rc = rc;
+        r->err = err;
+        (void)td__msg(r->errpath, sizeof r->errpath, "%s", path ? path : "");
+    }
+    __atomic_store_n(&r->stop, 1, __ATOMIC_RELAXED);
+    pthread_cond_broadcast(&r->cv);
+    pthread_mutex_unlock(&r->mu);
+}
+
+/* The caller's progress call; returns nonzero when it asked to stop. */
+static int progress(job *j, int force)
+{
+    run *r = j->r;
+    if (!j->caller || !r->io->progress)
+        return 0;
+    uint64_t f = __atomic_load_n(&r->files_done, __ATOMIC_RELAXED);
+    uint64_t b = __atomic_load_n(&r->bytes_done, __ATOMIC_RELAXED);
+    if (!force && f - j->last_files < PROGRESS_FILES && b - j->last_bytes < PROGRESS_BYTES)
+        return 0;
+    j->last_files = f;
+    j->last_bytes = b;
+    if (r->io->progress(r->io->ctx, f, b) != 0) {
+        pthread_mutex_lock(&r->mu);
+        r->canceled = 1;
+        __atomic_store_n(&r->stop, 1, __ATOMIC_RELAXED);
+        pthread_cond_broadcast(&r->cv);
+        pthread_mutex_unlock(&r->mu);
+        return 1;
+    }
+    return 0;
+}
+
+/* ---- directories --------------------------------------------------------- */
+
+static void close_dir(job *j)
+{
+    if (j->dirfd >= 0 && j->dirfd != j->r->rootfd)
+        close(j->dirfd);
+    j->dirfd = -1;
+    j->dir = UINT64_MAX;
+}
+
+/* Open directory d of the tree (making it and its parents when writing). */
+static int open_dir(job *j, uint64_t d)
+{
+    run *r = j->r;
+    size_t n;
+    if (j->dir == d)
+        return TD_OK;
+    close_dir(j);
+    n = td__tree_dir_path(r->t, d, j->dirpath, sizeof j->dirpath);
+    j->fresh = 0;
+    if (n == 0) {
+        j->dirfd = r->rootfd;
+    } else {
+        j->dirfd = openat(r->rootfd, j->dirpath, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (j->dirfd < 0 && errno == ENOENT && !r->verify) {
+            /* mkdir each level; EEXIST is another thread's (or run's) work */
+            for (size_t i = 1; i <= n; i++) {
+                if (j->dirpath[i] != '/' && j->dirpath[i] != '\0')
+                    continue;
+                char c = j->dirpath[i];
+                j->dirpath[i] = '\0';
+                int ok = mkdirat(r->rootfd, j->dirpath, 0777) == 0;
+                int e = errno;
+                j->dirpath[i] = c;
+                if (ok && i == n)
+                    j->fresh = 1;
+                else if (!ok && e != EEXIST) {
+                    errno = e;
+                    return TD_EIO;
+                }
+            }
+            j->dirfd = openat(r->rootfd, j->dirpath, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        }
+        if (j->dirfd < 0)
+            return j->r->verify && (errno == ENOENT || errno == ENOTDIR) ? TD_DONE : TD_EIO;
+    }
+    j->dir = d;
+    size_t rl = strlen(r->root), need = rl + 2 + n;
+    if (need > j->abscap) {
+        char *p = realloc(j->abspath, need + 64);
+        if (!p)
+            return TD_ENOMEM;
+        j->abspath = p;
+        j->abscap = need + 64;
+    }
+    memcpy(j->abspath, r->root, rl);
+    if (n) {
+        j->abspath[rl] = '/';
+        memcpy(j->abspath + rl + 1, j->dirpath, n + 1);
+    } else {
+        j->abspath[rl] = '\0';
+    }
+    return TD_OK;
+}
+
+/* ---- checking one file --------------------------------------------------- */
+
+/* Compare the open file fd (st: its stat) with file i; fills *f and
+ * returns 1 when something is wrong, 0 when it is right, <0 on
+ * cancellation or a system error (errno). */
+static int check_fd(job *j, int fd, const struct stat *st, uint64_t i, uint64_t size,
+                    td_tree_finding *f)
+{
+    run *r = j->r;
+    uint64_t off = 0, have = (uint64_t)st->st_size, cmp = TD_MIN(have, size);
+    uint64_t first_bad = UINT64_MAX, bad = 0, base = i * TD_TREE_STRIDE;
+    while (off < cmp) {
+        size_t n = (size_t)TD_MIN((uint64_t)BUF_BYTES, cmp - off), got = 0;
+        while (got < n) {
+            ssize_t k = pread(fd, j->buf + got, n - got, (off_t)(off + got));
+            if (k < 0 && errno == EINTR)
+                continue;
+            if (k < 0)
+                return -1;
+            if (k == 0)
+                break;
+            got += (size_t)k;
+        }
+        if (got < n) { /* shrank meanwhile */
+            have = off + got;
+            cmp = have;
+            n = got;
+        }
+        int rc = td__gen_fill1(&r->gen, base + off, j->exp, n);
+        if (rc != TD_OK) {
+            errno = ENOMEM;
+            return -1;
+        }
+        if (memcmp(j->buf, j->exp, n) != 0) {
+            for (size_t k = 0; k < n; k++)
+                if (j->buf[k] != j->exp[k]) {
+                    if (first_bad == UINT64_MAX)
+                        first_bad = off + k;
+                    bad++;
+                }
+        }
+        off += n;
+        __atomic_add_fetch(&r->bytes_done, n, __ATOMIC_RELAXED);
+        if (size > BUF_BYTES && (stopped(r) || progress(j, 0)))
+            return -2;
+    }
+    memset(f, 0, sizeof *f);
+    f->index = i;
+    f->expected = size;
+    f->actual = have;
+    f->mismatches = bad;
+    if (have != size) {
+        f->what = TD_TREE_WRONG_SIZE;
+        f->first_bad = first_bad != UINT64_MAX ? first_bad : cmp;
+        return 1;
+    }
+    if (bad) {
+        f->what = TD_TREE_CHANGED;
+        f->first_bad = first_bad;
+        return 1;
+    }
+    return 0;
+}
+
+/* Compare the first n bytes of j->buf with file i from its start; *first_bad
+ * and *bad as in check_fd.  Returns 0, or -1 (errno) if the generator failed. */
+static int compare_small(job *j, uint64_t i, size_t n, uint64_t *first_bad, uint64_t *bad)
+{
+    if (n && td__gen_fill1(&j->r->gen, i * TD_TREE_STRIDE, j->exp, n) != TD_OK) {
+        errno = ENOMEM;
+        return -1;
+    }
+    if (n && memcmp(j->buf, j->exp, n) != 0)
+        for (size_t k = 0; k < n; k++)
+            if (j->buf[k] != j->exp[k]) {
+                if (*first_bad == UINT64_MAX)
+                    *first_bad = k;
+                (*bad)++;
+            }
+    __atomic_add_fetch(&j->r->bytes_done, n, __ATOMIC_RELAXED);
+    return 0;
+}
+
+/* Verify file i in the open directory; 1 with *f filled when wrong, 0
+ * when right, <0 when canceled.  A small file costs three system calls:
+ * open, one read of size + 1 bytes (which also tells a longer file and
+ * something that is not a regular file) and close. */
+static int verify_one(job *j, const char *name, uint64_t i, uint64_t size, td_tree_finding *f)
+{
+    struct stat st;
+    int rc, e;
+    memset(f, 0, sizeof *f);
+    f->index = i;
+    f->expected = size;
+    int fd = openat(j->dirfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOATIME);
+    if (fd < 0 && errno == EPERM)
+        fd = openat(j->dirfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (fd < 0) {
+        f->what = errno == ENOENT || errno == ENOTDIR || errno == ELOOP ? TD_TREE_MISSING
+                                                                        : TD_TREE_UNREADABLE;
+        f->error = errno;
+        return 1;
+    }
+    if (size < BUF_BYTES) {
+        size_t got = 0, want = (size_t)size + 1;
+        ssize_t k = 0;
+        while (got < want) {
+            k = pread(fd, j->buf + got, want - got, (off_t)got);
+            if (k < 0 && errno == EINTR)
+                continue;
+            if (k <= 0)
+                break;
+            got += (size_t)k;
+        }
+        if (k < 0 && (errno == EISDIR || errno == ESPIPE || errno == EINVAL)) {
+            f->what = TD_TREE_MISSING; /* a directory, FIFO ... where a file should be */
+            close(fd);
+            return 1;
+        }
+        if (k < 0) {
+            f->what = TD_TREE_UNREADABLE;
+            f->error = errno;
+            close(fd);
+            return 1;
+        }
+        uint64_t first_bad = UINT64_MAX, bad = 0, cmp = TD_MIN(got, (size_t)size);
+        rc = compare_small(j, i, (size_t)cmp, &first_bad, &bad);
+        e = errno;
+        f->actual = got;
+        if (rc == 0 && got > size && fstat(fd, &st) == 0)
+            f->actual = (uint64_t)st.st_size > got ? (uint64_t)st.st_size : got;
+        close(fd);
+        if (rc < 0) {
+            f->what = TD_TREE_UNREADABLE;
+            f->error = e;
+            return 1;
+        }
+        f->mismatches = bad;
+        if (f->actual != size) {
+            f->what = TD_TREE_WRONG_SIZE;
+            f->first_bad = first_bad != UINT64_MAX ? first_bad : cmp;
+            return 1;
+        }
+        if (bad) {
+            f->what = TD_TREE_CHANGED;
+            f->first_bad = first_bad;
+            return 1;
+        }
+        return 0;
+    }
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        f->what = TD_TREE_MISSING; /* a directory, FIFO ... where a file should be */
+        close(fd);
+        return 1;
+    }
+    rc = check_fd(j, fd, &st, i, size, f);
+    e = errno;
+    close(fd);
+    if (rc == -1) {
+        memset(f, 0, sizeof *f);
+        f->index = i;
+        f->expected = size;
+        f->what = TD_TREE_UNREADABLE;
+        f->error = e;
+        return 1;
+    }
+    return rc;
+}
+
+/* ---- writing one file ---------------------------------------------------- */
+
+static int write_one(job *j, const char *name, uint64_t i, uint64_t size)
+{
+    run *r = j->r;
+    td_output *out;
+    uint64_t base = i * TD_TREE_STRIDE, off = 0;
+    int rc;
+
+    if ((r->io->flags & TD_TREE_RESUME) && !j->fresh) {
+        td_tree_finding f;
+        struct stat st;
+        if (fstatat(j->dirfd, name, &st, 0) == 0 && S_ISREG(st.st_mode) &&
+            (uint64_t)st.st_size == size) {
+            rc = verify_one(j, name, i, size, &f);
+            if (rc < 0)
+                return TD_ECANCELED;
+            if (rc == 0) {
+                pthread_mutex_lock(&r->mu);
+                r->res.skipped++;
+                pthread_mutex_unlock(&r->mu);
+                return TD_OK;
+            }
+            __atomic_sub_fetch(&r->bytes_done, size, __ATOMIC_RELAXED);
+        }
+    }
+    rc = td__output_openat(&out, j->dirfd, j->abspath, name, j->fresh);
+    if (rc != TD_OK)
+        return rc;
+    while (off < size) {
+        size_t n = (size_t)TD_MIN((uint64_t)BUF_BYTES, size - off);
+        rc = td__gen_fill1(&r->gen, base + off, j->buf, n);
+        if (rc == TD_OK)
+            rc = td_output_write(out, j->buf, n);
+        if (rc != TD_OK)
+            break;
+        off += n;
+        __atomic_add_fetch(&r->bytes_done, n, __ATOMIC_RELAXED);
+        if (size > BUF_BYTES && (stopped(r) || progress(j, 0))) {
+            rc = TD_ECANCELED;
+            break;
+        }
+    }
+    if (rc == TD_OK)
+        return td_output_commit(out);
+    int e = errno;
+    td_output_abort(out);
+    errno = e;
+    return rc;
+}
+
+/* ---- the workers --------------------------------------------------------- */
+
+static void add_finding(slot *s, const td_tree_finding *f, const char *path)
+{
+    if (s->n == s->cap) {
+        size_t nc = s->cap ? 2 * s->cap : 8;
+        finding_rec *p = realloc(s->rec, nc * sizeof *p);
+        if (!p)
+            return; /* counted all the same; only the line is lost */
+        s->rec = p;
+        s->cap = nc;
+    }
+    s->rec[s->n].f = *f;
+    (void)td__msg(s->rec[s->n].path, sizeof s->rec[s->n].path, "%s", path);
+    s->rec[s->n].f.path = NULL;
+    s->n++;
+}
+
+static void count_finding(td_tree_result *res, int what)
+{
+    switch (what) {
+    case TD_TREE_MISSING: res->missing++; break;
+    case TD_TREE_WRONG_SIZE: res->wrong_size++; break;
+    case TD_TREE_CHANGED: res->changed++; break;
+    case TD_TREE_EXTRA: res->extra++; break;
+    default: res->unreadable++; break;
+    }
+}
+
+/* Report the findings of finished chunks in order (mu held). */
+static void emit_ready(run *r)
+{
+    while (r->emitted < r->nchunks) {
+        slot *s = &r->slots[r->emitted % r->window];
+        if (!s->done || s->chunk != r->emitted)
+            break;
+        for (size_t k = 0; k < s->n; k++) {
+            s->rec[k].f.path = s->rec[k].path;
+            if (r->io->report && !r->canceled && r->io->report(r->io->ctx, &s->rec[k].f) != 0) {
+                r->canceled = 1;
+                __atomic_store_n(&r->stop, 1, __ATOMIC_RELAXED);
+            }
+        }
+        s->n = 0;
+        s->done = 0;
+        r->emitted++;
+        pthread_cond_broadcast(&r->cv);
+    }
+}
+
+static void do_chunk(job *j, uint64_t c, slot *s)
+{
+    run *r = j->r;
+    const td_tree *t = r->t;
+    uint64_t a = r->first + c * CHUNK_FILES, b = TD_MIN(a + CHUNK_FILES, r->end);
+    char name[64], rel[TD_TREE_PATH_MAX];
+    for (uint64_t i = a; i < b && !stopped(r); i++) {
+        uint64_t d = td__tree_file_dir(t, i), size = td__tree_size(t, i);
+        int rc = open_dir(j, d);
+        td__tree_file_name(t, i, name, sizeof name);
+        if (r->verify) {
+            td_tree_finding f;
+            int bad;
+            if (rc == TD_DONE) { /* the directory is missing: so is the file */
+                memset(&f, 0, sizeof f);
+                f.what = TD_TREE_MISSING;
+                f.index = i;
+                f.expected = size;
+                bad = 1;
+            } else if (rc != TD_OK) {
+                fail(r, rc, errno, j->dirpath);
+                return;
+            } else {
+                bad = verify_one(j, name, i, size, &f);
+            }
+            if (bad < 0)
+                return;
+            pthread_mutex_lock(&r->mu);
+            if (bad) {
+                count_finding(&r->res, f.what);
+                size_t n = td__tree_dir_path(t, d, rel, sizeof rel);
+                (void)td__msg(rel + n, sizeof rel - n, "%s%s", n ? "/" : "", name);
+                add_finding(s, &f, rel);
+            } else {
+                r->res.ok++;
+            }
+            r->res.files++;
+            pthread_mutex_unlock(&r->mu);
+        } else {
+            if (rc == TD_OK)
+                rc = write_one(j, name, i, size);
+            if (rc == TD_ECANCELED)
+                return;
+            if (rc != TD_OK) {
+                size_t n = td__tree_dir_path(t, d, rel, sizeof rel);
+                int e = errno;
+                (void)td__msg(rel + n, sizeof rel - n, "%s%s", n ? "/" : "", name);
+                fail(r, rc, e, rel);
+                return;
+            }
+            pthread_mutex_lock(&r->mu);
+            r->res.files++;
+            pthread_mutex_unlock(&r->mu);
+        }
+        __atomic_add_fetch(&r->files_done, 1, __ATOMIC_RELAXED);
+        if (progress(j, 0))
+            return;
+    }
+}
+
+static void *worker(void *arg)
+{
+    job *j = arg;
+    run *r = j->r;
+    for (;;) {
+        uint64_t c;
+        slot *s = NULL;
+        pthread_mutex_lock(&r->mu);
+        /* Verify: a chunk's findings wait in a slot of the window until
+         * those of every chunk before it are reported. */
+        while (!r->stop && r->next_chunk < r->nchunks && r->verify &&
+               r->next_chunk >= r->emitted + r->window) {
+            if (j->caller) {
+                wait_a_little(r);
+                pthread_mutex_unlock(&r->mu);
+                progress(j, 1);
+                pthread_mutex_lock(&r->mu);
+            } else {
+                pthread_cond_wait(&r->cv, &r->mu);
+            }
+        }
+        if (r->stop || r->next_chunk >= r->nchunks) {
+            pthread_mutex_unlock(&r->mu);
+            break;
+        }
+        c = r->next_chunk++;
+        if (r->verify) {
+            s = &r->slots[c % r->window];
+            s->chunk = c;
+            s->n = 0;
+            s->done = 0;
+        }
+        pthread_mutex_unlock(&r->mu);
+        do_chunk(j, c, s);
+        if (r->verify) {
+            pthread_mutex_lock(&r->mu);
+            s->done = 1;
+            emit_ready(r);
+            pthread_mutex_unlock(&r->mu);
+        }
+    }
+    close_dir(j);
+    pthread_mutex_lock(&r->mu);
+    r->active--;
+    pthread_cond_broadcast(&r->cv);
+    pthread_mutex_unlock(&r->mu);
+    return NULL;
+}
+
+/* mkdir -p */
+static int make_root(const char *dir)
+{
+    char *p = strdup(dir);
+    if (!p)
+        return TD_ENOMEM;
+    for (char *s = p + 1; *s; s++) {
+        if (*s != '/')
+            continue;
+        *s = '\0';
+        if (mkdir(p, 0777) != 0 && errno != EEXIST) {
+            int e = errno;
+            free(p);
+            errno = e;
+            return TD_EIO;
+        }
+        *s = '/';
+    }
+    int rc = mkdir(p, 0777) == 0 || errno == EEXIST ? TD_OK : TD_EIO;
+    int e = errno;
+    free(p);
+    errno = e;
+    return rc;
+}
+
+/* ---- extra entries -------------------------------------------------------- */
+
+typedef struct names {
+    char **v;
+    size_t n, cap;
+} names;
+
+static int names_add(names *l, const char *s)
+{
+    if (l->n == l->cap) {
+        size_t nc = l->cap ? 2 * l->cap : 16;
+        char **p = realloc(l->v, nc * sizeof *p);
+        if (!p)
+            return TD_ENOMEM;
+        l->v = p;
+        l->cap = nc;
+    }
+    if (!(l->v[l->n] = strdup(s)))
+        return TD_ENOMEM;
+    l->n++;
+    return TD_OK;
+}
+
+static void names_free(names *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        free(l->v[i]);
+    free(l->v);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Tree directory child digit of a name "d%0*u", or -1. */
+static long subdir_digit(const td_tree *t, const char *name)
+{
+    long v = 0;
+    if (name[0] != 'd' || (int)strlen(name) != 1 + t->dir_width)
+        return -1;
+    for (int i = 1; i <= t->dir_width; i++) {
+        if (name[i] < '0' || name[i] > '9')
+            return -1;
+        v = v * 10 + (name[i] - '0');
+    }
+    return v < (long)t->fanout ? v : -1;
+}
+
+/* Report entries of directory j (at rel, open as fd) that are not the
+ * tree's, names sorted; then the same in its tree subdirectories. */
+static int extras(run *r, int fd, uint64_t j, unsigned level, const char *rel)
+{
+    const td_tree *t = r->t;
+    names ex = {0}, sub = {0};
+    DIR *d = fdopendir(fd);
+    struct dirent *e;
+    int rc = TD_OK;
+    if (!d) {
+        int err = errno;
+        close(fd);
+        return err == ENOMEM ? TD_ENOMEM : TD_OK;
+    }
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        if (td__tree_name_index(t, j, e->d_name) != UINT64_MAX)
+            continue;
+        int isdir = e->d_type == DT_DIR;
+        if (e->d_type == DT_UNKNOWN) {
+            struct stat st;
+            isdir = fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+                    S_ISDIR(st.st_mode);
+        }
+        if (isdir && level < t->depth && subdir_digit(t, e->d_name) >= 0)
+            rc = names_add(&sub, e->d_name);
+        else
+            rc = names_add(&ex, e->d_name);
+        if (rc != TD_OK)
+            break;
+    }
+    if (rc == TD_OK) {
+        if (ex.n > 1)
+            qsort(ex.v, ex.n, sizeof *ex.v, cmp_str);
+        if (sub.n > 1)
+            qsort(sub.v, sub.n, sizeof *sub.v, cmp_str);
+        for (size_t k = 0; k < ex.n && !r->canceled; k++) {
+            char path[TD_TREE_PATH_MAX + 256];
+            td_tree_finding f;
+            memset(&f, 0, sizeof f);
+            f.what = TD_TREE_EXTRA;
+            f.index = UINT64_MAX;
+            (void)td__msg(path, sizeof path, "%s%s%s", rel, *rel ? "/" : "", ex.v[k]);
+            f.path = path;
+            r->res.extra++;
+            if (r->io->report && r->io->report(r->io->ctx, &f) != 0)
+                r->canceled = 1;
+        }
+        uint64_t off = j - t->level_first[level];
+        for (size_t k = 0; k < sub.n && rc == TD_OK && !r->canceled; k++) {
+            uint64_t child = t->level_first[level + 1] + off * t->fanout +
+                             (uint64_t)subdir_digit(t, sub.v[k]);
+            char path[TD_TREE_PATH_MAX + 8];
+            (void)td__msg(path, sizeof path, "%s%s%s", rel, *rel ? "/" : "", sub.v[k]);
+            int cfd = openat(dirfd(d), sub.v[k], O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+            if (cfd >= 0)
+                rc = extras(r, cfd, child, level + 1, path);
+        }
+    }
+    closedir(d);
+    names_free(&ex);
+    names_free(&sub);
+    return rc;
+}
+
+/* ---- the calls ----------------------------------------------------------- */
+
+static int run_tree(const td_tree *t, const char *dir, const td_tree_io *io_in,
+                    td_tree_result *result, int verify, char *path_buf, size_t cap)
+{
+    td_tree_io defio;
+    const td_tree_io *io = io_in;
+    td_options go;
+    run r;
+    job *jobs = NULL;
+    unsigned nt;
+    int rc;
+
+    if (result)
+        memset(result, 0, sizeof *result);
+    if (path_buf && cap)
+        path_buf[0] = '\0';
+    if (!t || !t->prepared || !dir || !*dir)
+        return TD_EINVAL;
+    if (!io) {
+        td_tree_io_init(&defio);
+        io = &defio;
+    }
+    memset(&r, 0, sizeof r);
+    r.t = t;
+    r.io = io;
+    r.verify = verify;
+    r.root = dir;
+    r.first = TD_MIN(io->first, t->n);
+    r.end = io->count >= t->n - r.first ? t->n : r.first + io->count;
+    if (verify && (io->flags & TD_TREE_EXTRA_ONLY))
+        r.end = r.first;
+    r.nchunks = (r.end - r.first + CHUNK_FILES - 1) / CHUNK_FILES;
+    nt = io->threads ? io->threads : t->opt.threads;
+    if (nt == 0)
+        nt = td__ncpus();
+    nt = (unsigned)TD_MIN((uint64_t)TD_MIN(nt, TD_MAX_THREADS), TD_MAX(r.nchunks, 1));
+    go = t->opt;
+    go.threads = 1;
+    rc = td__gen_init(&r.gen, t->kind, &go);
+    if (rc != TD_OK)
+        return rc;
+    if (!verify && (rc = make_root(dir)) != TD_OK) {
+        int e = errno;
+        td__gen_fini(&r.gen);
+        if (result)
+            result->error = e;
+        if (path_buf)
+            (void)td__msg(path_buf, cap, "%s", dir);
+        errno = e;
+        return rc;
+    }
+    r.rootfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (r.rootfd < 0) {
+        int e = errno;
+        td__gen_fini(&r.gen);
+        if (result)
+            result->error = e;
+        if (path_buf)
+            (void)td__msg(path_buf, cap, "%s", dir);
+        errno = e;
+        return TD_EIO;
+    }
+    pthread_mutex_init(&r.mu, NULL);
+    pthread_cond_init(&r.cv, NULL);
+    r.window = 4 * nt + 4;
+    jobs = calloc(nt, sizeof *jobs);
+    if (verify)
+        r.slots = calloc(r.window, sizeof *r.slots);
+    rc = jobs && (!verify || r.slots) ? TD_OK : TD_ENOMEM;
+    for (unsigned k = 0; k < nt && rc == TD_OK; k++) {
+        jobs[k].r = &r;
+        jobs[k].caller = k == 0;
+        jobs[k].dirfd = -1;
+        jobs[k].dir = UINT64_MAX;
+        jobs[k].buf = malloc(BUF_BYTES);
+        jobs[k].exp = malloc(BUF_BYTES);
+        if (!jobs[k].buf || !jobs[k].exp)
+            rc = TD_ENOMEM;
+    }
+    if (rc == TD_OK) {
+        r.active = (int)nt;
+        for (unsigned k = 1; k < nt; k++) {
+            if (pthread_create(&jobs[k].th, NULL, worker, &jobs[k]) == 0)
+                jobs[k].started = 1;
+            else
+                r.active--; /* fewer threads: the others do its share */
+        }
+        worker(&jobs[0]);
+        /* Until the last worker is done, keep the caller's progress (and
+         * Ctrl-C) going. */
+        pthread_mutex_lock(&r.mu);
+        while (r.active > 0) {
+            wait_a_little(&r);
+            if (r.active == 0)
+                break;
+            pthread_mutex_unlock(&r.mu);
+            progress(&jobs[0], 1);
+            pthread_mutex_lock(&r.mu);
+        }
+        pthread_mutex_unlock(&r.mu);
+        for (unsigned k = 1; k < nt; k++)
+            if (jobs[k].started)
+                pthread_join(jobs[k].th, NULL);
+        if (verify && !r.stop)
+            emit_ready(&r);
+        if (r.rc != TD_OK)
+            rc = r.rc;
+        else if (r.canceled)
+            rc = TD_ECANCELED;
+    }
+    if (rc == TD_OK && verify && !(io->flags & TD_TREE_NO_EXTRA) &&
+        ((r.first == 0 && r.end == t->n) || (io->flags & TD_TREE_EXTRA_ONLY))) {
+        int fd = dup(r.rootfd);
+        if (fd >= 0)
+            rc = extras(&r, fd, 0, 0, "");
+        if (rc == TD_OK && r.canceled)
+            rc = TD_ECANCELED;
+    }
+    if (rc == TD_OK && io->progress)
+        (void)io->progress(io->ctx, r.files_done, r.bytes_done);
+    r.res.bytes = r.bytes_done;
+    if (!verify)
+        r.res.written = r.res.files - r.res.skipped;
+    r.res.error = r.err;
+    if (result)
+        *result = r.res;
+    if (path_buf && r.errpath[0])
+        (void)td__msg(path_buf, cap, "%s", r.errpath);
+    for (unsigned k = 0; jobs && k < nt; k++) {
+        free(jobs[k].buf);
+        free(jobs[k].exp);
+        free(jobs[k].abspath);
+    }
+    for (unsigned k = 0; r.slots && k < r.window; k++)
+        free(r.slots[k].rec);
+    free(r.slots);
+    free(jobs);
+    close(r.rootfd);
+    pthread_mutex_destroy(&r.mu);
+    pthread_cond_destroy(&r.cv);
+    td__gen_fini(&r.gen);
+    if (rc == TD_OK && verify &&
+        r.res.missing + r.res.wrong_size + r.res.changed + r.res.extra + r.res.unreadable)
+        rc = TD_EMISMATCH;
+    errno = r.err;
+    return rc;
+}
+
+int td_tree_write(const td_tree *t, const char *dir, const td_tree_io *io,
+                  td_tree_result *result, char *path_buf, size_t cap)
+{
+    return run_tree(t, dir, io, result, 0, path_buf, cap);
+}
+
+int td_tree_verify(const td_tree *t, const char *dir, const td_tree_io *io,
+                   td_tree_result *result)
+{
+    return run_tree(t, dir, io, result, 1, NULL, 0);
+}
+
+/* ---- scanning a tree into a profile --------------------------------------- */
+
+typedef struct scan {
+    td__hist *h;
+    uint64_t dirs, parents, subdirs, files;
+    unsigned maxdepth;
+    const td_tree_io *io;
+    int canceled;
+} scan;
+
+static int scan_dir(scan *s, int fd, unsigned level)
+{
+    DIR *d = fdopendir(fd);
+    struct dirent *e;
+    uint64_t subs = 0;
+    int rc = TD_OK;
+    if (!d) {
+        int err = errno;
+        close(fd);
+        errno = err;
+        return err == ENOMEM ? TD_ENOMEM : TD_EIO;
+    }
+    s->dirs++;
+    if (level > s->maxdepth)
+        s->maxdepth = level;
+    while (rc == TD_OK && (e = readdir(d)) != NULL) {
+        struct stat st;
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+            continue; /* gone meanwhile */
+        if (S_ISDIR(st.st_mode)) {
+            subs++;
+            if (level >= 255)
+                continue;
+            int cfd = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+            if (cfd >= 0)
+                rc = scan_dir(s, cfd, level + 1);
+        } else if (S_ISREG(st.st_mode)) {
+            td__hist_add(s->h, (uint64_t)st.st_size > TD_TREE_MAX_FILE_SIZE
+                                   ? TD_TREE_MAX_FILE_SIZE
+                                   : (uint64_t)st.st_size, 1);
+            s->files++;
+            if (s->io && s->io->progress && s->files % 4096 == 0 &&
+                s->io->progress(s->io->ctx, s->files, s->h->total) != 0)
+                rc = TD_ECANCELED;
+        }
+    }
+    if (subs) {
+        s->parents++;
+        s->subdirs += subs;
+    }
+    closedir(d);
+    return rc;
+}
+
+typedef struct jout {
+    char *buf;
+    size_t cap, len;
+} jout;
+
+static void put(jout *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#include <stdarg.h>
+static void put(jout *o, const char *fmt, ...)
+{
+    va_list ap;
+    char tmp[128];
+    va_start(ap, fmt);
+    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    if (o->len + (size_t)n < o->cap)
+        memcpy(o->buf + o->len, tmp, (size_t)n + 1);
+    o->len += (size_t)n;
+}
+
+int td_tree_scan(const char *dir, const td_tree_io *io, char *buf, size_t cap, size_t *len)
+{
+    scan s;
+    jout o = {buf, cap, 0};
+    int rc, fd;
+
+    if (len)
+        *len = 0;
+    if (!dir || !buf || !cap)
+        return TD_EINVAL;
+    buf[0] = '\0';
+    memset(&s, 0, sizeof s);
+    s.io = io;
+    s.h = calloc(1, sizeof *s.h);
+    if (!s.h)
+        return TD_ENOMEM;
+    fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) {
+        int e = errno;
+        free(s.h);
+        errno = e;
+        return TD_EIO;
+    }
+    rc = scan_dir(&s, fd, 0);
+    if (rc != TD_OK) {
+        int e = errno;
+        free(s.h);
+        errno = e;
+        return rc;
+    }
+    uint64_t fanout = s.parents ? (s.subdirs + s.parents / 2) / s.parents : 1;
+    fanout = TD_MAX(1, TD_MIN(fanout, TD_TREE_MAX_FANOUT));
+    put(&o, "{\n  \"format\": \"testdata-tree-profile\",\n  \"version\": %d,\n",
+        TD_TREE_PROFILE_VERSION);
+    put(&o, "  \"files\": %llu,\n  \"total\": %llu,\n", (unsigned long long)s.h->files,
+        (unsigned long long)s.h->total);
+    put(&o, "  \"dirs\": %llu,\n  \"depth\": %u,\n  \"fanout\": %llu,\n",
+        (unsigned long long)s.dirs, TD_MIN(s.maxdepth, TD_TREE_MAX_DEPTH),
+        (unsigned long long)fanout);
+    put(&o, "  \"sizes\": [");
+    int first = 1;
+    for (unsigned b = 0; b < TD_TREE_HBINS; b++) {
+        if (!s.h->count[b])
+            continue;
+        put(&o, "%s\n    [%llu, %llu, %llu]", first ? "" : ",", (unsigned long long)s.h->min[b],
+            (unsigned long long)s.h->max[b], (unsigned long long)s.h->count[b]);
+        first = 0;
+    }
+    put(&o, "%s]\n}\n", first ? "" : "\n  ");
+    free(s.h);
+    if (len)
+        *len = o.len;
+    if (o.len >= cap) {
+        buf[0] = '\0';
+        return TD_ERANGE;
+    }
+    return TD_OK;
+}
