@@ -974,7 +974,20 @@ typedef struct td_analysis {
      *  blocks (bounded memory, under 4 MiB; relative error typically below
      *  1 %). */
     int dedup_is_estimate;
-    int reserved_int2;    /**< reserved, 0 */
+    /** Nonzero when the data compresses like synthetic data: it compresses
+     *  at least 1.5x under gzip -6 and lz4 gets at least 90% of gzip -6's
+     *  ratio.  On real data of that ratio lz4 gets 53-78% of gzip's (text,
+     *  HTML, source, spreadsheets, protobuf, URLs, binaries; docs/benchmarks.md)
+     *  and compressors run several times slower per byte, so a benchmark of
+     *  a compressing path fed with such data reports too high a throughput.
+     *  The verdict says so. */
+    int synthetic;
+    /** Thread CPU time each codec spent compressing the sampled bytes, in
+     *  nanoseconds (timing varies from run to run; the ratios do not). */
+    uint64_t cpu_ns[TD_CODEC_COUNT];
+    /** Compression speed per codec: sampled bytes per second of
+     *  cpu_ns, in MB/s (10^6 bytes); 0 when nothing was compressed. */
+    double mb_per_s[TD_CODEC_COUNT];
     uint64_t reserved[4]; /**< reserved, 0 */
 } td_analysis;
 

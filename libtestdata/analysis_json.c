@@ -106,7 +106,7 @@ static void put_string(out *o, const char *s, size_t max)
     put(o, "\"", 1);
 }
 
-/* A ratio: JSON has no inf or nan (only a caller-built td_analysis has them). */
+/* A ratio or speed: JSON has no inf or nan (only a caller-built td_analysis has them). */
 static void put_ratio(out *o, const char *sep, const char *key, double v)
 {
     if (isfinite(v))
@@ -149,7 +149,10 @@ int td_analysis_json(const td_analysis *r, const char *file, char *buf, size_t c
          TD_ANALYZE_DEDUP_BLOCK, (unsigned long long)r->dedup_blocks,
          (unsigned long long)r->dedup_unique);
     put_ratio(&o, ", ", "ratio", r->dedup_ratio);
-    putf(&o, ", \"estimated\": %s}, \"verdict\": ", r->dedup_is_estimate ? "true" : "false");
+    putf(&o, ", \"estimated\": %s}, \"mb_per_s\": {", r->dedup_is_estimate ? "true" : "false");
+    for (int c = 0; c < TD_CODEC_COUNT; c++)
+        put_ratio(&o, c ? ", " : "", td_codec_name(c), r->mb_per_s[c]);
+    putf(&o, "}, \"synthetic\": %s, \"verdict\": ", r->synthetic ? "true" : "false");
     put_string(&o, r->verdict, sizeof r->verdict);
     put(&o, "}", 1);
     return finish(&o);

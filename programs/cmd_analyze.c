@@ -59,8 +59,11 @@ static void print_text(const char *name, const td_analysis *r)
     printf("  entropy     %.3f bits/byte\n", r->entropy);
     for (int c = 0; c < TD_CODEC_COUNT; c++) {
         double x = r->ratio[c];
-        printf("  %-10s  %.*fx  (%llu -> %llu bytes)\n", td_codec_label(c),
-               x >= 99.95 ? 0 : x >= 9.995 ? 1 : 2, x, (unsigned long long)r->sampled,
+        double v = r->mb_per_s[c];
+        char xs[32];
+        snprintf(xs, sizeof xs, "%.*fx", x >= 99.95 ? 0 : x >= 9.995 ? 1 : 2, x);
+        printf("  %-10s  %-7s %6.*f MB/s  (%llu -> %llu bytes)\n", td_codec_label(c), xs,
+               v >= 99.5 ? 0 : 1, v, (unsigned long long)r->sampled,
                (unsigned long long)r->compressed[c]);
     }
     if (r->is_sampled) {

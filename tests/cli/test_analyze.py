@@ -117,9 +117,36 @@ def test_usage_errors(run, args, needle):
 def test_threads_do_not_change_output(run, tmp_path):
     big = tmp_path / "big.bin"
     assert run("gen", "random", "6M", "-o", big).returncode == 0
-    outs = {run("analyze", "--json", "--sample", "3M", "--threads", t, big, "-",
-                input=b"x" * 5_000_000).stdout for t in ("1", "2", "0")}
+    outs = {json.dumps([{k: v for k, v in d.items() if k != "mb_per_s"}
+                        for d in json.loads(run("analyze", "--json", "--sample", "3M", "--threads",
+                                                t, big, "-", input=b"x" * 5_000_000).stdout)])
+            for t in ("1", "2", "0")}
     assert len(outs) == 1
     for bad in ("x", "-1", "", "99999999999"):
         r = run("analyze", "--threads", bad, "-", input=b"")
         assert r.returncode == 2 and b"--threads" in r.stderr
+
+
+def test_speed_and_synthetic_verdict(run):
+    """Each codec's MB/s is shown; data with a flat codec fingerprint (lz4 as
+    good as gzip) is called synthetic, English-like text is not."""
+    comp = run("gen", "compressible", "4M", "--ratio", "3").stdout
+    text = run("gen", "text", "4M").stdout
+    out = run("analyze", "-", input=comp).stdout.decode()
+    assert "like synthetic data" in out and "too good" in out
+    for label in ("gzip -6", "zstd -3", "lz4", "xz -6"):
+        [line] = [ln for ln in out.splitlines() if ln.strip().startswith(label + " ")]
+        assert "MB/s" in line
+    a = json.loads(run("analyze", "--json", "-", input=comp).stdout)[0]
+    b = json.loads(run("analyze", "--json", "-", input=text).stdout)[0]
+    assert a["synthetic"] is True and b["synthetic"] is False
+    assert "synthetic" not in b["verdict"]
+    for doc in (a, b):
+        assert set(doc["mb_per_s"]) == {"gzip", "zstd", "lz4", "xz"}
+        assert all(v > 0 for v in doc["mb_per_s"].values())
+        # lz4 is the fastest and xz the slowest compressor, on any data
+        assert doc["mb_per_s"]["lz4"] > doc["mb_per_s"]["gzip"] > doc["mb_per_s"]["xz"]
+    # random data is incompressible, not synthetic-compressible
+    rnd = json.loads(run("analyze", "--json", "-", input=run("gen", "random", "2M").stdout)
+                     .stdout)[0]
+    assert rnd["synthetic"] is False

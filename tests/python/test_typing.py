@@ -53,7 +53,7 @@ def test_analysis_dict_keys_are_the_librarys():
     hints = typing.get_type_hints(testdata.AnalysisDict)
     assert set(hints) == set(got)
     for key, sub in (("ratios", _types._Ratios), ("compressed", _types._Compressed),
-                     ("dedup", _types._Dedup)):
+                     ("dedup", _types._Dedup), ("mb_per_s", _types._Ratios)):
         assert set(typing.get_type_hints(sub)) == set(got[key]), key
 
 

@@ -43,6 +43,7 @@ class StreamOptions(TypedDict, total=False):
     dedup_block: Union[int, str]
 
 
+# One float per codec: the ratios, and the speeds (MB/s).
 class _Ratios(TypedDict):
     gzip: float
     zstd: float
@@ -76,5 +77,7 @@ AnalysisDict = TypedDict("AnalysisDict", {
     "ratios": _Ratios,
     "compressed": _Compressed,
     "dedup": _Dedup,
+    "mb_per_s": _Ratios,
+    "synthetic": bool,
     "verdict": str,
 })

@@ -124,7 +124,9 @@ class td_analysis:
     dedup_unique: int
     dedup_ratio: float
     dedup_is_estimate: int
-    reserved_int2: int
+    synthetic: int
+    cpu_ns: object
+    mb_per_s: object
     reserved: object
     thisown: bool
     def __init__(self) -> None: ...
