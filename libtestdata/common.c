@@ -119,3 +119,13 @@ int td__msg(char *buf, size_t cap, const char *fmt, ...)
     }
     return (size_t)n >= cap ? TD_ERANGE : TD_OK;
 }
+
+int td__key_eq(const char *a, const char *b)
+{
+    for (; *a && *b; a++, b++) {
+        char x = *a == '-' ? '_' : *a, y = *b == '-' ? '_' : *b;
+        if (x != y)
+            return 0;
+    }
+    return *a == *b;
+}

@@ -33,6 +33,10 @@ static inline int td__is_pow2(uint64_t v)
 
 /* Call sodium_init() once per process; TD_OK or TD_ENOMEM.  A failure is
  * not cached: the next call tries again. */
+/* Option keys compare with '-' and '_' alike, so the CLI's --dedup-block
+ * is "dedup_block" (stream and tree option tables). */
+TD_HIDDEN int td__key_eq(const char *a, const char *b);
+
 TD_HIDDEN int td__sodium_ready(void);
 
 /* Seed -> 32-byte key: BLAKE2b-256 over a domain string and u64le(seed). */

@@ -70,22 +70,10 @@ const td_option_info *td_option_get(size_t index)
     return index < NROWS ? &rows[index].info : NULL;
 }
 
-/* Keys compare with '-' and '_' alike, so the CLI's --dedup-block is
- * "dedup_block". */
-static int key_eq(const char *a, const char *b)
-{
-    for (; *a && *b; a++, b++) {
-        char x = *a == '-' ? '_' : *a, y = *b == '-' ? '_' : *b;
-        if (x != y)
-            return 0;
-    }
-    return *a == *b;
-}
-
 static const opt_row *find_row(const char *key)
 {
     for (size_t i = 0; i < NROWS; i++)
-        if (key_eq(rows[i].info.key, key))
+        if (td__key_eq(rows[i].info.key, key))
             return &rows[i];
     return NULL;
 }

@@ -69,22 +69,12 @@ const td_option_info *td_tree_option_get(size_t index)
     return index < T_COUNT ? &tree_rows[index] : NULL;
 }
 
-static int key_eq(const char *a, const char *b)
-{
-    for (; *a && *b; a++, b++) {
-        char x = *a == '-' ? '_' : *a, y = *b == '-' ? '_' : *b;
-        if (x != y)
-            return 0;
-    }
-    return *a == *b;
-}
-
 static int row_of(const char *key)
 {
     if (key[0] == '-' && key[1] == '-')
         key += 2;
     for (int i = 0; i < T_COUNT; i++)
-        if (key_eq(key, tree_rows[i].key))
+        if (td__key_eq(key, tree_rows[i].key))
             return i;
     return -1;
 }

@@ -202,6 +202,27 @@ static int open_dir(job *j, uint64_t d)
 
 /* ---- checking one file --------------------------------------------------- */
 
+/* The finding for a file of f->actual bytes that should have size, with
+ * bad differing bytes (the first at first_bad, or UINT64_MAX) among the
+ * first cmp compared: 1 if wrong (a wrong size points at the first bad
+ * byte, else at the end of the shorter), 0 if right. */
+static int judge(td_tree_finding *f, uint64_t size, uint64_t cmp, uint64_t first_bad,
+                 uint64_t bad)
+{
+    f->mismatches = bad;
+    if (f->actual != size) {
+        f->what = TD_TREE_WRONG_SIZE;
+        f->first_bad = first_bad != UINT64_MAX ? first_bad : cmp;
+        return 1;
+    }
+    if (bad) {
+        f->what = TD_TREE_CHANGED;
+        f->first_bad = first_bad;
+        return 1;
+    }
+    return 0;
+}
+
 /* Compare the open file fd (st: its stat) with file i; fills *f and
  * returns 1 when something is wrong, 0 when it is right, <0 on
  * cancellation or a system error (errno). */
@@ -250,18 +271,7 @@ static int check_fd(job *j, int fd, const struct stat *st, uint64_t i, uint64_t 
     f->index = i;
     f->expected = size;
     f->actual = have;
-    f->mismatches = bad;
-    if (have != size) {
-        f->what = TD_TREE_WRONG_SIZE;
-        f->first_bad = first_bad != UINT64_MAX ? first_bad : cmp;
-        return 1;
-    }
-    if (bad) {
-        f->what = TD_TREE_CHANGED;
-        f->first_bad = first_bad;
-        return 1;
-    }
-    return 0;
+    return judge(f, size, cmp, first_bad, bad);
 }
 
 /* Compare the first n bytes of j->buf with file i from its start; *first_bad
@@ -337,18 +347,7 @@ static int verify_one(job *j, const char *name, uint64_t i, uint64_t size, td_tr
             f->error = e;
             return 1;
         }
-        f->mismatches = bad;
-        if (f->actual != size) {
-            f->what = TD_TREE_WRONG_SIZE;
-            f->first_bad = first_bad != UINT64_MAX ? first_bad : cmp;
-            return 1;
-        }
-        if (bad) {
-            f->what = TD_TREE_CHANGED;
-            f->first_bad = first_bad;
-            return 1;
-        }
-        return 0;
+        return judge(f, size, cmp, first_bad, bad);
     }
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         f->what = TD_TREE_MISSING; /* a directory, FIFO ... where a file should be */

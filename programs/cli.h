@@ -128,6 +128,18 @@ typedef struct cli_stream {
  * allow_random_seed: --seed random picks a seed (gen) or is refused. */
 void cli_parse_stream(const cli_args *a, const char *kind, const char *size,
                       const char *offset, int allow_random_seed, cli_stream *s);
+
+/* How cli_apply_stream_opts hands on one option: a library setter that
+ * fills msg (naming the field and its valid values) on failure. */
+typedef int (*cli_set_fn)(void *ctx, const char *key, const char *value, char *msg, size_t cap);
+
+/* Hand a's stream options, in order, to set() as ("--key", value), with
+ * "--seed random" (the last --seed only) replaced by a fresh seed that is
+ * printed on stderr and stored in *random_seed (may be NULL); refused
+ * unless allow_random_seed, naming the command (hint) whose seed to give.
+ * Usage errors exit 2.  Returns whether a seed was picked. */
+int cli_apply_stream_opts(const cli_args *a, int allow_random_seed, const char *hint,
+                          cli_set_fn set, void *ctx, uint64_t *random_seed);
 /* A size argument or die with a usage error naming `what`. */
 uint64_t cli_parse_size(const char *text, const char *what);
 

@@ -305,18 +305,12 @@ uint64_t cli_parse_size(const char *text, const char *what)
     return v;
 }
 
-void cli_parse_stream(const cli_args *a, const char *kind, const char *size,
-                      const char *offset, int allow_random_seed, cli_stream *s)
+int cli_apply_stream_opts(const cli_args *a, int allow_random_seed, const char *hint,
+                          cli_set_fn set, void *ctx, uint64_t *random_seed)
 {
     char msg[256];
-    int last_seed = -1;
+    int last_seed = -1, picked = 0;
 
-    memset(s, 0, sizeof *s);
-    if (td_kind_from_name_msg(kind, &s->kind, msg, sizeof msg) != TD_OK)
-        cli_usage_error("%s", msg);
-    s->size = size ? cli_parse_size(size, "size") : TD_SIZE_UNBOUNDED;
-    s->offset = offset ? cli_parse_size(offset, "--offset") : 0;
-    td_options_init(&s->opt);
     for (int i = 0; i < a->nstream; i++) {
         const char *k = a->skey[i];
         size_t klen = strcspn(k, "=");
@@ -330,7 +324,8 @@ void cli_parse_stream(const cli_args *a, const char *kind, const char *size,
         snprintf(key, sizeof key, "--%.*s", (int)klen, a->skey[i]);
         if (strcmp(key, "--seed") == 0 && strcmp(val, "random") == 0) {
             if (!allow_random_seed)
-                cli_usage_error("--seed random cannot be verified: give the seed that gen printed");
+                cli_usage_error("--seed random cannot be checked: give the seed that %s printed",
+                                hint);
             if (i != last_seed)
                 continue; /* a later --seed wins: pick nothing it would not use */
             uint64_t seed;
@@ -338,15 +333,42 @@ void cli_parse_stream(const cli_args *a, const char *kind, const char *size,
                 seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
             snprintf(seedbuf, sizeof seedbuf, "%llu", (unsigned long long)seed);
             val = seedbuf;
-            s->seed_was_random = 1;
-            s->random_seed = seed;
+            picked = 1;
+            if (random_seed)
+                *random_seed = seed;
+            cli_error("seed %s (reproduce with --seed %s)", seedbuf, seedbuf);
         }
-        if (td_options_set_msg(&s->opt, s->kind, key, val, msg, sizeof msg) != TD_OK)
+        if (set(ctx, key, val, msg, sizeof msg) != TD_OK)
             cli_usage_error("%s", msg);
     }
-    if (s->seed_was_random)
-        cli_error("seed %llu (reproduce with --seed %llu)", (unsigned long long)s->random_seed,
-                  (unsigned long long)s->random_seed);
+    return picked;
+}
+
+typedef struct stream_ctx {
+    td_options *opt;
+    int kind;
+} stream_ctx;
+
+static int set_stream_opt(void *ctx, const char *key, const char *val, char *msg, size_t cap)
+{
+    stream_ctx *c = ctx;
+    return td_options_set_msg(c->opt, c->kind, key, val, msg, cap);
+}
+
+void cli_parse_stream(const cli_args *a, const char *kind, const char *size,
+                      const char *offset, int allow_random_seed, cli_stream *s)
+{
+    char msg[256];
+
+    memset(s, 0, sizeof *s);
+    if (td_kind_from_name_msg(kind, &s->kind, msg, sizeof msg) != TD_OK)
+        cli_usage_error("%s", msg);
+    s->size = size ? cli_parse_size(size, "size") : TD_SIZE_UNBOUNDED;
+    s->offset = offset ? cli_parse_size(offset, "--offset") : 0;
+    td_options_init(&s->opt);
+    stream_ctx c = {&s->opt, s->kind};
+    s->seed_was_random = cli_apply_stream_opts(a, allow_random_seed, "gen", set_stream_opt, &c,
+                                               &s->random_seed);
     if (s->size != TD_SIZE_UNBOUNDED && s->size > UINT64_MAX - s->offset)
         cli_usage_error("--offset plus SIZE is past the end of the stream (2^64 bytes)");
 }

@@ -10,11 +10,14 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
-#include <time.h>
 #include <unistd.h>
 
 /* ---- shared -------------------------------------------------------------- */
+
+static int set_tree_opt(void *ctx, const char *key, const char *val, char *msg, size_t cap)
+{
+    return td_tree_set(ctx, key, val, msg, cap);
+}
 
 /* The tree of a parsed command line; usage errors (also a profile or
  * histogram that cannot be read) exit 2. */
@@ -28,25 +31,7 @@ static td_tree *make_tree(const cli_args *a, int allow_random_seed)
         cli_error("out of memory");
         exit(CLI_EXIT_FAIL);
     }
-    for (int i = 0; i < a->nstream; i++) {
-        char key[64], seedbuf[32];
-        const char *val = a->sval[i];
-        size_t klen = strcspn(a->skey[i], "=");
-        snprintf(key, sizeof key, "--%.*s", (int)klen, a->skey[i]);
-        if (strcmp(key, "--seed") == 0 && strcmp(val, "random") == 0) {
-            uint64_t seed;
-            if (!allow_random_seed)
-                cli_usage_error("--seed random cannot be checked: give the seed that tree gen "
-                                "printed");
-            if (getrandom(&seed, sizeof seed, 0) != (ssize_t)sizeof seed)
-                seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
-            snprintf(seedbuf, sizeof seedbuf, "%llu", (unsigned long long)seed);
-            val = seedbuf;
-            cli_error("seed %s (reproduce with --seed %s)", seedbuf, seedbuf);
-        }
-        if ((rc = td_tree_set(t, key, val, msg, sizeof msg)) != TD_OK)
-            cli_usage_error("%s", msg);
-    }
+    cli_apply_stream_opts(a, allow_random_seed, "tree gen", set_tree_opt, t, NULL);
     if ((rc = td_tree_prepare(t, msg, sizeof msg)) != TD_OK) {
         if (rc == TD_ENOMEM) {
             cli_error("out of memory");
