@@ -44,3 +44,11 @@ def test_bad_values(bad):
 def test_other_kinds_refuse():
     with pytest.raises(ValueError, match="does not apply"):
         testdata.generate("random", 10, compress_block=4096)
+
+
+def test_plugin_fixtures(testdata_file, testdata_stream):
+    p = testdata_file("compressible", "64K", ratio=4, compress_block="2K", seed=8)
+    want = testdata.generate("compressible", "64K", ratio=4, compress_block=2048, seed=8)
+    assert p.read_bytes() == want
+    with testdata_stream("compressible", "64K", ratio=4, compress_block="2K", seed=8) as s:
+        assert s.read() == want
