@@ -128,6 +128,10 @@ typedef enum td_algorithm {
 #define TD_DEDUP_BLOCK_MAX (1u << 30)
 /** Largest dedup ratio. */
 #define TD_DEDUP_MAX_RATIO 1048576.0
+/** Smallest compress_block (one disk sector). */
+#define TD_COMPRESS_BLOCK_MIN 512u
+/** Largest compress_block (1 MiB). */
+#define TD_COMPRESS_BLOCK_MAX (1u << 20)
 
 /**
  * Options of a stream.  Always initialise with td_options_init() and then
@@ -145,7 +149,10 @@ typedef struct td_options {
                                   duplicates); kinds that list "dedup" only */
     uint32_t dedup_block;    /**< dedup block size: a power of two from
                                   TD_DEDUP_BLOCK_MIN to TD_DEDUP_BLOCK_MAX; default 4096 */
-    uint32_t reserved32;     /**< reserved, must stay 0 */
+    uint32_t compress_block; /**< TD_COMPRESSIBLE: the ratio holds for independent
+                                  compress_block-byte pieces (a power of two from
+                                  TD_COMPRESS_BLOCK_MIN to TD_COMPRESS_BLOCK_MAX);
+                                  0 (default): tuned for whole streams */
     uint64_t reserved[8];    /**< reserved for future options, must stay 0 */
 } td_options;
 

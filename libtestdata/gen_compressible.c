@@ -1,13 +1,21 @@
 /*
- * TD_COMPRESSIBLE: LZ77-shaped data with a target compression ratio.
+ * TD_COMPRESSIBLE (format 2): LZ77-shaped data with a target compression ratio.
  *
- * The stream is a sequence of independent 16 KiB blocks.  Each block is
- * built like the output of an LZ77 decoder: literal runs of uniformly random
- * bytes alternate with back-references (copies of earlier bytes of the same
- * block, so always within a 32 KiB window).  The ratio is set by the share
- * of copied bytes; the literal-run and match-length means for a ratio come
- * from a calibrated table (compressible_table.h, produced by
- * tools/calibrate_compressible.py) interpolated with integer arithmetic.
+ * The stream is a sequence of independent blocks of G bytes (16 KiB, or
+ * compress_block when that is smaller).  Each block is built like the output
+ * of an LZ77 decoder: literal runs alternate with back-references (copies of
+ * earlier bytes of the same block, at least 8 bytes long, starting in the
+ * first half of a recent literal run).  The ratio is set by the share of
+ * copied bytes; the shape (literal-run and match means, how far back copies
+ * reach) comes from a table calibrated per block class against many codecs
+ * (compressible_table.h, tools/calibrate_compressible.py).
+ *
+ * Literal bytes come from a per-block "pool", a chain in which each byte is
+ * the previous one XOR a step drawn from a fixed set of `succ` values.
+ * Every byte value stays equally likely, so LZ codecs and order-0 entropy
+ * coders see 8 bits per literal; block-sorting codecs (bzip2) see the
+ * order-1 structure, which pays back what BWT+MTF loses on LZ-shaped data.
+ * succ = 256 is uniform (plain random bytes).
  *
  * Everything on the byte path is integer arithmetic on 64-bit words; the
  * only floating-point step is quantising o->ratio to 1/1024 once, in
@@ -19,70 +27,136 @@
 
 #include "compressible_table.h"
 
-#define COMP_BLOCK TD_COMP_BLOCK
 /* Copies never come from closer than this, so 8-byte chunked copying equals
  * byte-by-byte LZ copying, and no short period repeats. */
 #define COMP_MIN_DIST 16u
 #define COMP_MIN_MATCH 8u
 #define COMP_MAX_RUNS 4096u
 #define COMP_SLACK TD_COMP_SLACK
+#define COMP_CHUNK 64u /* pool bytes made per step */
 
-
-typedef struct comp_state {
-    uint64_t key;
-    td__comp_params p;
-} comp_state;
-
-/* Parameters for a ratio quantised to 1/1024 (rq = ratio * 1024). */
-void td__comp_params_for(uint32_t rq, td__comp_params *p)
+const td__comp_table_t *td__comp_class(uint32_t cb)
 {
-    const td__comp_row *t = td__comp_table;
-    unsigned n = TD_COMP_TABLE_ROWS, k;
+    /* Pieces of 32 KiB and more hold whole 16 KiB blocks and amortise
+     * per-piece headers like a stream does. */
+    for (unsigned i = 0; i < TD_COMP_NCLASSES; i++)
+        if (td__comp_classes[i].piece == cb)
+            return &td__comp_classes[i].t;
+    return &td__comp_classes[0].t;
+}
+
+void td__comp_params_for(const td__comp_table_t *tab, uint32_t rq, td__comp_params *p)
+{
+    const td__comp_row *t = tab->rows;
+    unsigned n = tab->nrows, k;
 
     if (rq <= t[0].rq) {
-        *p = (td__comp_params){t[0].lit_mean, t[0].match_mean16, t[0].jbits};
+        *p = (td__comp_params){t[0].lit_mean, t[0].match_mean16, t[0].jbits, t[0].succ};
         return;
     }
     for (k = 1; k < n - 1 && rq > t[k].rq; k++)
         ;
     if (rq >= t[k].rq) {
-        *p = (td__comp_params){t[k].lit_mean, t[k].match_mean16, t[k].jbits};
+        *p = (td__comp_params){t[k].lit_mean, t[k].match_mean16, t[k].jbits, t[k].succ};
         return;
     }
     /* Linear interpolation between rows k-1 and k, rounded down. */
     const td__comp_row *a = &t[k - 1], *b = &t[k];
     uint64_t num = rq - a->rq, den = b->rq - a->rq;
-    p->lit_mean = (uint32_t)(((uint64_t)a->lit_mean * (den - num) + (uint64_t)b->lit_mean * num) / den);
-    p->match_mean16 =
-        (uint32_t)(((uint64_t)a->match_mean16 * (den - num) + (uint64_t)b->match_mean16 * num) / den);
+#define LERP(f) (uint32_t)(((uint64_t)a->f * (den - num) + (uint64_t)b->f * num) / den)
+    p->lit_mean = LERP(lit_mean);
+    p->match_mean16 = LERP(match_mean16);
+    p->succ = LERP(succ);
+#undef LERP
     p->jbits = num * 2 < den ? a->jbits : b->jbits;
 }
 
-/* Copy len bytes from dst - dist to dst in 8-byte chunks (dist >= 8); may
- * write up to 7 bytes past dst + len. */
+void td__comp_setup(td__comp_gen *g, uint64_t key, uint64_t lkey, uint32_t block,
+                    const td__comp_params *p)
+{
+    g->key = key;
+    g->lkey = lkey;
+    g->block = block;
+    g->p = *p;
+    if (g->p.succ < 8)
+        g->p.succ = 8;
+    if (g->p.succ > 256)
+        g->p.succ = 256;
+}
+
+/* The step for pool random byte u: index (u * succ) >> 8 < succ, mapped
+ * by a bijection of 0..255 whose top three bits cycle through all eight
+ * values, so that any first-succ indices give the same number of steps in
+ * each top-3-bit class (docs/format.md, "Literal pool"). */
+static inline uint8_t step_of(uint32_t u, uint32_t succ)
+{
+    uint32_t i = (u * succ) >> 8, c = i & 7;
+    return (uint8_t)((c << 5) | ((13 * (i >> 3) + 7 * c) & 31));
+}
+
+/* The next 64 pool bytes (8 words of the pool's wyrand state *ps): literal
+ * bytes.  With succ < 256 each byte is the previous one XOR a step from a
+ * set of succ values: the steps are computed independently (the loop
+ * vectorises), then a prefix XOR per 8-byte word.  *carry holds the last
+ * pool byte repeated in all 8 bytes. */
+static inline void pool_chunk(uint32_t succ, uint64_t *ps, uint8_t *dst, uint64_t *carry)
+{
+    uint64_t s = *ps;
+    for (unsigned i = 0; i < 8; i++)
+        td__store64le(dst + 8 * i, td__wyrand(&s));
+    *ps = s;
+    if (succ >= 256)
+        return;
+    for (unsigned k = 0; k < 64; k++)
+        dst[k] = step_of(dst[k], succ);
+    uint64_t c = *carry;
+    for (unsigned i = 0; i < 8; i++) {
+        uint64_t d = td__load64le(dst + 8 * i);
+        d ^= d << 8;
+        d ^= d << 16;
+        d ^= d << 32;
+        d ^= c;
+        c = (d >> 56) * UINT64_C(0x0101010101010101);
+        td__store64le(dst + 8 * i, d);
+    }
+    *carry = c;
+}
+
+/* LZ copy: out[t] = out[t - dist] for t in [0, len), dist >= 1.  When the
+ * source overlaps the destination the result repeats with period dist, so
+ * it is built from non-overlapping copies of one period, doubling (no
+ * store-to-load forwarding stalls, unlike chunked copying). */
 static inline void lz_copy(uint8_t *dst, size_t dist, size_t len)
 {
-    const uint8_t *src = dst - dist;
-    for (size_t i = 0; i < len; i += 8) {
-        uint64_t v;
-        memcpy(&v, src + i, 8);
-        memcpy(dst + i, &v, 8);
+    if (dist >= len) {
+        memcpy(dst, dst - dist, len);
+        return;
+    }
+    memcpy(dst, dst - dist, dist);
+    for (size_t w = dist; w < len;) {
+        size_t n = len - w < w ? len - w : w;
+        memcpy(dst + w, dst, n);
+        w += n;
     }
 }
 
-/* Block bi of the stream into out[0 .. COMP_BLOCK + COMP_SLACK); only
- * out[0 .. end) is guaranteed (generation stops once it is complete). */
-void td__comp_block(const td__comp_params *p, uint64_t key, uint64_t bi, uint8_t *out,
-                    uint32_t end)
+/* Block bi into out[0 .. G + COMP_SLACK); only out[0 .. end) is guaranteed
+ * (generation stops once it is complete). */
+void td__comp_block(const td__comp_gen *g, uint64_t bi, uint8_t *out, uint32_t end)
 {
     uint16_t rs[COMP_MAX_RUNS], rl[COMP_MAX_RUNS];
-    uint32_t nruns = 0, pos = 0;
+    uint8_t pool[TD_COMP_BLOCK + COMP_CHUNK];
+    const td__comp_params *p = &g->p;
+    const uint32_t G = g->block;
+    uint32_t nruns = 0, pos = 0, pp = 0, pool_have = 0;
+    uint64_t carry = 0;
     const uint64_t ml = p->lit_mean ? p->lit_mean : 1;
     const uint64_t mm16 = p->match_mean16;
     const uint64_t min16 = 16u * COMP_MIN_MATCH;
     const uint64_t a16 = mm16 > min16 ? 3 * (mm16 - min16) : 0;
     const uint32_t jb = p->jbits;
-    uint64_t s = td__wymix(key ^ (bi * TD_WY_P1), bi + TD_WY_P0);
+    uint64_t s = td__wymix(g->key ^ (bi * TD_WY_P1), bi + TD_WY_P0);
+    uint64_t ps = td__wymix(g->lkey ^ (bi * TD_WY_P1), bi + TD_WY_P0);
 
     while (pos < end) {
         uint64_t r = td__wyrand(&s);
@@ -90,17 +164,21 @@ void td__comp_block(const td__comp_params *p, uint64_t key, uint64_t bi, uint8_t
          * are reduced by multiply-shift (x * n) >> bits, not by division. */
         uint32_t lit = 1 + (uint32_t)(((r & 0xffff) * ml) >> 16) +
                        (uint32_t)((((r >> 16) & 0xffff) * ml) >> 16);
-        if (lit > COMP_BLOCK - pos)
-            lit = COMP_BLOCK - pos;
-        for (uint32_t k = 0; k < lit; k += 8)
-            td__store64le(out + pos + k, td__wyrand(&s));
+        if (lit > G - pos)
+            lit = G - pos;
+        while (pool_have < pp + lit) {
+            pool_chunk(g->p.succ, &ps, pool + pool_have, &carry);
+            pool_have += COMP_CHUNK;
+        }
+        memcpy(out + pos, pool + pp, lit);
+        pp += lit;
         if (nruns < COMP_MAX_RUNS) {
             rs[nruns] = (uint16_t)pos;
             rl[nruns] = (uint16_t)lit;
             nruns++;
         }
         pos += lit;
-        if (pos >= COMP_BLOCK)
+        if (pos >= G)
             break;
 
         /* Match length: MIN + A*x^2 (x uniform in [0,1)), mean match_mean;
@@ -127,34 +205,47 @@ void td__comp_block(const td__comp_params *p, uint64_t key, uint64_t bi, uint8_t
             src = rs[--idx];
         if (pos - src < COMP_MIN_DIST)
             continue;
-        if (len > COMP_BLOCK - pos)
-            len = COMP_BLOCK - pos;
+        if (len > G - pos)
+            len = G - pos;
         lz_copy(out + pos, pos - src, len);
         pos += len;
     }
 }
 
+typedef struct comp_state {
+    td__comp_gen g;
+} comp_state;
+
+/* The kind's block is always TD_COMP_BLOCK (16 KiB); with a smaller G it
+ * holds 16K/G generator blocks, built one after another (each may write its
+ * slack into the next, which is built after it). */
 static int comp_fill_block(const void *state, uint64_t bi, uint8_t *out, uint32_t end)
 {
-    const comp_state *st = state;
-    td__comp_block(&st->p, st->key, bi, out, end);
+    const td__comp_gen *g = &((const comp_state *)state)->g;
+    const uint32_t G = g->block, per = TD_COMP_BLOCK / G;
+
+    for (uint32_t j = 0, at = 0; at < end; j++, at += G)
+        td__comp_block(g, bi * per + j, out + at, TD_MIN(G, end - at));
     return TD_OK;
 }
 
 static int comp_prepare(const td_options *o, void **state)
 {
     comp_state *st;
-    uint8_t k[32];
+    td__comp_params p;
+    uint8_t k[32], lk[32];
     int rc = td__sodium_ready();
     if (rc != TD_OK)
         return rc;
     st = calloc(1, sizeof *st);
     if (!st)
         return TD_ENOMEM;
+    const td__comp_table_t *t = td__comp_class(o->compress_block);
     /* ratio * 1024 is exact in binary floating point; llround is exact. */
-    td__comp_params_for((uint32_t)llround(o->ratio * 1024.0), &st->p);
-    td__derive_key("libtestdata/compressible/1", o->seed, k);
-    st->key = td__load64le(k);
+    td__comp_params_for(t, (uint32_t)llround(o->ratio * 1024.0), &p);
+    td__derive_key("libtestdata/compressible/2", o->seed, k);
+    td__derive_key("libtestdata/compressible/2/literals", o->seed, lk);
+    td__comp_setup(&st->g, td__load64le(k), td__load64le(lk), t->block, &p);
     *state = st;
     return TD_OK;
 }
@@ -166,7 +257,7 @@ static void comp_release(void *state)
 
 const td_kind_vtbl td_kind_compressible = {
     .name = "compressible",
-    .block = COMP_BLOCK,
+    .block = TD_COMP_BLOCK,
     .slack = COMP_SLACK,
     .prepare = comp_prepare,
     .release = comp_release,

@@ -23,6 +23,7 @@ enum {
                          an error: silently ignoring it would be a lie */
     HEX = 4,          /* TD_OPTION_UINT that also takes 0x... */
     POW2 = 8,         /* a power of two within [min, max] */
+    UNSET0 = 16,      /* 0 is also valid: "not set" (the default) */
 };
 
 typedef struct opt_row {
@@ -48,6 +49,12 @@ static const opt_row rows[] = {
     {{"ratio", TD_OPTION_REAL, "R", "target compression ratio", NULL, "1 to 1000", "3",
       K(TD_COMPRESSIBLE), 0},
      offsetof(td_options, ratio), ST_DOUBLE, 0, 1, 1000, 3},
+    {{"compress_block", TD_OPTION_SIZE, "SIZE",
+      "the ratio holds when independent, aligned SIZE-byte pieces are compressed", NULL,
+      "a power of two from 512 to 1M, or 0 (not set: tuned for whole streams)", "0",
+      K(TD_COMPRESSIBLE), 0},
+     offsetof(td_options, compress_block), ST_U32, CHECK_ALWAYS | STRICT | POW2 | UNSET0,
+     TD_COMPRESS_BLOCK_MIN, TD_COMPRESS_BLOCK_MAX, 0},
     {{"dedup", TD_OPTION_REAL, "D",
       "a fixed-block deduplicator finds D times fewer unique blocks than blocks", NULL,
       "1 to 1048576", "1", DEDUP_KINDS, 0},
@@ -123,6 +130,8 @@ void td_options_init(td_options *o)
 /* Is value v acceptable for row r?  (NaN is never.) */
 static int in_range(const opt_row *r, double v)
 {
+    if ((r->flags & UNSET0) && v == 0)
+        return 1;
     if (!(v >= r->min && v <= r->max))
         return 0;
     if (r->flags & POW2)

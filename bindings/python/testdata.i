@@ -640,7 +640,6 @@ static int td_py_tree_scan(const char *path, char *TEXTBUF)
 
 /* td_options: a struct whose constructor applies td_options_init(). */
 %ignore td_options::reserved;
-%ignore td_options::reserved32;
 %extend td_options {
     td_options() {
         td_options *o = (td_options *)calloc(1, sizeof *o);

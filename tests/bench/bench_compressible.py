@@ -1,72 +1,96 @@
 #!/usr/bin/python3
-"""Benchmark of the compressible kind and the dedup layer (stdlib only).
+"""Benchmark of the compressible kind (format 2) and the dedup layer.
 
-Prints, in one run:
-  1. accuracy: ratio of gzip -6, zstd -3, lz4 -1 and xz -6 on 32 MiB of
+Prints, in one run (all compressors in process, CPU time, this machine):
+  1. whole streams: the ratio R x codec table (gzip -1/-6/-9, zstd -1/-3/-19,
+     lz4 -1/-9, xz -6, bzip2 -9, brotli -5/-11, snappy) of
      `testdata gen compressible --ratio R`, next to fio 3.33's
      buffer_compress_percentage data for the same targets;
-  2. granularity: 64 KiB pieces compressed one by one with zstd -3;
-  3. realism at R = 3: compressor throughput on our data, on fio's data
-     and on English text (the corpus in /work/shared/corpus), as ratios;
-  4. generation speed (GB/s, one thread, written to /dev/null by the CLI)
-     next to the chacha20 `random` stream;
-  5. dedup accuracy: unique 4 KiB blocks counted by hashing.
+  2. pieces: data made with --compress-block B, cut into B-aligned B-byte
+     pieces compressed one by one as a file system does (zstd -3 frame without
+     checksum, LZ4 block API, raw deflate -6), for B = 4K, 16K, 64K, 128K; the
+     same bytes compressed whole; fio with buffer_compress_chunk=B;
+  3. compressor cost: CPU time per byte on English text (the corpus in
+     /work/shared/corpus, rotated per copy) divided by CPU time per byte on
+     our data and on fio's, at R = 3 (> 1: compresses faster than English);
+     also a real-data hold-out (the regular files of Debian's coreutils);
+  4. generation speed in process (one thread) next to lz4 -1's compression
+     speed on the same bytes;
+  5. each codec's ceiling: the ratio at --ratio 1000 and 100;
+  6. dedup accuracy: unique 4 KiB blocks counted by hashing.
 
-Usage: tests/bench/bench_compressible.py [--cli build-comp/programs/testdata]
-       [--mib 32] [--ratios 1.25,1.5,2,3,4,6,10] [--no-fio] [--quick]
-       [--datagen PATH]
+Usage: tests/bench/bench_compressible.py [--cli build/programs/testdata]
+       [--mib 32] [--quick] [--no-fio] [--plot docs/img/compressible_codecs.png]
+--quick: 4 MiB samples, fewer ratios, no zstd -19 / brotli -11: a few minutes.
 """
 import argparse
 import hashlib
+import importlib.util
+import math
 import os
-import resource
 import shutil
 import string
 import subprocess
 import sys
 import tempfile
+import time
 
-COMPRESSORS = [
-    ("gzip -6", ["gzip", "-6", "-c"]),
-    ("zstd -3", ["zstd", "-3", "-c", "-q"]),
-    ("lz4 -1", ["lz4", "-1", "-c", "-q"]),
-    ("xz -6", ["xz", "-6", "-T1", "-c"]),
-]
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
 CORPUS = "/work/shared/corpus"
 
+_spec = importlib.util.spec_from_file_location(
+    "calib", os.path.join(ROOT, "tools", "calibrate_compressible.py"))
+calib = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(calib)
+CODECS, PIECE, MAIN = calib.CODECS, calib.PIECE, calib.MAIN
+ALL = ["gzip-1", "gzip-6", "gzip-9", "zstd-1", "zstd-3", "zstd-19", "lz4-1", "lz4-9", "xz-6",
+       "bzip2-9", "brotli-5", "brotli-11", "snappy"]
+SLOW = ("zstd-19", "brotli-11")  # measured on at most 8 MiB
+TOL = {c: 3 if c in MAIN else 5 for c in ALL}
 
-def compress_len(cmd, path):
-    with open(path, "rb") as f:
-        out = subprocess.run(cmd, stdin=f, stdout=subprocess.PIPE, check=True).stdout
-    return len(out)
+
+def gen(cli, size, r, seed=1, cb=0):
+    args = [cli, "gen", "compressible", str(size), "--ratio", str(r), "--seed", str(seed)]
+    if cb:
+        args += ["--compress-block", str(cb)]
+    return subprocess.run(args, check=True, stdout=subprocess.PIPE).stdout
 
 
-def gen(cli, path, size, *args):
-    subprocess.run([cli, "gen", "compressible", str(size), "-o", path] + list(args), check=True)
-
-
-def fio_file(path, size, pct):
-    d = os.path.dirname(path)
+def fio_data(tmp, size, r, chunk=4096):
+    path = os.path.join(tmp, "fio.dat")
+    pct = int(round(100 * (1 - 1 / r)))
     subprocess.run(["fio", "--name=x", "--ioengine=sync", "--rw=write", "--bs=64k",
                     "--filename=" + path, "--size=%d" % size,
                     "--buffer_compress_percentage=%d" % pct, "--refill_buffers",
-                    "--buffer_compress_chunk=4k", "--output=" + os.path.join(d, "fio.log")],
+                    "--buffer_compress_chunk=%d" % chunk,
+                    "--output=" + os.path.join(tmp, "fio.log")],
                    check=True, stdout=subprocess.DEVNULL)
+    with open(path, "rb") as f:
+        d = f.read()
+    os.remove(path)
+    return d
 
 
-def cpu_seconds(cmd, data=None, stdout=subprocess.DEVNULL):
-    """Run cmd; return the CPU time (user + system) it used.  CPU time, not
-    wall time: the benchmark machine is shared, and waiting for a core is
-    not the program's cost."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    subprocess.run(cmd, input=data, stdout=stdout, check=True)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+def ratio(name, d):
+    if name in SLOW:
+        d = d[:8 << 20]
+    return len(d) / len(CODECS[name](d))
 
 
-def throughput(cmd, data, reps=3):
-    best = min(cpu_seconds(cmd, data) for _ in range(reps))
-    return len(data) / best / 1e6
+def piece_ratio(name, d, B):
+    f = PIECE[name]
+    return len(d) / sum(len(f(d[i:i + B])) for i in range(0, len(d), B))
+
+
+def cpu_per_byte(name, d, reps=3):
+    f = CODECS[name]
+    best = 1e9
+    for _ in range(reps):
+        t = time.process_time()
+        f(d)
+        best = min(best, time.process_time() - t)
+    return best / len(d)
 
 
 def english(size):
@@ -84,153 +108,240 @@ def english(size):
     return bytes(out[:size])
 
 
-def gen_speed(cli, size, args, reps=5):
-    best = min(cpu_seconds([cli, "gen"] + args + [str(size)]) for _ in range(reps))
-    return size / best / 1e9
+def holdout(size):
+    """Real data never used for design: Debian's coreutils package files, in
+    dpkg -L order (ELF binaries, man pages, locale files)."""
+    try:
+        files = subprocess.run(["dpkg", "-L", "coreutils"], check=True, stdout=subprocess.PIPE,
+                               text=True).stdout.split("\n")
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    out = bytearray()
+    for f in files:
+        if os.path.isfile(f) and not os.path.islink(f):
+            with open(f, "rb") as fh:
+                out += fh.read()
+        if len(out) >= size:
+            break
+    return bytes(out[:size]) if len(out) >= size else None
+
+
+def dev(got, r):
+    return 100 * (got / r - 1)
+
+
+def section_whole(cli, tmp, size, ratios, codecs, use_fio, res):
+    print("== 1. whole streams: achieved ratio (deviation from R) on %d MiB; fio's data below"
+          % (size >> 20))
+    print("(%s: first 8 MiB only)" % ", ".join(c for c in SLOW if c in codecs))
+    print("%-6s " % "R" + " ".join("%9s" % c for c in codecs) + "   worst main / others")
+    res["whole"] = {}
+    for r in ratios:
+        d = gen(cli, size, r)
+        rs = {c: ratio(c, d) for c in codecs}
+        fr = {}
+        if use_fio:
+            f = fio_data(tmp, size, r)
+            fr = {c: ratio(c, f) for c in codecs if c in MAIN or r <= 10}
+        res["whole"][r] = {"ours": rs, "fio": fr}
+        wm = max(abs(dev(v, r)) for c, v in rs.items() if c in MAIN)
+        wo = max([abs(dev(v, r)) for c, v in rs.items() if c not in MAIN] or [0])
+        print("%-6g " % r + " ".join("%+8.1f%%" % dev(rs[c], r) for c in codecs) +
+              "   %4.1f%% / %4.1f%%" % (wm, wo))
+        if fr:
+            print("%-6s " % " fio" + " ".join(("%+8.1f%%" % dev(fr[c], r)) if c in fr else
+                                             "%9s" % "-" for c in codecs))
+    print("(fio: --buffer_compress_percentage=round(100*(1-1/R)) --buffer_compress_chunk=4k"
+          " --refill_buffers)")
+    print("targets: R <= 10: gzip-6, zstd-3, lz4-1, xz-6 within 3%%, the others within 5%%;"
+          " R <= 100: the four within 5%%")
+    print("absolute ratios, ours:")
+    for r in ratios:
+        print("  R=%-6g " % r + " ".join("%s %.3g" % (c, v) for c, v in
+                                       res["whole"][r]["ours"].items()))
+
+
+def section_pieces(cli, tmp, size, ratios, blocks, use_fio, res):
+    print("\n== 2. pieces: --compress-block B data, compressed in independent B-byte pieces"
+          " (%d MiB)" % (size >> 20))
+    print("   per piece: zstd -3 = one frame per piece (content size, no checksum), "
+          "lz4 -1 = LZ4_compress_default, gzip -6 = raw deflate (wbits -15)")
+    print("%-6s %-6s %26s | %36s | %20s" % ("R", "B", "pieces zstd/lz4/deflate",
+                                            "same bytes whole: gz6/zs3/lz4/xz6",
+                                            "fio chunk=B pieces"))
+    res["pieces"] = {}
+    for B in blocks:
+        for r in ratios:
+            d = gen(cli, size, r, seed=2, cb=B)
+            p = {c: piece_ratio(c, d, B) for c in PIECE}
+            w = {c: ratio(c, d) for c in MAIN}
+            fp = {}
+            if use_fio:
+                f = fio_data(tmp, size, r, chunk=B)
+                fp = {c: piece_ratio(c, f, B) for c in PIECE}
+            res["pieces"][(B, r)] = {"pieces": p, "whole": w, "fio": fp}
+            print("%-6g %-6s %26s | %36s | %20s" % (
+                r, "%dK" % (B >> 10), " ".join("%+6.1f%%" % dev(v, r) for v in p.values()),
+                " ".join("%+7.1f%%" % dev(v, r) for v in w.values()),
+                " ".join("%+6.1f%%" % dev(v, r) for v in fp.values()) if fp else "-"))
+
+
+def section_cost(cli, tmp, size, use_fio, res):
+    print("\n== 3. compressor cost at R=3: (CPU time per byte on English) / (on this data),"
+          " %d MiB, best of 3" % (size >> 20))
+    print("   > 1: the compressor runs that many times faster than on English text of the"
+          " corpus; goal <= 2")
+    names = ["gzip-6", "zstd-3", "lz4-1", "xz-6", "gzip-1", "zstd-1", "snappy", "brotli-5",
+             "bzip2-9"]
+    e = english(size)
+    refs = {"ours R=3": gen(cli, size, 3)}
+    if use_fio:
+        refs["fio R=3"] = fio_data(tmp, size, 3)
+    h = holdout(size)
+    if h:
+        refs["coreutils (hold-out)"] = h
+    refs["ours R=2"] = gen(cli, size, 2)
+    refs["ours R=5"] = gen(cli, size, 5)
+    ce = {c: cpu_per_byte(c, e) for c in names}
+    print("%-22s " % "" + " ".join("%9s" % c for c in names))
+    print("%-22s " % "English MB/s" + " ".join("%9.1f" % (1e-6 / ce[c]) for c in names))
+    print("%-22s " % "English ratio" + " ".join("%9.2f" % (len(e) / len(CODECS[c](e)))
+                                                  for c in names))
+    res["cost"] = {}
+    for k, d in refs.items():
+        cd = {c: cpu_per_byte(c, d) for c in names}
+        res["cost"][k] = {c: ce[c] / cd[c] for c in names}
+        print("%-22s " % (k + " gap") + " ".join("%9.2f" % (ce[c] / cd[c]) for c in names))
+        print("%-22s " % (k + " ratio") + " ".join("%9.2f" % (len(d) / len(CODECS[c](d)))
+                                                   for c in names))
+
+
+def section_speed(cli, tmp, res):
+    print("\n== 4. generation in process (td_fill, 1 MiB buffers, one thread) vs lz4 -1"
+          " compressing the same bytes (LZ4_compress_default, 1 MiB at a time), GB per CPU s")
+    build = os.path.dirname(os.path.dirname(cli))
+    lib = os.path.join(build, "libtestdata", "libtestdata.a")
+    exe = os.path.join(tmp, "bench_compressible_gen")
+    built = False
+    for extra in (["-lcrypto"], []):
+        if not built and shutil.which("cc") and os.path.exists(lib):
+            built = subprocess.run(
+                ["cc", "-O2", "-DTD_BENCH_LZ4", "-I", os.path.join(ROOT, "include"),
+                 os.path.join(HERE, "bench_compressible_gen.c"), lib, "-llz4", "-lsodium"] +
+                extra + ["-lpthread", "-lm", "-o", exe], stderr=subprocess.DEVNULL).returncode == 0
+    if not built:
+        print("(not built: needs cc, liblz4-dev and the static library)")
+        return
+    rnd = float(subprocess.run([exe, "random"], stdout=subprocess.PIPE,
+                               check=True).stdout.split()[0])
+    print("  random (chacha20)             %6.2f" % rnd)
+    res["speed"] = {}
+    for args in (["ratio=1.25"], ["ratio=2"], ["ratio=3"], ["ratio=5"], ["ratio=10"],
+                 ["ratio=100"], ["ratio=3", "compress_block=4K"], ["ratio=3", "dedup=2"]):
+        g, l = (float(x) for x in subprocess.run([exe, "--lz4", "compressible"] + args,
+                                                 stdout=subprocess.PIPE, check=True).stdout.split())
+        res["speed"][" ".join(args)] = (g, l)
+        print("  compressible %-22s %6.2f   lz4 -1 on it %5.2f   gen/lz4 %5.2f  (goal >= 2)"
+              % (" ".join(args), g, l, g / l))
+
+
+def section_ceiling(cli, size, codecs, res):
+    print("\n== 5. ceilings: what each codec reaches at --ratio 100 and 1000 (%d MiB)"
+          % (size >> 20))
+    res["ceiling"] = {}
+    for r in (100, 1000):
+        d = gen(cli, size, r)
+        rs = {c: ratio(c, d) for c in codecs}
+        res["ceiling"][r] = rs
+        print("  --ratio %-5g " % r + " ".join("%s %.0f" % (c, v) for c, v in rs.items()))
+
+
+def section_dedup(cli):
+    print("\n== 6. dedup: 4 KiB blocks, unique counted by SHA-1 (20,000 blocks)")
+    nb = 20000
+    for kind, extra in (("random", []), ("compressible", ["--ratio", "3"]),
+                        ("compressible", ["--ratio", "3", "--compress-block", "4K"])):
+        for dd in (1.5, 2, 4.2):
+            out = subprocess.run([cli, "gen", kind, str(nb * 4096), "--dedup", str(dd),
+                                  "--seed", "3"] + extra, stdout=subprocess.PIPE,
+                                 check=True).stdout
+            seen = set(hashlib.sha1(out[i:i + 4096]).digest() for i in range(0, len(out), 4096))
+            got = nb / len(seen)
+            print("%-13s %-22s dedup %-4g -> %.4f (%+.2f%%)" % (kind, " ".join(extra), dd, got,
+                                                                 100 * (got / dd - 1)))
+
+
+def plot(path, res, codecs):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(1, 2, figsize=(13, 4.8))
+    rs = sorted(res["whole"])
+    for c in codecs:
+        ys = [dev(res["whole"][r]["ours"][c], r) for r in rs]
+        ax[0].plot(rs, ys, marker="o", ms=3, lw=2 if c in MAIN else 1,
+                   ls="-" if c in MAIN else "--", label=c)
+    ax[0].axhspan(-3, 3, color="g", alpha=0.08)
+    ax[0].axhspan(-5, 5, color="g", alpha=0.05)
+    ax[0].set_xscale("log")
+    ax[0].set_xlabel("target ratio R")
+    ax[0].set_ylabel("achieved / R - 1 (%)")
+    ax[0].set_title("whole stream, per codec (solid: the main four)")
+    ax[0].set_ylim(-40, 20)
+    ax[0].legend(fontsize=7, ncol=2)
+    ax[0].grid(alpha=0.3)
+    if res.get("pieces"):
+        keys = sorted(res["pieces"])
+        blocks = sorted(set(B for B, _ in keys))
+        for B in blocks:
+            rr = sorted(r for b, r in keys if b == B)
+            for c in PIECE:
+                ax[1].plot(rr, [dev(res["pieces"][(B, r)]["pieces"][c], r) for r in rr],
+                           marker="o", ms=3, label="%s %dK" % (c, B >> 10))
+            if res["pieces"][(B, rr[0])]["fio"]:
+                ax[1].plot(rr, [dev(res["pieces"][(B, r)]["fio"]["zstd-3"], r) for r in rr],
+                           ls=":", color="gray", label="fio zstd-3 %dK" % (B >> 10))
+        ax[1].axhspan(-5, 5, color="g", alpha=0.08)
+        ax[1].set_xscale("log")
+        ax[1].set_xlabel("target ratio R")
+        ax[1].set_title("--compress-block B: independent B-byte pieces")
+        ax[1].legend(fontsize=6, ncol=2)
+        ax[1].grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    print("\nplot written to %s" % path)
 
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--cli", default="build-comp/programs/testdata")
+    ap.add_argument("--cli", default="build/programs/testdata")
     ap.add_argument("--mib", type=int, default=32)
-    ap.add_argument("--ratios", default="1.25,1.5,2,3,4,6,10")
+    ap.add_argument("--quick", action="store_true")
     ap.add_argument("--no-fio", action="store_true")
-    ap.add_argument("--quick", action="store_true", help="skip xz and granularity")
-    ap.add_argument("--datagen", help="zstd's datagen program (SIZE [PROBA] -> stdout),"
-                    " timed next to ours when given")
+    ap.add_argument("--plot", help="write a PNG (matplotlib)")
     a = ap.parse_args()
     cli = os.path.abspath(a.cli)
-    ratios = [float(r) for r in a.ratios.split(",")]
-    size = a.mib << 20
-    tmp = tempfile.mkdtemp(prefix="bench_comp.")
-    comps = [c for c in COMPRESSORS if not (a.quick and c[0].startswith("xz"))]
+    size = (4 if a.quick else a.mib) << 20
     use_fio = not a.no_fio and shutil.which("fio")
+    codecs = [c for c in ALL if not (a.quick and c in SLOW)]
+    ratios = [1.25, 2, 3, 6, 10, 30, 100] if a.quick else [1.25, 1.5, 2, 3, 4, 6, 10, 20, 50,
+                                                           100]
+    pratios = [3, 5, 10] if a.quick else [1.5, 2, 3, 5, 10, 20]
+    res = {}
+    tmp = tempfile.mkdtemp(prefix="bench_comp.")
+    t0 = time.time()
     try:
-        # 1. accuracy
-        print("== 1. accuracy: achieved ratio on %d MiB (ours | fio buffer_compress_percentage)"
-              % a.mib)
-        hdr = "%-6s" % "R" + "".join("%-24s" % n for n, _ in comps) + "worst"
-        print(hdr)
-        worst_all = 0.0
-        for r in ratios:
-            ours = os.path.join(tmp, "ours")
-            gen(cli, ours, size, "--ratio", str(r))
-            fio = os.path.join(tmp, "fio")
-            if use_fio:
-                pct = int(round(100 * (1 - 1 / r)))
-                fio_file(fio, size, pct)
-            line = "%-6g" % r
-            worst = 0.0
-            for name, cmd in comps:
-                got = size / compress_len(cmd, ours)
-                err = got / r - 1
-                worst = max(worst, abs(err))
-                f = "%.2f" % (os.path.getsize(fio) / compress_len(cmd, fio)) if use_fio else "-"
-                line += "%-24s" % ("%6.3f %+5.1f%% | %-6s" % (got, 100 * err, f))
-            worst_all = max(worst_all, worst)
-            print(line + "%.1f%%" % (100 * worst))
-        print("worst deviation over all: %.1f%%  (target 5%%, aim 3%%)" % (100 * worst_all))
-        if use_fio:
-            print("(fio: --buffer_compress_percentage=round(100*(1-1/R)) --buffer_compress_chunk=4k"
-                  " --refill_buffers)")
-
-        # 2. granularity
-        if not a.quick:
-            print("\n== 2. granularity: 64 KiB pieces one by one, zstd -3, mean ratio (16 MiB)")
-            for r in ratios:
-                ours = os.path.join(tmp, "ours")
-                gen(cli, ours, 16 << 20, "--ratio", str(r), "--seed", "7")
-                data = open(ours, "rb").read()
-                rs = []
-                for at in range(0, len(data), 65536):
-                    piece = data[at:at + 65536]
-                    c = subprocess.run(["zstd", "-3", "-c", "-q"], input=piece,
-                                       stdout=subprocess.PIPE, check=True).stdout
-                    rs.append(len(piece) / len(c))
-                m = sum(rs) / len(rs)
-                print("R=%-6g mean %.3f (%+.1f%%)  min %.3f max %.3f" %
-                      (r, m, 100 * (m / r - 1), min(rs), max(rs)))
-
-        # 3. realism at R = 3
-        print("\n== 3. realism at R=3: compressor MB/s of CPU time on 16 MiB (best of 3)")
-        ours = os.path.join(tmp, "ours")
-        gen(cli, ours, 16 << 20, "--ratio", "3")
-        od = open(ours, "rb").read()
-        ed = english(16 << 20)
-        fd = None
-        if use_fio:
-            fio = os.path.join(tmp, "fio")
-            fio_file(fio, 16 << 20, 67)
-            fd = open(fio, "rb").read()
-        print("%-9s %10s %10s %10s %12s %12s" % ("", "ours", "english", "fio", "ours/english",
-                                                 "fio/english"))
-        for name, cmd in COMPRESSORS[:3]:
-            o = throughput(cmd, od)
-            e = throughput(cmd, ed)
-            f = throughput(cmd, fd) if fd else float("nan")
-            print("%-9s %10.1f %10.1f %10.1f %12.2f %12.2f" % (name, o, e, f, o / e, f / e))
-        hist = [0] * 256
-        for b in od[:4 << 20]:
-            hist[b] += 1
-        print("byte histogram (4 MiB): min %d max %d per value (uniform %d): not bimodal"
-              % (min(hist), max(hist), (4 << 20) // 256))
-        print("English text for comparison: the corpus repeated with letters rotated per copy"
-              " (no cross-copy matches)")
-
-        # 4. generation speed
-        print("\n== 4. generation, one thread, CLI to /dev/null, GB per CPU second (best of 5, 1 GiB)")
-        g = 1 << 30
-        rnd = gen_speed(cli, g, ["random"])
-        print("random (chacha20)          %.2f GB/s" % rnd)
-        if a.datagen:
-            best = min(cpu_seconds([a.datagen, str(g), "0.5"]) for _ in range(5))
-            print("zstd datagen (P=0.5)       %.2f GB/s" % (g / best / 1e9))
-        for r in (1.25, 2, 3, 4, 10):
-            s = gen_speed(cli, g, ["compressible", "--ratio", str(r)])
-            print("compressible --ratio %-5g  %.2f GB/s  (%.2fx chacha20)" % (r, s, s / rnd))
-        s = gen_speed(cli, g, ["compressible", "--ratio", "3", "--dedup", "2"])
-        print("compressible --ratio 3 --dedup 2  %.2f GB/s" % s)
-        s = gen_speed(cli, g, ["random", "--dedup", "2"])
-        print("random --dedup 2           %.2f GB/s" % s)
-
-        # 4b. the same in process (no pipe, no stream buffer)
-        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-        lib = os.path.join(os.path.dirname(os.path.dirname(cli)), "libtestdata", "libtestdata.a")
-        exe = os.path.join(tmp, "bench_compressible_gen")
-        built = False
-        for extra in (["-lcrypto"], []):  # libcrypto when built with TD_WITH_OPENSSL
-            if not built and shutil.which("cc") and os.path.exists(lib):
-                built = subprocess.run(
-                    ["cc", "-O2", "-I", os.path.join(root, "include"),
-                     os.path.join(root, "tests", "bench", "bench_compressible_gen.c"), lib,
-                     "-lsodium"] + extra + ["-lpthread", "-lm", "-o", exe],
-                    stderr=subprocess.DEVNULL).returncode == 0
-        if built:
-            print("in process (td_fill, 1 MiB buffers, one thread, GB per CPU second, best of 5 x 256 MiB):")
-            rnd = float(subprocess.run([exe, "random"], stdout=subprocess.PIPE,
-                                       check=True).stdout)
-            print("  random (chacha20)          %.2f GB/s" % rnd)
-            for args in (["ratio=1.25"], ["ratio=2"], ["ratio=3"], ["ratio=4"], ["ratio=10"],
-                         ["ratio=3", "dedup=2"]):
-                s = float(subprocess.run([exe, "compressible"] + args, stdout=subprocess.PIPE,
-                                         check=True).stdout)
-                print("  compressible %-18s %.2f GB/s  (%.2fx chacha20)"
-                      % (" ".join(args), s, s / rnd))
-
-        # 5. dedup accuracy
-        print("\n== 5. dedup: 4 KiB blocks, unique counted by SHA-1 (20,000 blocks)")
-        nb = 20000
-        for kind, extra in (("random", []), ("compressible", ["--ratio", "3"])):
-            for d in (1.5, 2, 4.2):
-                out = subprocess.run([cli, "gen", kind, str(nb * 4096), "--dedup", str(d),
-                                      "--seed", "3"] + extra,
-                                     stdout=subprocess.PIPE, check=True).stdout
-                seen = set(hashlib.sha1(out[i:i + 4096]).digest()
-                           for i in range(0, len(out), 4096))
-                got = nb / len(seen)
-                print("%-13s dedup %-4g -> %.4f (%+.2f%%)" % (kind, d, got, 100 * (got / d - 1)))
+        section_whole(cli, tmp, size, ratios, codecs, use_fio, res)
+        section_pieces(cli, tmp, size, pratios, [4096, 16384, 65536, 131072], use_fio, res)
+        section_cost(cli, tmp, min(size, 8 << 20), use_fio, res)
+        section_speed(cli, tmp, res)
+        section_ceiling(cli, min(size, 8 << 20), [c for c in codecs if c not in SLOW], res)
+        section_dedup(cli)
+        if a.plot:
+            plot(a.plot, res, codecs)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+    print("\n(%.0f s)" % (time.time() - t0))
 
 
 if __name__ == "__main__":

@@ -271,7 +271,8 @@ def branch_scripts(td, build, quick):
         else:
             continue
         if p.name == "bench_compressible.py":
-            cmd += ["--cli", str(td)] + (["--quick", "--mib", "8"] if quick else [])
+            cmd += ["--cli", str(td), "--plot", str(ROOT / "docs" / "img" / "compressible_codecs.png")]
+            cmd += ["--quick"] if quick else []
         elif p.name == "bench_text.py":
             cmd += ["--build", str(build)]
         elif p.name == "bench_mpi.sh":
@@ -496,6 +497,10 @@ def write_markdown(out, m, quick, kind_list, kres, core, py, comp, tx, scripts, 
           "--refill_buffers`).\n")
         if "compressible.png" in imgs:
             w("![compressible accuracy](img/compressible.png)\n")
+        if (ROOT / "docs" / "img" / "compressible_codecs.png").exists():
+            w("Every codec, whole streams and `--compress-block` pieces "
+              "(`tests/bench/bench_compressible.py`, full table in the appendix):\n")
+            w("![compressible, all codecs and block sizes](img/compressible_codecs.png)\n")
         names = list(dict.fromkeys(r["compressor"] for r in comp["rows"]))
         w("| target | " + " | ".join(f"{n} (testdata / fio)" for n in names) + " |")
         w("|---:|" + "---:|" * len(names))

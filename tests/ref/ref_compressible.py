@@ -1,23 +1,25 @@
 #!/usr/bin/python3
-"""Reference implementation of the compressible kind and the dedup layer,
-written from docs/format.md only (slow, for cross-checking the C library).
+"""Reference implementation of the compressible kind (format 2) and the dedup
+layer, written from docs/format.md only (slow, for cross-checking the C
+library).
 
-    tests/ref/ref_compressible.py SEED RATIO OFFSET LEN [DEDUP [DEDUP_BLOCK]]
-writes the bytes to stdout.  Compare with
-    testdata gen compressible LEN --seed SEED --ratio RATIO --offset OFFSET
+    tests/ref/ref_compressible.py SEED RATIO OFFSET LEN [DEDUP [DEDUP_BLOCK [COMPRESS_BLOCK]]]
+writes the bytes to stdout;
     tests/ref/ref_compressible.py --check path/to/testdata
-compares a few ranges (with and without dedup) with the C implementation
-through the CLI and exits non-zero on a difference (CTest ref.compressible).
+compares a set of cases (with and without dedup and compress_block) with
+the C implementation through the CLI and exits non-zero on a difference
+(CTest ref.compressible).  Compare with
+    testdata gen compressible LEN --seed SEED --ratio RATIO --offset OFFSET \\
+        [--dedup D --dedup-block N] [--compress-block B]
 """
 import hashlib
+import os
 import re
 import sys
-import os
 
 M64 = (1 << 64) - 1
 P0 = 0xa0761d6478bd642f
 P1 = 0xe7037ed1a0b428db
-B = 16384
 MIN_MATCH, MIN_DIST, MAX_RUNS = 8, 16, 4096
 
 
@@ -26,58 +28,94 @@ def wymix(a, b):
     return ((t >> 64) ^ t) & M64
 
 
+class Wy:
+    def __init__(self, s):
+        self.s = s
+
+    def next(self):
+        self.s = (self.s + P0) & M64
+        return wymix(self.s, self.s ^ P1)
+
+
 def derive(domain, seed):
     h = hashlib.blake2b(domain.encode() + seed.to_bytes(8, "little"), digest_size=32).digest()
     return int.from_bytes(h[:8], "little")
 
 
-def table():
+def tables():
+    """piece -> (G, rows) from libtestdata/compressible_table.h"""
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "libtestdata",
                         "compressible_table.h")
-    return [tuple(int(x) for x in m.groups())
-            for m in re.finditer(r"\{(\d+), (\d+), (\d+), (\d+)\}", open(path).read())]
+    text = open(path).read()
+    rows = {}
+    for m in re.finditer(r"td__comp_row td__comp_rows_(\w+)\[\] = \{(.*?)\};", text, re.S):
+        rows[m.group(1)] = [tuple(int(x) for x in r.groups())
+                            for r in re.finditer(r"\{(\d+), (\d+), (\d+), (\d+), (\d+)\}",
+                                                 m.group(2))]
+    out = {}
+    for m in re.finditer(r"\{(\d+), \{(\d+), sizeof td__comp_rows_(\w+)", text):
+        out[int(m.group(1))] = (int(m.group(2)), rows[m.group(3)])
+    return out
 
 
-def params(ratio):
+def params(ratio, cb):
+    t = tables()
+    G, rows = t[cb] if cb in t else t[0]
     rq = int(ratio * 1024 + 0.5)  # llround for positive values
-    t = table()
-    if rq <= t[0][0]:
-        return t[0][1:]
-    k = next((i for i in range(1, len(t)) if rq <= t[i][0]), len(t) - 1)
-    if rq >= t[k][0]:
-        return t[k][1:]
-    a, b = t[k - 1], t[k]
+    if rq <= rows[0][0]:
+        return G, rows[0][1:]
+    k = next((i for i in range(1, len(rows)) if rq <= rows[i][0]), len(rows) - 1)
+    if rq >= rows[k][0]:
+        return G, rows[k][1:]
+    a, b = rows[k - 1], rows[k]
     num, den = rq - a[0], b[0] - a[0]
-    return ((a[1] * (den - num) + b[1] * num) // den,
-            (a[2] * (den - num) + b[2] * num) // den,
-            a[3] if 2 * num < den else b[3])
+    lerp = [(a[i] * (den - num) + b[i] * num) // den for i in range(5)]
+    return G, (lerp[1], lerp[2], a[3] if 2 * num < den else b[3], lerp[4])
 
 
-def block(key, prm, bi):
-    lit_mean, mm16, jbits = prm
+def step_map(succ):
+    def G(i):
+        c = i & 7
+        return (c << 5) | ((13 * (i >> 3) + 7 * c) & 31)
+    return [G((u * succ) >> 8) for u in range(256)]
+
+
+def block(key, lkey, G, prm, step, bi):
+    lit_mean, mm16, jbits, succ = prm
     ml = max(lit_mean, 1)
     min16 = 16 * MIN_MATCH
     a16 = 3 * (mm16 - min16) if mm16 > min16 else 0
-    s = wymix(key ^ ((bi * P1) & M64), (bi + P0) & M64)
-    out = bytearray(B + 16)
+    tok = Wy(wymix(key ^ ((bi * P1) & M64), (bi + P0) & M64))
+    lw = Wy(wymix(lkey ^ ((bi * P1) & M64), (bi + P0) & M64))
+    pool = bytearray()
+    prev = 0
+
+    def pool_to(n):
+        nonlocal prev
+        while len(pool) < n:
+            w = lw.next()
+            for k in range(8):
+                u = (w >> (8 * k)) & 0xff
+                if succ >= 256:
+                    pool.append(u)
+                else:
+                    prev ^= step[u]
+                    pool.append(prev)
+
+    out = bytearray(G)
     runs = []
-    pos = 0
-
-    def nxt():
-        nonlocal s
-        s = (s + P0) & M64
-        return wymix(s, s ^ P1)
-
-    while pos < B:
-        r = nxt()
+    pos = pp = 0
+    while pos < G:
+        r = tok.next()
         lit = 1 + (((r & 0xffff) * ml) >> 16) + ((((r >> 16) & 0xffff) * ml) >> 16)
-        lit = min(lit, B - pos)
-        for k in range(0, lit, 8):
-            out[pos + k:pos + k + 8] = nxt().to_bytes(8, "little")
+        lit = min(lit, G - pos)
+        pool_to(pp + lit)
+        out[pos:pos + lit] = pool[pp:pp + lit]
+        pp += lit
         if len(runs) < MAX_RUNS:
             runs.append((pos, lit))
         pos += lit
-        if pos >= B:
+        if pos >= G:
             break
         x = (r >> 32) & 0xffff
         if mm16 > min16:
@@ -86,7 +124,7 @@ def block(key, prm, bi):
             if ((r >> 48) % min16) >= mm16:
                 continue
             ln = MIN_MATCH
-        r2 = nxt()
+        r2 = tok.next()
         nb = ((r2 & 0xff) * (jbits + 1)) >> 8
         j = ((r2 >> 8) & 0xffffffff) & ((1 << nb) - 1)
         n = len(runs)
@@ -99,39 +137,81 @@ def block(key, prm, bi):
             src = runs[idx][0]
         if pos - src < MIN_DIST:
             continue
-        ln = min(ln, B - pos)
+        ln = min(ln, G - pos)
         for t in range(ln):
             out[pos + t] = out[src + t]
         pos += ln
-    return bytes(out[:B])
+    return bytes(out)
 
 
-def comp_bytes(key, prm, off, n):
+# The kind block of the stream layer (and of dedup): G-byte generator
+# blocks are grouped into 16 KiB kind blocks whatever compress_block is.
+KIND_BLOCK = 16384
+
+
+def comp_bytes(seed, ratio, cb, off, n):
+    G, prm = params(ratio, cb)
+    succ = min(max(prm[3], 8), 256)
+    prm = prm[:3] + (succ,)
+    step = step_map(succ)
+    key = derive("libtestdata/compressible/2", seed)
+    lkey = derive("libtestdata/compressible/2/literals", seed)
     res = bytearray()
+    cache = {}
     while n:
-        bi, at = divmod(off, B)
-        k = min(B - at, n)
-        res += block(key, prm, bi)[at:at + k]
+        bi, at = divmod(off, G)
+        k = min(G - at, n)
+        if bi not in cache:
+            cache.clear()
+            cache[bi] = block(key, lkey, G, prm, step, bi)
+        res += cache[bi][at:at + k]
         off += k
         n -= k
     return bytes(res)
 
 
-def generate(seed, ratio, off, n, dedup=1.0, D=4096):
-    """Bytes [off, off+n) of compressible (seed, ratio) with dedup (dedup, D)."""
-    key = derive("libtestdata/compressible/1", seed)
-    prm = params(ratio)
-    if dedup == 1.0:
-        return comp_bytes(key, prm, off, n)
+def check(cli):
+    """Compare with the C library through its CLI; exit status 1 on a mismatch."""
+    import subprocess
+    cases = []
+    for seed in (0, 18446744073709551615):
+        for ratio in (1, 1.1, 2.5, 3, 10, 100, 1000):
+            for off in (0, (1 << 40) + 12345):
+                for cb in (0, 512, 4096, 65536):
+                    cases.append((seed, ratio, off, 40000, 1.0, 4096, cb))
+    cases += [(7, 3, 5000, 60000, 2.0, 4096, 0), (7, 4, 123, 50000, 3.0, 1024, 2048),
+              (3, 2.0, 1000, 50000, 2.5, 4096, 0), (5, 3.0, 12345, 40000, 4.0, 512, 1024),
+              (9, 1.25, 0, 40000, 3.0, 32768, 0), (9, 5, 70000, 70000, 3.0, 32768, 8192)]
+    bad = 0
+    for seed, ratio, off, n, dd, D, cb in cases:
+        args = [cli, "gen", "compressible", str(n), "--seed", str(seed), "--ratio", str(ratio),
+                "--offset", str(off)]
+        if dd != 1.0:
+            args += ["--dedup", str(dd), "--dedup-block", str(D)]
+        if cb:
+            args += ["--compress-block", str(cb)]
+        got = subprocess.run(args, check=True, stdout=subprocess.PIPE).stdout
+        if dd == 1.0:
+            want = comp_bytes(seed, ratio, cb, off, n)
+        else:
+            want = dedup_bytes(seed, ratio, cb, off, n, dd, D)
+        if got != want:
+            bad += 1
+            print("MISMATCH", args, file=sys.stderr)
+    print("%d of %d cases match" % (len(cases) - bad, len(cases)))
+    sys.exit(1 if bad else 0)
+
+
+def dedup_bytes(seed, ratio, cb, off, n, dedup, D):
     dq = int(dedup * 65536 + 0.5)
     dkey = derive("libtestdata/dedup/1", seed)
 
     def U(m):
         return (m // dq) * 65536 + ((m % dq) * 65536 + dq - 1) // dq
 
-    # Kind blocks of B bytes hold m dedup blocks; a duplicate repeats the
-    # first dedup block of an earlier kind block (format 2).
-    m = B // D if B > D else 1
+    # Kind blocks of KIND_BLOCK bytes hold m dedup blocks; a duplicate
+    # repeats the first dedup block of an earlier kind block (format 2).
+    m = KIND_BLOCK // D if KIND_BLOCK > D else 1
     res = bytearray()
     while n:
         i, at = divmod(off, D)
@@ -141,44 +221,23 @@ def generate(seed, ratio, off, n, dedup=1.0, D=4096):
         else:
             started = -(-U(i) // m)
             src = m * (wymix(dkey ^ i, (((i + 1) * P0) & M64) ^ P1) % started)
-        res += comp_bytes(key, prm, src * D + at, k)
+        res += comp_bytes(seed, ratio, cb, src * D + at, k)
         off += k
         n -= k
     return bytes(res)
 
 
-CASES = [  # seed, ratio, offset, length, dedup, dedup_block
-    (0, 3.0, 0, 70000, 1.0, 4096),
-    (7, 1.5, (1 << 40) + 12345, 40000, 1.0, 4096),
-    (2**64 - 1, 10.0, 16384 * 5 - 3, 20000, 1.0, 4096),
-    (3, 2.0, 1000, 50000, 2.5, 4096),
-    (5, 3.0, 12345, 40000, 4.0, 512),
-    (9, 1.25, 0, 40000, 3.0, 32768),
-]
-
-
-def check(cli):
-    import subprocess
-    bad = 0
-    for seed, ratio, off, n, dedup, d in CASES:
-        args = [cli, "gen", "compressible", str(n), "--seed", str(seed), "--ratio", str(ratio),
-                "--offset", str(off), "--dedup", str(dedup), "--dedup-block", str(d)]
-        got = subprocess.run(args, capture_output=True, check=True).stdout
-        want = generate(seed, ratio, off, n, dedup, d)
-        ok = got == want
-        bad += not ok
-        print(f"seed {seed} ratio {ratio} offset {off} len {n} dedup {dedup}/{d}: "
-              f"{'match' if ok else 'DIFFER'}")
-    return 1 if bad else 0
-
-
 def main():
     if len(sys.argv) == 3 and sys.argv[1] == "--check":
-        sys.exit(check(sys.argv[2]))
+        check(sys.argv[2])
     seed, ratio, off, n = int(sys.argv[1], 0), float(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
     dedup = float(sys.argv[5]) if len(sys.argv) > 5 else 1.0
     D = int(sys.argv[6]) if len(sys.argv) > 6 else 4096
-    sys.stdout.buffer.write(generate(seed, ratio, off, n, dedup, D))
+    cb = int(sys.argv[7]) if len(sys.argv) > 7 else 0
+    if dedup == 1.0:
+        sys.stdout.buffer.write(comp_bytes(seed, ratio, cb, off, n))
+    else:
+        sys.stdout.buffer.write(dedup_bytes(seed, ratio, cb, off, n, dedup, D))
 
 
 if __name__ == "__main__":

@@ -39,6 +39,7 @@ class StreamOptions(TypedDict, total=False):
     threads: Union[int, str]
     algorithm: Algorithm
     ratio: Union[float, str]
+    compress_block: Union[int, str]
     dedup: Union[float, str]
     dedup_block: Union[int, str]
 

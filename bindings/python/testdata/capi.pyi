@@ -42,6 +42,8 @@ TD_ALG_CHACHA20: int
 TD_ALG_FAST: int
 TD_DEDUP_BLOCK_MIN: int
 TD_DEDUP_BLOCK_MAX: int
+TD_COMPRESS_BLOCK_MIN: int
+TD_COMPRESS_BLOCK_MAX: int
 TD_DEDUP_MAX_RATIO: float
 TD_OPTION_UINT: int
 TD_OPTION_SIZE: int
@@ -65,6 +67,7 @@ class td_options:
     ratio: float
     dedup: float
     dedup_block: int
+    compress_block: int
     thisown: bool
     def __init__(self) -> None: ...
 
