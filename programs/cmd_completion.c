@@ -624,9 +624,10 @@ const cli_cmd cli_cmd_completion = {
     .name = "completion",
     .args = "bash|zsh|fish",
     .summary = "shell completion script",
-    .description = "Print the completion script of a shell: commands, options, kinds and\n"
-                   "option values, from the program and the library itself.  Installed by\n"
-                   "`cmake --install` and the Debian package; to try one:\n"
+    .description = "Print the completion script of a shell: commands and subcommands,\n"
+                   "options, kinds and option values, from the program and the library\n"
+                   "itself.  Installed by `cmake --install` and the Debian package; to try\n"
+                   "one:\n"
                    "  source <(testdata completion bash)",
     .operands = "  SHELL              bash, zsh or fish\n",
     .opts = completion_opts,
