@@ -229,7 +229,17 @@ static void bash(FILE *f)
         bash_cmd(f, cli_commands[c], 1, 8);
         fputs("        ;;\n", f);
     }
-    fputs("    help)\n        pos=c\n        ;;\n"
+    /* help CMD SUB: the subcommands of CMD */
+    fputs("    help)\n        pos=c\n", f);
+    for (int c = 0; cli_commands[c]; c++) {
+        if (!cli_commands[c]->subs)
+            continue;
+        fprintf(f, "        if ((COMP_CWORD == 3)) && [[ ${COMP_WORDS[2]} == %s ]]; then\n"
+                   "            COMPREPLY=($(IFS=' '; compgen -W \"", cli_commands[c]->name);
+        subs_list(f, cli_commands[c]);
+        fputs("\" -- \"$cur\"))\n            return\n        fi\n", f);
+    }
+    fputs("        ;;\n"
           "    *)\n        return\n        ;;\n"
           "    esac\n"
           "    [[ $valopts == *\" $prev \"* ]] && return  # a number or a size\n"
@@ -395,9 +405,21 @@ static void zsh(FILE *f)
         zsh_cmd(f, cli_commands[c], 4);
         fputs("    ;;\n", f);
     }
-    fputs("  help)\n    _arguments '1:command:(", f);
+    fputs("  help)\n    case $words[2] in\n", f);
+    for (int c = 0; cli_commands[c]; c++) {
+        if (!cli_commands[c]->subs)
+            continue;
+        fprintf(f, "    %s)\n      _arguments '1:command:(", cli_commands[c]->name);
+        commands_list(f, " ");
+        fprintf(f, ")' '2:%s command:(", cli_commands[c]->name);
+        subs_list(f, cli_commands[c]);
+        fputs(")'\n      ;;\n", f);
+    }
+    fputs("    *)\n      _arguments '1:command:(", f);
     commands_list(f, " ");
-    fputs(")'\n    ;;\n"
+    fputs(")'\n      ;;\n"
+          "    esac\n"
+          "    ;;\n"
           "  esac\n"
           "}\n"
           "\n"
@@ -568,6 +590,11 @@ static void fish(FILE *f)
           "    end\n"
           "end\n"
           "\n"
+          "function __testdata_help_of --description 'testdata: is the line help COMMAND?'\n"
+          "    set -l tokens (commandline -opc)\n"
+          "    test (count $tokens) -eq 3 -a \"$tokens[2]\" = help -a \"$tokens[3]\" = $argv[1]\n"
+          "end\n"
+          "\n"
           "function __testdata_using --description 'testdata: are COMMAND... the command words?'\n"
           "    set -l words (__testdata_cmd); or return 1\n"
           "    test \"$words\" = \"$argv\"\n"
@@ -586,6 +613,13 @@ static void fish(FILE *f)
     fputs("complete -c testdata -n '__testdata_at 0 help' -a '", f);
     commands_list(f, " ");
     fputs("' -d command\n", f);
+    for (int c = 0; cli_commands[c]; c++) {
+        if (!cli_commands[c]->subs)
+            continue;
+        fprintf(f, "complete -c testdata -n '__testdata_help_of %s' -a '", cli_commands[c]->name);
+        subs_list(f, cli_commands[c]);
+        fputs("' -d command\n", f);
+    }
 }
 
 /* ---- the command ----------------------------------------------------------- */

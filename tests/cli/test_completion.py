@@ -94,6 +94,8 @@ def cases(run):
         (["testdata", "tree", "like", "out", "-o", "files/a"], {"files/alpha.bin"}, set()),
         (["testdata", "tree", "gen", "--seed", "5", "fi"], {"files"}, {"fixture.bin"}),
         (["testdata", "tree", "verify", ""], {"files"}, {"fixture.bin", "gen"}),
+        (["testdata", "help", "tree", ""], tree_subs, {"analyze", "completion"}),
+        (["testdata", "help", "gen", ""], set(), tree_subs),
     ]
 
 
