@@ -89,8 +89,12 @@ struct cli_cmd {
     const char *footer;      /* exit statuses, notes */
     /* What the operands are, for shell completion (cmd_completion.c): one
      * letter per position: k KIND, s SIZE, f FILE, F FILE... (any number),
-     * h SHELL, c COMMAND; NULL for none. */
+     * d DIR, h SHELL, c COMMAND; NULL for none. */
     const char *complete;
+    /* Subcommands ("tree gen" ...: name is the parent's, a space and the
+     * word), NULL-terminated, or NULL.  A command with subcommands runs
+     * cli_run_subs; its --help lists them, and completion offers them. */
+    const cli_cmd *const *subs;
     int (*run)(const cli_cmd *cmd, int argc, char **argv);
 };
 
@@ -112,6 +116,13 @@ void cli_parse(const cli_cmd *cmd, int argc, char **argv, cli_args *a);
 void cli_print_help(const cli_cmd *cmd, FILE *f);
 /* Index of option `name` in cmd->opts (for cli_args.val/count), or -1. */
 int cli_opt_index(const cli_cmd *cmd, const char *name);
+/* The word that selects subcommand sub on the command line ("gen" of
+ * "tree gen"). */
+const char *cli_sub_word(const cli_cmd *sub);
+/* The run of a command with subcommands (cmd->subs): CMD --help | -h | help
+ * prints the list, CMD SUB ARGS runs SUB with ARGS, anything else is a
+ * usage error with a "did you mean". */
+int cli_run_subs(const cli_cmd *cmd, int argc, char **argv);
 
 /* What a stream is: KIND SIZE [--offset N] [--KEY VALUE ...]. */
 typedef struct cli_stream {

@@ -257,8 +257,64 @@ static void tree_option_help(FILE *f)
     }
 }
 
+/* The help of a command with subcommands: one line each. */
+static void subs_help(const cli_cmd *cmd, FILE *f)
+{
+    fprintf(f, "usage: testdata %s %s\n%s\n\ncommands:\n", cmd->name, cmd->args,
+            cmd->description);
+    for (int i = 0; cmd->subs[i]; i++) {
+        char left[64];
+        snprintf(left, sizeof left, "%s %s", cmd->subs[i]->name, cmd->subs[i]->args);
+        fprintf(f, "  %-30s %s\n", left, cmd->subs[i]->summary);
+    }
+    fprintf(f, "\n'testdata %s COMMAND --help' describes a command.\n", cmd->name);
+    if (cmd->footer)
+        fprintf(f, "\n%s", cmd->footer);
+}
+
+const char *cli_sub_word(const cli_cmd *sub)
+{
+    const char *sp = strrchr(sub->name, ' ');
+    return sp ? sp + 1 : sub->name;
+}
+
+int cli_run_subs(const cli_cmd *cmd, int argc, char **argv)
+{
+    const char *names[32];
+    char list[256] = "";
+    int n = 0;
+    if (argc < 2) {
+        subs_help(cmd, stderr);
+        return CLI_EXIT_USAGE;
+    }
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+        strcmp(argv[1], "help") == 0) {
+        subs_help(cmd, stdout);
+        return 0;
+    }
+    for (int i = 0; cmd->subs[i] && n < 31; i++) {
+        const char *w = cli_sub_word(cmd->subs[i]);
+        if (strcmp(w, argv[1]) == 0) {
+            cli_command = cmd->subs[i]->name;
+            return cmd->subs[i]->run(cmd->subs[i], argc - 1, argv + 1);
+        }
+        names[n++] = w;
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", w);
+    }
+    names[n] = NULL;
+    const char *s = td_suggest(argv[1], names);
+    if (s)
+        cli_usage_error("unknown command '%s %s'; did you mean '%s %s'?", cmd->name, argv[1],
+                        cmd->name, s);
+    cli_usage_error("unknown command '%s %s' (%s)", cmd->name, argv[1], list);
+}
+
 void cli_print_help(const cli_cmd *cmd, FILE *f)
 {
+    if (cmd->subs) {
+        subs_help(cmd, f);
+        return;
+    }
     fprintf(f, "usage: testdata %s %s\n%s\n", cmd->name, cmd->args, cmd->description);
     if ((cmd->stream_opts && !cmd->tree_opts) || cmd->operands)
         fputc('\n', f);

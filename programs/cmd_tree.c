@@ -317,7 +317,7 @@ static int run_like(const cli_cmd *cmd, int argc, char **argv)
     return rc == TD_OK ? 0 : CLI_EXIT_FAIL;
 }
 
-/* ---- dispatch ------------------------------------------------------------ */
+/* ---- the commands (cli_run_subs dispatches; tree --help lists them) ------ */
 
 static const char tree_footer[] =
     "File i holds bytes [i * 2^36, i * 2^36 + SIZE) of the stream (--kind, --seed and\n"
@@ -339,6 +339,7 @@ static const cli_cmd tree_gen = {
     .stream_opts = 1,
     .tree_opts = 1,
     .footer = tree_footer,
+    .complete = "d",
     .run = run_gen,
 };
 
@@ -366,6 +367,7 @@ static const cli_cmd tree_verify = {
     .stream_opts = 1,
     .tree_opts = 1,
     .footer = tree_footer,
+    .complete = "d",
     .run = run_verify,
 };
 
@@ -378,6 +380,7 @@ static const cli_cmd tree_like = {
                    "reproduces.",
     .opts = like_opts,
     .footer = "Exit status: 0 done, 1 failure, 2 usage error.\n",
+    .complete = "d",
     .run = run_like,
 };
 
@@ -385,53 +388,13 @@ static const cli_cmd *const subs[] = {&tree_gen, &tree_list, &tree_verify, &tree
 
 static const cli_opt no_opts[] = {{NULL, 0, NULL, NULL}};
 
-static void tree_help(FILE *f)
-{
-    fputs("usage: testdata tree gen|list|verify|like ...\n"
-          "Many files with sizes from a distribution, reproducible and verifiable.\n\n"
-          "commands:\n", f);
-    for (int i = 0; subs[i]; i++) {
-        char left[64];
-        snprintf(left, sizeof left, "%s %s", subs[i]->name, subs[i]->args);
-        fprintf(f, "  %-30s %s\n", left, subs[i]->summary);
-    }
-    fputs("\n'testdata tree COMMAND --help' describes a command.\n", f);
-}
-
-static int run_tree(const cli_cmd *cmd, int argc, char **argv)
-{
-    const char *names[8];
-    int n = 0;
-    (void)cmd;
-    if (argc < 2) {
-        tree_help(stderr);
-        return CLI_EXIT_USAGE;
-    }
-    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
-        strcmp(argv[1], "help") == 0) {
-        tree_help(stdout);
-        return 0;
-    }
-    for (int i = 0; subs[i]; i++) {
-        if (strcmp(subs[i]->name + 5, argv[1]) == 0) {
-            cli_command = subs[i]->name;
-            return subs[i]->run(subs[i], argc - 1, argv + 1);
-        }
-        names[n++] = subs[i]->name + 5;
-    }
-    names[n] = NULL;
-    const char *s = td_suggest(argv[1], names);
-    if (s)
-        cli_usage_error("unknown command 'tree %s'; did you mean 'tree %s'?", argv[1], s);
-    cli_usage_error("unknown command 'tree %s' (gen, list, verify, like)", argv[1]);
-}
-
 const cli_cmd cli_cmd_tree = {
     .name = "tree",
     .args = "gen|list|verify|like ...",
     .summary = "file trees: write, list, check, profile",
-    .description = "Many files with realistic sizes, reproducible and verifiable.",
+    .description = "Many files with sizes from a distribution, reproducible and verifiable.",
     .opts = no_opts,
     .footer = NULL,
-    .run = run_tree,
+    .subs = subs,
+    .run = cli_run_subs,
 };

@@ -74,7 +74,9 @@ int main(int argc, char **argv)
                 hargv[i - 2] = argv[i];
             hargv[argc - 2] = (char *)"--help";
             cli_command = cmd->name;
-            return cmd->run(cmd, argc - 1, hargv);
+            int rc = cmd->run(cmd, argc - 1, hargv); /* tree's help returns */
+            free(hargv);
+            return rc;
         }
         main_help(stdout);
         return 0;

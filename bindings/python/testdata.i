@@ -744,6 +744,8 @@ struct td_tree {};
 %rename("%s") td_tree_count;
 %rename("%s") td_tree_total;
 %rename("%s") td_tree_kind;
+%rename("%s") td_tree_option_count;
+%rename("%s") td_tree_option_get;
 
 %include "testdata.h"
 

@@ -13,9 +13,15 @@ HERE = pathlib.Path(__file__).parent
 KINDS = {"zero", "random", "text", "compressible"}
 
 
-def help_options(run, cmd):
-    text = run(cmd, "--help").stdout.decode()
+def help_options(run, *cmd):
+    text = run(*cmd, "--help").stdout.decode()
     return set(re.findall(r"^  (?:-\w, )?--([a-z][a-z-]*)", text, re.M))
+
+
+def subcommands(run, cmd):
+    """The subcommand words `testdata CMD --help` lists ("gen" of "tree gen ...")."""
+    text = run(cmd, "--help").stdout.decode().split("\ncommands:\n", 1)[1].split("\n\n")[0]
+    return {line.split()[1] for line in text.splitlines()}
 
 
 @pytest.fixture(scope="module")
@@ -29,6 +35,7 @@ def scripts(cli, tmp_path_factory):
     (d / "files").mkdir()
     for f in ("alpha.bin", "beta.txt"):
         (d / "files" / f).write_bytes(b"")
+    (d / "fixture.bin").write_bytes(b"")  # not a directory
     return d
 
 
@@ -50,8 +57,12 @@ def test_bad_shell(run):
 def cases(run):
     gen_opts = {"--" + o for o in help_options(run, "gen")}
     analyze_opts = {"--" + o for o in help_options(run, "analyze")}
+    tree_subs = subcommands(run, "tree")
+    assert tree_subs == {"gen", "list", "verify", "like"}
+    tree_opts = {sub: {"--" + o for o in help_options(run, "tree", sub)} for sub in tree_subs}
+    assert {"--files", "--sizes", "--kind", "--like", "--seed", "--dedup-block"} <= tree_opts["gen"]
     return [
-        (["testdata", ""], {"gen", "verify", "analyze", "completion", "help"}, set()),
+        (["testdata", ""], {"gen", "verify", "analyze", "tree", "completion", "help"}, set()),
         (["testdata", "ve"], {"verify"}, {"gen"}),
         (["testdata", "gen", ""], KINDS, {"--seed"}),
         (["testdata", "gen", "ra"], {"random"}, {"zero"}),
@@ -66,13 +77,31 @@ def cases(run):
         (["testdata", "verify", "random", "1M", "files/a"], {"files/alpha.bin"}, set()),
         (["testdata", "analyze", "files/b"], {"files/beta.txt"}, set()),
         (["testdata", "completion", ""], {"bash", "zsh", "fish"}, set()),
-        (["testdata", "help", ""], {"gen", "verify", "analyze", "completion"}, set()),
+        (["testdata", "help", ""], {"gen", "verify", "analyze", "tree", "completion"}, set()),
+        # subcommands (cli_cmd.subs), then each one's own, tree and stream options
+        (["testdata", "tree", ""], tree_subs, KINDS | {"--seed", "--help", "files"}),
+        (["testdata", "tree", "v"], {"verify"}, {"gen", "list", "like"}),
+        (["testdata", "tree", "-"], {"--help"}, tree_subs | {"--seed"}),
+        (["testdata", "tree", "gen", "--"], tree_opts["gen"], {"--json", "--output"}),
+        (["testdata", "tree", "list", "--"], tree_opts["list"], {"--resume", "--mpi"}),
+        (["testdata", "tree", "verify", "out", "--"], tree_opts["verify"], {"--resume"}),
+        (["testdata", "tree", "like", "--"], tree_opts["like"], {"--seed", "--files"}),
+        (["testdata", "tree", "gen", "--fa"], {"--fanout"}, {"--files"}),
+        (["testdata", "tree", "gen", "out", "--kind", ""], KINDS, {"files"}),
+        (["testdata", "tree", "verify", "--kind", "co"], {"compressible"}, {"random"}),
+        (["testdata", "tree", "list", "--algorithm", ""], {"chacha20", "fast"}, KINDS),
+        (["testdata", "tree", "gen", "--like", "files/"], {"files/alpha.bin"}, set()),
+        (["testdata", "tree", "like", "out", "-o", "files/a"], {"files/alpha.bin"}, set()),
+        (["testdata", "tree", "gen", "--seed", "5", "fi"], {"files"}, {"fixture.bin"}),
+        (["testdata", "tree", "verify", ""], {"files"}, {"fixture.bin", "gen"}),
+        (["testdata", "help", "tree", ""], tree_subs, {"analyze", "completion"}),
+        (["testdata", "help", "gen", ""], set(), tree_subs),
     ]
 
 
 def norm(words):
     """What a shell shows may carry a trailing '=' (--seed=) or '/' or ' '."""
-    return {w.strip().rstrip("=") for w in words if w.strip()}
+    return {w.strip().rstrip("=").rstrip("/") for w in words if w.strip()}
 
 
 def check(shell, words, got, want, unwanted):

@@ -1,8 +1,8 @@
 # zsh -f zsh_complete.zsh DIR LINE: the matches zsh's completion system offers
 # for LINE (as if TAB were pressed after it), one per line, with DIR (holding
 # _testdata) first in $fpath.  An interactive zsh runs in a pseudo-terminal
-# (zsh/zpty) with compadd wrapped to print what it adds; the same technique
-# as zsh-capture-completion.
+# (zsh/zpty) with compadd wrapped to print what it adds (and add it); the same
+# technique as zsh-capture-completion.
 zmodload zsh/zpty || exit 3
 fdir=$1
 shift
@@ -25,6 +25,9 @@ compadd() {
   fi
   typeset -a __hits
   builtin compadd -A __hits "\$@"
+  # and add them for real: else zsh, seeing no match, falls back (_files -/
+  # would go on to all files when no directory was added)
+  builtin compadd "\$@"
   local h
   for h in \$__hits; do echo -E - "<M>\$h</M>"; done
 }

@@ -12,8 +12,9 @@
 
 Sizes take an int or the CLI's strings ("100M", "1KB"); kind names and
 options are the CLI's (algorithm="fast", threads=2, dedup_block="64K" ...).
-The package is typed (py.typed): testdata.Kind, testdata.Algorithm and
-testdata.StreamOptions let a type checker catch a misspelt kind or value.
+The package is typed (py.typed): testdata.Kind, testdata.Algorithm,
+testdata.StreamOptions and testdata.TreeOptions let a type checker catch a
+misspelt kind, option or value.
 Sharded data sets with Dask: testdata.dask; Hypothesis strategies:
 testdata.hypothesis (both imported on demand).  The pytest plugin is
 testdata.pytest_plugin.  The low-level SWIG module over the C API is
@@ -23,11 +24,13 @@ from . import capi
 from ._stream import (FORMAT_VERSION, UNBOUNDED, Error, MismatchError, Stream, analyze, fill,
                       generate, kinds, options, parse_size, shard_name, split_range, verify, write)
 from ._tree import Tree, TreeFile, TreeMismatchError, tree, tree_profile, verify_tree
-from ._types import Algorithm, AnalysisDict, Kind, Seed, Size, StreamOptions
+from ._types import (Algorithm, AnalysisDict, Kind, Seed, Size, StreamOptions, TreeOptions,
+                     TreeProfile)
 
 __version__: str = capi.td_version()
 
 __all__ = ["Stream", "generate", "fill", "write", "verify", "analyze", "Error", "MismatchError",
            "parse_size", "kinds", "options", "split_range", "shard_name", "Kind", "Algorithm",
            "Size", "Seed", "StreamOptions", "AnalysisDict", "UNBOUNDED", "FORMAT_VERSION", "capi",
-           "Tree", "TreeFile", "TreeMismatchError", "tree", "verify_tree", "tree_profile"]
+           "Tree", "TreeFile", "TreeMismatchError", "tree", "verify_tree", "tree_profile",
+           "TreeOptions", "TreeProfile"]

@@ -4,15 +4,26 @@ Only argument, error and I/O translation happens here: options, sizes,
 names, writing, verifying and the findings' wording are the C library's,
 so `testdata tree` and testdata.Tree agree file for file.
 """
+from __future__ import annotations
+
 import errno as _errno
 import json
 import operator
 import os
 import pathlib
-from typing import NamedTuple
+import sys
+from typing import (TYPE_CHECKING, Iterator, List, Literal, NamedTuple, NoReturn, Optional,
+                    Protocol, Tuple, Union, cast)
 
 from . import capi
 from ._stream import MismatchError, _cstr
+from ._types import Kind, Seed, StrPath, TreeOptions, TreeProfile
+
+if TYPE_CHECKING:
+    if sys.version_info >= (3, 11):
+        from typing import Unpack
+    else:
+        from typing_extensions import Unpack
 
 __all__ = ["Tree", "TreeFile", "TreeMismatchError", "tree", "verify_tree", "tree_profile"]
 
@@ -25,9 +36,27 @@ class TreeFile(NamedTuple):
     seed=..., **options) makes it alone) and its index."""
     path: str
     size: int
-    kind: str
+    kind: Kind
     offset: int
-    index: int
+    index: int  # type: ignore[assignment]  # the field shadows tuple.index, as intended
+
+
+class _TreeCounts(Protocol):
+    """The counts of a tree verification (capi.td_tree_result, or the sums
+    over the parts of testdata.dask.verify_tree)."""
+
+    @property
+    def ok(self) -> int: ...
+    @property
+    def missing(self) -> int: ...
+    @property
+    def wrong_size(self) -> int: ...
+    @property
+    def changed(self) -> int: ...
+    @property
+    def extra(self) -> int: ...
+    @property
+    def unreadable(self) -> int: ...
 
 
 class TreeMismatchError(MismatchError):
@@ -37,8 +66,11 @@ class TreeMismatchError(MismatchError):
     .missing_files, .wrong_size, .changed, .extra_entries, .unreadable and
     .ok.  .offset is None (a tree is many streams)."""
 
-    def __init__(self, message, result, findings):
-        super().__init__(message, None, "tree")
+    offset: Optional[int]  # type: ignore[assignment]  # None: a tree is many streams
+
+    def __init__(self, message: str, result: _TreeCounts, findings: List[str]) -> None:
+        super().__init__(message, 0, "tree")
+        self.offset = None
         self.findings = findings
         self.ok = result.ok
         self.missing_files = result.missing
@@ -48,7 +80,7 @@ class TreeMismatchError(MismatchError):
         self.unreadable = result.unreadable
 
 
-def _text(key, value):
+def _text(key: str, value: object) -> str:
     if isinstance(value, str):
         return _cstr(value, f"option {key}:")
     if isinstance(value, os.PathLike):
@@ -56,20 +88,20 @@ def _text(key, value):
     if isinstance(value, bool) or value is None:
         raise TypeError(f"option {key}: expected int, float or str, not {type(value).__name__}")
     if hasattr(value, "__index__"):
-        return str(operator.index(value))
+        return str(operator.index(cast(int, value)))
     if isinstance(value, float):
         return repr(value)
     raise TypeError(f"option {key}: expected int, float or str, not {type(value).__name__}")
 
 
-def _lib_error(e):
+def _lib_error(e: ValueError) -> NoReturn:
     """A library message raised as ValueError: an unreadable file is an OSError."""
     if getattr(e, "td_status", None) == capi.TD_EIO:
         raise OSError(str(e)) from None
     raise e
 
 
-def _dir(directory):
+def _dir(directory: StrPath) -> pathlib.Path:
     return pathlib.Path(os.fsdecode(os.fspath(directory)))
 
 
@@ -86,33 +118,35 @@ class Tree:
 
     Iterating yields TreeFile entries one at a time (no list is built)."""
 
-    def __init__(self, *, seed=0, **options):
+    def __init__(self, *, seed: Seed = 0, **options: Unpack[TreeOptions]) -> None:
+        self._t: capi.td_tree
         rc, self._t = capi.td_py_tree_new()
+        items: List[Tuple[str, object]] = [("seed", seed), *options.items()]
         try:
-            for key, value in [("seed", seed)] + list(options.items()):
+            for key, value in items:
                 if value is None:
                     continue
                 capi.td_py_tree_set(self._t, _cstr(key, "option"), _text(key, value))
             capi.td_py_tree_prepare(self._t)
         except ValueError as e:
             _lib_error(e)
-        self._kind = capi.td_kind_name(capi.td_tree_kind(self._t))
+        self._kind = cast(Kind, capi.td_kind_name(capi.td_tree_kind(self._t)))
         self._n = capi.td_tree_count(self._t)
 
-    def __len__(self):
+    def __len__(self) -> int:
         return self._n
 
     @property
-    def total(self):
+    def total(self) -> int:
         """Bytes of all files together."""
         return capi.td_tree_total(self._t)
 
     @property
-    def kind(self):
+    def kind(self) -> Kind:
         """The kind of every file's bytes."""
         return self._kind
 
-    def __getitem__(self, index):
+    def __getitem__(self, index: int) -> TreeFile:
         i = operator.index(index)
         if i < 0:
             i += self._n
@@ -121,21 +155,22 @@ class Tree:
         e = capi.td_py_tree_file(self._t, i)[1]
         return TreeFile(e.path, e.size, self._kind, e.offset, i)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[TreeFile]:
         for i in range(self._n):
             yield self[i]
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"<testdata.Tree {self._n} files, {self.total} bytes, kind {self._kind}>"
 
-    def _range(self, first, count):
+    def _range(self, first: int, count: Optional[int]) -> Tuple[int, int]:
         first = operator.index(first)
         count = _ALL if count is None else operator.index(count)
         if first < 0 or count < 0:
             raise ValueError("first and count must not be negative")
         return first, count
 
-    def write(self, directory, *, resume=False, threads=0, first=0, count=None):
+    def write(self, directory: StrPath, *, resume: bool = False, threads: int = 0, first: int = 0,
+              count: Optional[int] = None) -> pathlib.Path:
         """Write the files (or files [first, first+count)) under directory,
         made if missing; resume=True keeps files already right.  Returns the
         directory as a pathlib.Path; raises OSError naming the file at fault."""
@@ -150,7 +185,9 @@ class Tree:
             raise ValueError(capi.td_strerror(rc)) if rc != capi.TD_ENOMEM else MemoryError()
         return d
 
-    def verify(self, directory, *, threads=0, extra=True, first=0, count=None):
+    def verify(self, directory: StrPath, *, threads: int = 0,
+               extra: Union[bool, Literal["only"]] = True, first: int = 0,
+               count: Optional[int] = None) -> None:
         """Check every file (or files [first, first+count)) under directory
         and, for the whole tree with extra=True, that nothing else is there
         (extra="only": that alone, no files, for callers that check the
@@ -181,17 +218,18 @@ class Tree:
         return None
 
 
-def tree(directory, *, resume=False, **options):
+def tree(directory: StrPath, *, resume: bool = False, seed: Seed = 0,
+         **options: Unpack[TreeOptions]) -> pathlib.Path:
     """Write the tree of **options (see Tree) under directory; returns its Path."""
-    return Tree(**options).write(directory, resume=resume)
+    return Tree(seed=seed, **options).write(directory, resume=resume)
 
 
-def verify_tree(directory, **options):
+def verify_tree(directory: StrPath, *, seed: Seed = 0, **options: Unpack[TreeOptions]) -> None:
     """Check the tree of **options under directory: None, or TreeMismatchError."""
-    return Tree(**options).verify(directory)
+    return Tree(seed=seed, **options).verify(directory)
 
 
-def tree_profile(directory):
+def tree_profile(directory: StrPath) -> TreeProfile:
     """The tree profile of directory (sizes, depth, fan-out; never contents)
     as a dict, as `testdata tree like DIR` writes it; Tree(like=path) of its
     JSON reproduces the tree's shape."""
@@ -202,4 +240,5 @@ def tree_profile(directory):
                       "cannot scan the tree", str(d))
     if rc < 0:
         raise ValueError(capi.td_strerror(rc))
-    return json.loads(text)
+    profile: TreeProfile = json.loads(text)
+    return profile

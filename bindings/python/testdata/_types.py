@@ -10,9 +10,10 @@ added here too.
 from __future__ import annotations
 
 import os
-from typing import Literal, TypedDict, Union
+from typing import List, Literal, TypedDict, Union
 
-__all__ = ["Kind", "Algorithm", "Size", "Seed", "StreamOptions", "StrPath", "AnalysisDict"]
+__all__ = ["Kind", "Algorithm", "Size", "Seed", "StreamOptions", "TreeOptions", "StrPath",
+           "AnalysisDict", "TreeProfile"]
 
 #: A kind name (td_kind_name): what the bytes look like.
 Kind = Literal["zero", "random", "text", "compressible"]
@@ -42,6 +43,25 @@ class StreamOptions(TypedDict, total=False):
     compress_block: Union[int, str]
     dedup: Union[float, str]
     dedup_block: Union[int, str]
+
+
+class TreeOptions(StreamOptions, total=False):
+    """The options of a file tree (testdata.Tree, testdata.tree ...): the
+    library's tree option table (td_tree_option_get; the CLI's `tree`
+    options) and the stream options of the files' bytes (``threads`` is
+    the number of files written or checked at once).  The library checks
+    values and ranges."""
+
+    files: Union[int, str]
+    total: Size
+    #: "default", "fixed:SIZE", "uniform:MIN,MAX", "lognormal:median=SIZE,sigma=S",
+    #: "pareto:min=SIZE,alpha=A", "empirical:FILE" (docs/format.md, Trees)
+    sizes: str
+    depth: Union[int, str]
+    fanout: Union[int, str]
+    kind: Kind
+    #: a tree profile file (testdata tree like, testdata.tree_profile)
+    like: StrPath
 
 
 # One float per codec: the ratios, and the speeds (MB/s).
@@ -81,4 +101,19 @@ AnalysisDict = TypedDict("AnalysisDict", {
     "mb_per_s": _Ratios,
     "synthetic": bool,
     "verdict": str,
+})
+
+
+#: What testdata.tree_profile() returns: the tree profile JSON of
+#: td_tree_scan (`testdata tree like`; docs/format.md, "Tree profiles");
+#: sizes holds [smallest, largest, count] histogram bins.
+TreeProfile = TypedDict("TreeProfile", {
+    "format": str,
+    "version": int,
+    "files": int,
+    "total": int,
+    "dirs": int,
+    "depth": int,
+    "fanout": int,
+    "sizes": List[List[int]],
 })

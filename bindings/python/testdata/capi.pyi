@@ -49,6 +49,7 @@ TD_OPTION_UINT: int
 TD_OPTION_SIZE: int
 TD_OPTION_REAL: int
 TD_OPTION_CHOICE: int
+TD_OPTION_TEXT: int
 TD_IO_IN_PLACE: int
 TD_IO_NAMED_TEMP: int
 TD_CODEC_GZIP: int
@@ -59,6 +60,18 @@ TD_CODEC_COUNT: int
 TD_ANALYZE_DEFAULT_SAMPLE: int
 TD_ANALYZE_BLOCK: int
 TD_ANALYZE_DEDUP_BLOCK: int
+TD_TREE_MAX_DEPTH: int
+TD_TREE_MAX_FANOUT: int
+TD_TREE_PATH_MAX: int
+TD_TREE_PROFILE_VERSION: int
+TD_TREE_MISSING: int
+TD_TREE_WRONG_SIZE: int
+TD_TREE_CHANGED: int
+TD_TREE_EXTRA: int
+TD_TREE_UNREADABLE: int
+TD_TREE_RESUME: int
+TD_TREE_NO_EXTRA: int
+TD_TREE_EXTRA_ONLY: int
 
 class td_options:
     seed: int
@@ -140,6 +153,32 @@ class td_stream:
 class td_verifier:
     thisown: bool
 
+class td_tree:
+    thisown: bool
+
+class td_tree_entry:
+    index: int
+    size: int
+    offset: int
+    dir: int
+    kind: int
+    path: str
+    thisown: bool
+
+class td_tree_result:
+    files: int
+    bytes: int
+    written: int
+    skipped: int
+    ok: int
+    missing: int
+    wrong_size: int
+    changed: int
+    extra: int
+    unreadable: int
+    error: int
+    thisown: bool
+
 def td_strerror(rc: int) -> str: ...
 def td_version() -> str: ...
 def td_options_init(o: td_options) -> None: ...
@@ -171,6 +210,11 @@ def td_verifier_new(kind: int, o: Optional[td_options], offset: int,
                     expected_size: int) -> Tuple[int, td_verifier]: ...
 def td_verifier_update(v: td_verifier, buf: ReadableBuffer) -> int: ...
 def td_verifier_finish(v: td_verifier) -> Tuple[int, td_verify_result]: ...
+def td_tree_count(t: td_tree) -> int: ...
+def td_tree_total(t: td_tree) -> int: ...
+def td_tree_kind(t: td_tree) -> int: ...
+def td_tree_option_count() -> int: ...
+def td_tree_option_get(index: int) -> td_option_info: ...
 
 # Helpers of testdata.i (td_py_*), for the pure-Python package.
 def td_fill_bytes(kind: int, o: Optional[td_options], offset: int,
@@ -188,3 +232,16 @@ def td_py_shard_name(index: int) -> Tuple[int, str]: ...
 def td_py_option_values(index: int) -> Tuple[int, str]: ...
 def td_py_analyze_file(path: _Path, sample: int, threads: int) -> Tuple[int, str]: ...
 def td_py_analyze_buffer(buf: ReadableBuffer, sample: int, threads: int) -> Tuple[int, str]: ...
+# File trees: td_tree_set/prepare raise ValueError with the library's
+# message; write, verify and scan return the status (TD_EIO, TD_EMISMATCH
+# ...) with the result and the text (the path at fault, the findings one a
+# line, the profile's JSON).
+def td_py_tree_new() -> Tuple[int, td_tree]: ...
+def td_py_tree_set(t: td_tree, key: str, value: str) -> Tuple[int, str]: ...
+def td_py_tree_prepare(t: td_tree) -> Tuple[int, str]: ...
+def td_py_tree_file(t: td_tree, index: int) -> Tuple[int, td_tree_entry]: ...
+def td_py_tree_write(t: td_tree, path: _Path, flags: int, threads: int, first: int,
+                     count: int) -> Tuple[int, td_tree_result, str]: ...
+def td_py_tree_verify(t: td_tree, path: _Path, flags: int, threads: int, first: int,
+                      count: int) -> Tuple[int, td_tree_result, str]: ...
+def td_py_tree_scan(path: _Path) -> Tuple[int, str]: ...

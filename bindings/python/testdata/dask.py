@@ -31,9 +31,9 @@ from __future__ import annotations
 import os
 import pathlib
 import sys
-import types
 import uuid
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple, Union
+from typing import (TYPE_CHECKING, Any, Callable, Dict, List, Literal, NamedTuple, Optional, Tuple,
+                    Union)
 
 import dask.base
 from dask.delayed import Delayed, delayed
@@ -41,7 +41,7 @@ from dask.delayed import Delayed, delayed
 from . import _stream
 from ._stream import MismatchError, parse_size, shard_name, split_range
 from ._tree import Tree, TreeMismatchError
-from ._types import Kind, Seed, Size, StreamOptions, StrPath
+from ._types import Kind, Seed, Size, StreamOptions, StrPath, TreeOptions
 
 if TYPE_CHECKING:
     if sys.version_info >= (3, 11):
@@ -51,6 +51,9 @@ if TYPE_CHECKING:
 
 # (stream offset, reason, message) of a shard's first problem.
 _Problem = Tuple[int, str, str]
+# (order, findings, (missing, wrong size, changed, extra, unreadable)) of a
+# tree part's problems; order is the part's first file, inf for extra entries.
+_TreeProblem = Tuple[float, List[str], Tuple[int, int, int, int, int]]
 # dask.compute, typed (dask leaves it untyped).
 _compute: Callable[..., Tuple[Any, ...]] = dask.base.compute
 
@@ -164,7 +167,17 @@ def verify_shards(directory: StrPath, kind: Kind, total_size: Size, shard_size: 
     return None
 
 
-def _tree_parts(tree, parts):
+class _TreeSums(NamedTuple):
+    """The counts of all parts of a tree verification together."""
+    ok: int
+    missing: int
+    wrong_size: int
+    changed: int
+    extra: int
+    unreadable: int
+
+
+def _tree_parts(tree: Tree, parts: Optional[int]) -> List[Tuple[int, int]]:
     n = len(tree)
     if parts is None:
         parts = max(1, min(64, -(-n // 4096)))
@@ -173,12 +186,13 @@ def _tree_parts(tree, parts):
     return [split_range(n, parts, i) for i in range(parts)] if n else []
 
 
-def _write_tree_part(directory, first, count, options):
+def _write_tree_part(directory: str, first: int, count: int, options: Dict[str, Any]) -> int:
     Tree(**options).write(directory, first=first, count=count)
     return count
 
 
-def _verify_tree_part(directory, first, count, options, extra):
+def _verify_tree_part(directory: str, first: int, count: int, options: Dict[str, Any],
+                      extra: Union[bool, Literal["only"]]) -> Optional[_TreeProblem]:
     """None, or (first index, findings, counts) of the part's problems;
     returned rather than raised (see _verify_one)."""
     try:
@@ -190,41 +204,49 @@ def _verify_tree_part(directory, first, count, options, extra):
     return None
 
 
-def write_tree(directory, *, parts=None, compute=True, scheduler=None, **options):
+def write_tree(directory: StrPath, *, parts: Optional[int] = None, compute: bool = True,
+               scheduler: Any = None, seed: Seed = 0,
+               **options: Unpack[TreeOptions]) -> Union[pathlib.Path, List[Delayed]]:
     """Write the file tree of **options (testdata.Tree's: files=, total=,
     sizes=, seed= ...) under directory in parallel: one dask.delayed task
     per part of the files (parts: default one per 4096 files, at most 64).
     Returns the directory; with compute=False the delayed tasks."""
-    tree = Tree(**options)  # checks the options here, before any task is sent
+    tree = Tree(seed=seed, **options)  # checks the options here, before any task is sent
     d = pathlib.Path(os.fsdecode(os.fspath(directory)))
     tree.write(d, count=0)  # the top directory
+    opts: Dict[str, Any] = dict(options, seed=seed)
     run = uuid.uuid4().hex
-    tasks = [dask.delayed(_write_tree_part, pure=False)(str(d), first, count, dict(options),
-                                                        dask_key_name=f"testdata-tree-{i}-{run}")
-             for i, (first, count) in enumerate(_tree_parts(tree, parts))]
+    tasks: List[Delayed] = [
+        delayed(_write_tree_part, pure=False)(str(d), first, count, opts,
+                                              dask_key_name=f"testdata-tree-{i}-{run}")
+        for i, (first, count) in enumerate(_tree_parts(tree, parts))]
     if not compute:
         return tasks
-    dask.compute(*tasks, scheduler=scheduler)
+    _compute(*tasks, scheduler=scheduler)
     return d
 
 
-def verify_tree(directory, *, parts=None, scheduler=None, **options):
+def verify_tree(directory: StrPath, *, parts: Optional[int] = None, scheduler: Any = None,
+                seed: Seed = 0, **options: Unpack[TreeOptions]) -> None:
     """Check the file tree of **options under directory in parallel (and,
     in one more task, that nothing else is there).  Returns None, or raises
     TreeMismatchError with every part's findings in file order."""
-    tree = Tree(**options)
+    tree = Tree(seed=seed, **options)
     d = pathlib.Path(os.fsdecode(os.fspath(directory)))
     if not d.is_dir():
         raise FileNotFoundError(f"no such directory: {str(d)!r}")
+    opts: Dict[str, Any] = dict(options, seed=seed)
     run = uuid.uuid4().hex
     ranges = _tree_parts(tree, parts)
-    tasks = [dask.delayed(_verify_tree_part, pure=False)(str(d), first, count, dict(options), False,
-                                                         dask_key_name=f"testdata-vtree-{i}-{run}")
-             for i, (first, count) in enumerate(ranges)]
+    tasks: List[Delayed] = [
+        delayed(_verify_tree_part, pure=False)(str(d), first, count, opts, False,
+                                               dask_key_name=f"testdata-vtree-{i}-{run}")
+        for i, (first, count) in enumerate(ranges)]
     # extra entries: the whole tree with no files to check
-    tasks.append(dask.delayed(_verify_tree_part, pure=False)(
-        str(d), 0, 0, dict(options), "only", dask_key_name=f"testdata-vtree-x-{run}"))
-    problems = sorted(p for p in dask.compute(*tasks, scheduler=scheduler) if p is not None)
+    tasks.append(delayed(_verify_tree_part, pure=False)(
+        str(d), 0, 0, opts, "only", dask_key_name=f"testdata-vtree-x-{run}"))
+    found: List[Optional[_TreeProblem]] = list(_compute(*tasks, scheduler=scheduler))
+    problems = sorted(p for p in found if p is not None)
     if not problems:
         return None
     findings = [f for p in problems for f in p[1]]
@@ -233,6 +255,6 @@ def verify_tree(directory, *, parts=None, scheduler=None, **options):
     msg = (f"{d}: {bad} of {len(tree)} files wrong ({sums[0]} missing, {sums[1]} wrong size, "
            f"{sums[2]} changed, {sums[4]} unreadable), {sums[3]} extra entries; first: "
            f"{findings[0] if findings else ''}")
-    counts = types.SimpleNamespace(ok=len(tree) - bad, missing=sums[0], wrong_size=sums[1],
-                                   changed=sums[2], extra=sums[3], unreadable=sums[4])
+    counts = _TreeSums(ok=len(tree) - bad, missing=sums[0], wrong_size=sums[1],
+                         changed=sums[2], extra=sums[3], unreadable=sums[4])
     raise TreeMismatchError(msg, counts, findings)

@@ -13,7 +13,8 @@ Each test's seed is derived from the session seed and the test's node id
 with BLAKE2b (``derive_seed``), so it does not depend on which tests run, in
 which order, or on which xdist worker.
 
-Fixtures (typed: annotate with FileFactory, StreamFactory, SharedFileFactory)
+Fixtures (typed: annotate with FileFactory, StreamFactory, SharedFileFactory,
+TreeFactory, SharedTreeFactory)
     testdata_seed          the test's seed (int)
     testdata_file          factory (kind, size, *, name=None, seed=None, offset=0, **options)
                            -> pathlib.Path of a new file under tmp_path
@@ -52,7 +53,7 @@ import pytest
 
 import testdata
 from testdata._stream import _hide_mismatch
-from testdata._types import Kind, Seed, Size, StreamOptions
+from testdata._types import Kind, Seed, Size, StreamOptions, TreeOptions
 
 if TYPE_CHECKING:
     if sys.version_info >= (3, 11):
@@ -60,7 +61,8 @@ if TYPE_CHECKING:
     else:
         from typing_extensions import Unpack
 
-__all__ = ["derive_seed", "session_seed", "FileFactory", "StreamFactory", "SharedFileFactory"]
+__all__ = ["derive_seed", "session_seed", "FileFactory", "StreamFactory", "SharedFileFactory",
+           "TreeFactory", "SharedTreeFactory"]
 
 _CACHE_KEY = "testdata/seed"
 _MAX_SEED = (1 << 64) - 1
@@ -91,6 +93,20 @@ class SharedFileFactory(Protocol):
 
     def __call__(self, kind: Kind, size: Size, *, seed: Optional[Seed] = None,
                  offset: Size = 0, **options: Unpack[StreamOptions]) -> pathlib.Path: ...
+
+
+class TreeFactory(Protocol):
+    """The type of the testdata_tree fixture."""
+
+    def __call__(self, *, name: Optional[str] = None, seed: Optional[Seed] = None,
+                 **options: Unpack[TreeOptions]) -> pathlib.Path: ...
+
+
+class SharedTreeFactory(Protocol):
+    """The type of the testdata_shared_tree fixture."""
+
+    def __call__(self, *, seed: Optional[Seed] = None,
+                 **options: Unpack[TreeOptions]) -> pathlib.Path: ...
 
 
 def derive_seed(session_seed: int, name: str) -> int:
@@ -316,7 +332,7 @@ def testdata_shared_file(request: pytest.FixtureRequest,
 
 
 @pytest.fixture
-def testdata_tree(testdata_seed: int, tmp_path: pathlib.Path) -> Callable[..., pathlib.Path]:
+def testdata_tree(testdata_seed: int, tmp_path: pathlib.Path) -> TreeFactory:
     """Factory: testdata_tree(*, name=None, seed=None, **options) -> Path.
 
     Writes the file tree of **options (testdata.Tree: files=, total=,
@@ -325,7 +341,7 @@ def testdata_tree(testdata_seed: int, tmp_path: pathlib.Path) -> Callable[..., p
     counter = itertools.count()
 
     def make(*, name: Optional[str] = None, seed: Optional[Seed] = None,
-             **options: Any) -> pathlib.Path:
+             **options: Unpack[TreeOptions]) -> pathlib.Path:
         if name is None:
             name = f"testdata-tree-{next(counter)}"
         path = tmp_path / name
@@ -338,7 +354,7 @@ def testdata_tree(testdata_seed: int, tmp_path: pathlib.Path) -> Callable[..., p
 
 @pytest.fixture(scope="session")
 def testdata_shared_tree(request: pytest.FixtureRequest,
-                         tmp_path_factory: pytest.TempPathFactory) -> Callable[..., pathlib.Path]:
+                         tmp_path_factory: pytest.TempPathFactory) -> SharedTreeFactory:
     """Session-scoped factory like testdata_tree: each distinct tree is
     written once per run and the same path returned to every test, also
     across pytest-xdist workers (as testdata_shared_file; a crashed writer's
@@ -347,7 +363,7 @@ def testdata_shared_tree(request: pytest.FixtureRequest,
     default_seed = derive_seed(session_seed(request.config), "testdata_shared_tree")
     trees: Dict[Tuple[Any, ...], pathlib.Path] = {}
 
-    def get(*, seed: Optional[Seed] = None, **options: Any) -> pathlib.Path:
+    def get(*, seed: Optional[Seed] = None, **options: Unpack[TreeOptions]) -> pathlib.Path:
         s = default_seed if seed is None else seed
         key = (str(s), tuple(sorted((k, str(v)) for k, v in options.items())))
         path = trees.get(key)
@@ -356,11 +372,11 @@ def testdata_shared_tree(request: pytest.FixtureRequest,
                                   .encode(), digest_size=6).hexdigest()
             d = _shared_dir(request.config, tmp_path_factory)
             name = f"tree-{tag}"
-            path = d / name
+            target = path = d / name
             done = d / (name + ".done")
 
             def make() -> None:
-                testdata.tree(path, resume=True, seed=s, **options)
+                testdata.tree(target, resume=True, seed=s, **options)
                 done.touch()
 
             _once(d, name, done, make)
