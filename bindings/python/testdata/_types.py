@@ -41,6 +41,7 @@ class StreamOptions(TypedDict, total=False):
     ratio: Union[float, str]
     dedup: Union[float, str]
     dedup_block: Union[int, str]
+    model: StrPath
 
 
 class _Ratios(TypedDict):
