@@ -691,6 +691,7 @@ static int td_py_tree_scan(const char *path, char *TEXTBUF)
         free($self);
     }
 }
+%ignore td_model_info; /* the td_model_* calls are not exposed: build_model() and model=PATH */
 %ignore td_options::model;
 %ignore td_options::model_pad_;
 

@@ -12,6 +12,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -340,6 +341,80 @@ Test(text, model_round_trip)
     td_model_free(m);
     td_model_free(m2);
     td_model_free(m3);
+}
+
+/* The option "model" (the table's row): td_options_set loads the file; the
+ * bytes are those of o.model set by hand; other kinds refuse it; bad files
+ * are named.  td_model_builder_add_file is update + break over a file. */
+Test(text, model_option_and_files)
+{
+    td_model *m = small_model(40 * 1024), *f2 = NULL;
+    char path[] = "/tmp/td_test_model_XXXXXX", cpath[] = "/tmp/td_test_corpus_XXXXXX";
+    char msg[256];
+    int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    close(fd);
+    cr_assert_eq(td_model_save(m, path), TD_OK);
+
+    td_options o;
+    td_options_init(&o);
+    cr_assert_null(o.model);
+    cr_assert_eq(td_options_set_msg(&o, TD_TEXT, "model", path, msg, sizeof msg), TD_OK, "%s", msg);
+    cr_assert_not_null(o.model);
+    uint8_t *a = gen_m(m, 5, 12345, 200000, 1), *b = malloc(200000);
+    o.seed = 5;
+    cr_assert_eq(td_fill(TD_TEXT, &o, 12345, b, 200000), TD_OK);
+    cr_assert_eq(memcmp(a, b, 200000), 0, "--model FILE and o.model differ");
+    td_model_free((td_model *)o.model);
+
+    /* not for other kinds; a model set by hand is refused there too */
+    td_options_init(&o);
+    cr_assert_eq(td_options_set_msg(&o, TD_RANDOM, "--model", path, msg, sizeof msg), TD_EOPTION);
+    cr_assert(strstr(msg, "--model does not apply to kind random") != NULL, "%s", msg);
+    o.model = m;
+    cr_assert_eq(td_options_check(TD_RANDOM, &o), TD_EOPTION);
+    cr_assert_eq(td_options_check(TD_TEXT, &o), TD_OK);
+    /* bad files */
+    td_options_init(&o);
+    cr_assert_eq(td_options_set_msg(&o, TD_TEXT, "model", "/nonexistent/m.tdm", msg, sizeof msg),
+                 TD_EIO);
+    cr_assert(strstr(msg, "No such file") != NULL, "%s", msg);
+    cr_assert_eq(td_options_set_msg(&o, TD_TEXT, "model", "/dev/null", msg, sizeof msg), TD_EIO);
+    fd = mkstemp(cpath);
+    cr_assert(fd >= 0);
+    cr_assert_eq(write(fd, "TDTXTMOD\1\0\0\0", 12), 12);
+    close(fd);
+    cr_assert_eq(td_options_set_msg(&o, TD_TEXT, "model", cpath, msg, sizeof msg), TD_EMODEL);
+    cr_assert(strstr(msg, "model 'model'") == NULL && strstr(msg, cpath) != NULL, "%s", msg);
+    cr_assert_null(o.model);
+
+    /* a corpus file: the same model as the bytes fed by update + break */
+    uint8_t *t = gen(99, 0, 40 * 1024, 1);
+    fd = open(cpath, O_WRONLY | O_TRUNC);
+    cr_assert(fd >= 0);
+    cr_assert_eq(write(fd, t, 40 * 1024), 40 * 1024);
+    close(fd);
+    td_model_builder *bl;
+    cr_assert_eq(td_model_builder_new(&bl), TD_OK);
+    cr_assert_eq(td_model_builder_add_file(bl, cpath), TD_OK);
+    cr_assert_eq(td_model_builder_finish(bl, &f2), TD_OK, "%s", td_model_builder_message(bl));
+    td_model_builder_free(bl);
+    const void *d1, *d2;
+    size_t n1, n2;
+    cr_assert_eq(td_model_data(m, &d1, &n1), TD_OK);
+    cr_assert_eq(td_model_data(f2, &d2, &n2), TD_OK);
+    cr_assert(n1 == n2 && memcmp(d1, d2, n1) == 0, "add_file differs from update");
+    cr_assert_eq(td_model_builder_new(&bl), TD_OK);
+    cr_assert_eq(td_model_builder_add_file(bl, "/nonexistent/corpus"), TD_EIO);
+    cr_assert_eq(errno, ENOENT);
+    td_model_builder_free(bl);
+    unlink(cpath);
+    unlink(path);
+    free(t);
+    free(a);
+    free(b);
+    td_model_free(f2);
+    td_model_free(m);
 }
 
 /* A stream keeps its own reference: the caller may free the model. */
