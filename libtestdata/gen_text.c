@@ -277,7 +277,7 @@ static inline void phase_emit(const td_model *m, lane *L)
  * bytes each, scribbling at most TEXT_SLACK bytes past them.
  */
 static void gen_blocks(const text_state *st, uint64_t bi, unsigned n, uint8_t *const *dst,
-                       text_scratch *x)
+                       text_scratch *x, size_t stop)
 {
     const td_model *m = st->m;
     lane L[LANES];
@@ -303,6 +303,13 @@ static void gen_blocks(const text_state *st, uint64_t bi, unsigned n, uint8_t *c
         for (unsigned i = 0; i < n; i++)
             if (!L[i].done)
                 phase_emit(m, &L[i]);
+        /* A prefix is enough (fill_block's end): the bytes before pos are
+         * final (the pending separator's gap and tail, where a line may
+         * break, come after it). */
+        if (stop < TEXT_BLOCK)
+            for (unsigned i = 0; i < n; i++)
+                if (L[i].pos >= stop)
+                    L[i].done = 1;
     }
 }
 
@@ -344,7 +351,7 @@ static int text_fill(const void *state, uint64_t offset, uint8_t *buf, size_t le
             used += k;
             n++;
         }
-        gen_blocks(st, bi, n, out, x);
+        gen_blocks(st, bi, n, out, x, TEXT_BLOCK);
         used = 0;
         for (unsigned i = 0; i < n; i++) {
             if (out[i] == scratch[i])
@@ -361,6 +368,19 @@ done:
         free(scratch[i]);
     free(x);
     return rc;
+}
+
+/* One block, for the dedup layer (td__kind_fill uses text_fill, which
+ * interleaves blocks).  Stops soon after `end`: a duplicate dedup block
+ * costs its prefix of the text block, not the whole of it. */
+static int text_fill_block(const void *state, uint64_t bi, uint8_t *out, uint32_t end)
+{
+    text_scratch *x = calloc(1, sizeof *x);
+    if (!x)
+        return TD_ENOMEM;
+    gen_blocks(state, bi, 1, &out, x, (size_t)end + TEXT_RESERVE);
+    free(x);
+    return TD_OK;
 }
 
 static int text_prepare(const td_options *o, void **state)
@@ -402,7 +422,9 @@ const td_kind_vtbl td_kind_text = {
     .name = "text",
     .text = 1,
     .block = TEXT_BLOCK,
+    .slack = TEXT_SLACK,
     .prepare = text_prepare,
     .release = text_release,
     .fill = text_fill,
+    .fill_block = text_fill_block,
 };

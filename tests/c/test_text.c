@@ -9,6 +9,8 @@
 #endif
 #include <testdata.h>
 
+#include "../../libtestdata/kind.h"
+
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
@@ -341,6 +343,41 @@ Test(text, model_round_trip)
     td_model_free(m);
     td_model_free(m2);
     td_model_free(m3);
+}
+
+/* fill_block (the dedup layer's entry) stops soon after `end`: the prefix
+ * it makes is the block's, for the built-in model and a small one. */
+Test(text, fill_block_prefix)
+{
+    const td_kind_vtbl *vt = td__kind_get(TD_TEXT);
+    td_model *sm = small_model(20 * 1024);
+    const td_model *models[2] = {NULL, sm};
+    static const uint32_t ends[] = {1, 100, 512, 4096, 4097, 30000, 65000, 65536};
+    static const uint64_t blocks[] = {0, 5, 1u << 30};
+    uint8_t *buf = malloc(TEXT_BLOCK + vt->slack);
+    cr_assert_not_null(buf);
+    cr_assert_not_null(vt->fill_block);
+    for (int mi = 0; mi < 2; mi++) {
+        td_options o;
+        void *state = NULL;
+        td_options_init(&o);
+        o.seed = 77;
+        o.model = models[mi];
+        cr_assert_eq(vt->prepare(&o, &state), TD_OK);
+        for (size_t b = 0; b < sizeof blocks / sizeof blocks[0]; b++) {
+            uint8_t *want = gen_m(models[mi], 77, blocks[b] * TEXT_BLOCK, TEXT_BLOCK, 1);
+            for (size_t e = 0; e < sizeof ends / sizeof ends[0]; e++) {
+                memset(buf, 0xAA, TEXT_BLOCK + vt->slack);
+                cr_assert_eq(vt->fill_block(state, blocks[b], buf, ends[e]), TD_OK);
+                cr_assert_eq(memcmp(buf, want, ends[e]), 0, "model %d block %llu end %u", mi,
+                             (unsigned long long)blocks[b], ends[e]);
+            }
+            free(want);
+        }
+        vt->release(state);
+    }
+    free(buf);
+    td_model_free(sm);
 }
 
 /* The option "model" (the table's row): td_options_set loads the file; the
