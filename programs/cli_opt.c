@@ -341,8 +341,16 @@ void cli_parse_stream(const cli_args *a, const char *kind, const char *size,
             s->seed_was_random = 1;
             s->random_seed = seed;
         }
+        const td_model *before = s->opt.model;
         if (td_options_set_msg(&s->opt, s->kind, key, val, msg, sizeof msg) != TD_OK)
             cli_usage_error("%s", msg);
+        if (s->opt.model != before) {
+            /* --model loaded a model the program owns: a later --model wins,
+             * the one it replaces is released; the last lives until exit. */
+            static td_model *kept;
+            td_model_free(kept);
+            kept = (td_model *)s->opt.model;
+        }
     }
     if (s->seed_was_random)
         cli_error("seed %llu (reproduce with --seed %llu)", (unsigned long long)s->random_seed,
