@@ -70,3 +70,18 @@ def test_help(run):
     assert run("help", "model", "build", check=True).stdout == run("model", "build", "--help").stdout
     assert "--model FILE" in run("gen", "--help", check=True).stdout.decode()
     assert "model" in run("--help", check=True).stdout.decode()
+
+
+def test_tree_of_text_from_a_model(run, tmp_path):
+    """Tree files take the stream options, --model too (td_tree owns the
+    model it loads)."""
+    m = tmp_path / "m.tdm"
+    run("model", "build", corpus(run, tmp_path), "-o", m, check=True)
+    spec = ["--files", 5, "--total", "200K", "--kind", "text", "--model", m, "--seed", 3]
+    assert run("tree", "gen", tmp_path / "t", *spec, "-q").returncode == 0
+    assert run("tree", "verify", tmp_path / "t", *spec).returncode == 0
+    line = run("tree", "list", *spec, check=True).stdout.decode().split("\n")[0]
+    path, size, kind, offset = line.split("\t")
+    want = run("gen", "text", size, "--model", m, "--seed", 3, "--offset", offset, check=True).stdout
+    assert (tmp_path / "t" / path).read_bytes() == want
+    assert run("tree", "verify", tmp_path / "t", *spec[:-4], "--seed", 3).returncode == 1
