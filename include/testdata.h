@@ -85,7 +85,11 @@ typedef enum td_status {
     TD_EIO       = -6,  /**< I/O error; errno holds the system's reason */
     TD_EMISMATCH = -7,  /**< td_verify: the data differs from the stream */
     TD_ESYNTAX   = -8,  /**< a size or option string could not be parsed */
-    TD_ECANCELED = -9   /**< a progress callback (td_io_options) asked to stop */
+    TD_ECANCELED = -9,  /**< a progress callback (td_io_options) asked to stop */
+    TD_EUTF8     = -10, /**< text given to the model builder is not valid UTF-8 */
+    TD_ECORPUS   = -11, /**< corpus empty or too small to model (under 10 KiB) */
+    TD_EMODEL    = -12, /**< not a text model file, or truncated or corrupted */
+    TD_EMODELVERSION = -13 /**< a text model file of another format version */
 } td_status;
 
 /**
@@ -105,7 +109,8 @@ TD_API const char *td_version(void);
 typedef enum td_kind {
     TD_ZERO   = 0, /**< all zero bytes */
     TD_RANDOM = 1, /**< incompressible pseudo-random bytes (see td_algorithm) */
-    TD_TEXT   = 2, /**< English-like prose: words, sentences, paragraphs, 72-column lines */
+    TD_TEXT   = 2, /**< prose from a text model (td_options.model; built-in English by
+                        default): words, sentences, paragraphs, lines of at most 72 columns */
     TD_COMPRESSIBLE = 3 /**< LZ-shaped bytes compressing by td_options.ratio */
 } td_kind;
 
@@ -121,6 +126,9 @@ typedef enum td_algorithm {
      *  incompressible, not suitable where unpredictability matters. */
     TD_ALG_FAST = 1
 } td_algorithm;
+
+/** A text model (see "Text models" below).  Opaque, immutable. */
+typedef struct td_model td_model;
 
 /** Smallest dedup_block (one disk sector). */
 #define TD_DEDUP_BLOCK_MIN 512u
@@ -153,7 +161,17 @@ typedef struct td_options {
                                   compress_block-byte pieces (a power of two from
                                   TD_COMPRESS_BLOCK_MIN to TD_COMPRESS_BLOCK_MAX);
                                   0 (default): tuned for whole streams */
-    uint64_t reserved[8];    /**< reserved for future options, must stay 0 */
+    /** TD_TEXT: the model to generate from; NULL (default) is the built-in
+     *  English model.  Borrowed: it must stay valid while a call that takes
+     *  these options runs; a stream made with it keeps its own reference, so
+     *  the caller may td_model_free() it as soon as td_stream_open returns.
+     *  td_options_set() with the key "model" loads a model file into it:
+     *  the caller then owns that model (td_model_free(o->model)). */
+    union {
+        const td_model *model;
+        uint64_t model_pad_;  /**< keeps the layout on 32-bit targets */
+    };
+    uint64_t reserved[7];    /**< reserved for future options, must stay 0 */
 } td_options;
 
 /**
@@ -162,7 +180,7 @@ typedef struct td_options {
  * `static const td_options defaults = TD_OPTIONS_INIT;`.  Positional, so it
  * is valid C and C++.
  */
-#define TD_OPTIONS_INIT {0u, 1u, 0u /* TD_ALG_CHACHA20 */, 3.0, 1.0, 4096u, 0u, {0u}}
+#define TD_OPTIONS_INIT {0u, 1u, 0u /* TD_ALG_CHACHA20 */, 3.0, 1.0, 4096u, 0u, {0}, {0u}}
 
 /** Set every field of *o to its default.  NULL is ignored. */
 TD_API void td_options_init(td_options *o);
@@ -908,6 +926,123 @@ TD_API size_t td_tree_option_count(void);
 TD_API const td_option_info *td_tree_option_get(size_t index);
 /** The tree option row for @p key ('-' and '_' alike), or NULL. */
 TD_API const td_option_info *td_tree_option_find(const char *key);
+
+/* ------------------------------------------------------------------------ */
+/* Text models                                                               */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * A text model: what TD_TEXT learns from a corpus (words, how they follow
+ * one another, punctuation, sentence and paragraph shape, line layout) and
+ * generates from.  Models are immutable and reference-counted: any number
+ * of threads may use one at once.  Their file format (versioned, with a
+ * checksum) is specified in docs/format.md, section "Text models"; the
+ * content of a model is part of the TD_TEXT key, so two different models
+ * never give the same bytes.
+ */
+typedef struct td_model_builder td_model_builder;
+
+/** Facts about a model (td_model_describe()). */
+typedef struct td_model_info {
+    uint32_t format_version; /**< version of the model file format */
+    uint32_t words;          /**< words in the vocabulary (seen at least twice) */
+    uint32_t separators;     /**< distinct separators (punctuation and spaces) */
+    uint32_t char_states;    /**< states of the character model of rare words */
+    uint64_t size;           /**< bytes of the model file */
+    uint8_t hash[32];        /**< BLAKE2b-256 of the model's content */
+    uint64_t reserved[4];    /**< reserved, 0 */
+} td_model_info;
+
+/**
+ * Start building a model.  Feed it text with td_model_builder_update() and
+ * get the model from td_model_builder_finish().
+ * @return TD_OK, TD_EINVAL (NULL), TD_ENOMEM.
+ */
+TD_API int td_model_builder_new(td_model_builder **out);
+
+/**
+ * Feed @p len bytes of corpus text (UTF-8, any language; LF, CRLF or CR line
+ * ends).  Pieces may be cut anywhere, even inside a character.  Paragraphs
+ * are separated by blank lines.
+ * @return TD_OK; TD_EUTF8 if the text is not valid UTF-8 (the builder then
+ *         fails for good; td_model_builder_message() says where);
+ *         TD_ENOMEM; TD_EINVAL for NULL arguments.
+ */
+TD_API int td_model_builder_update(td_model_builder *b, const void *buf, size_t len);
+
+/**
+ * End one document (one corpus file): what follows starts a new paragraph.
+ * @return TD_OK, or the builder's error.
+ */
+TD_API int td_model_builder_break(td_model_builder *b);
+
+/**
+ * Feed everything read from @p fd (to its end) as one document: the
+ * td_model_builder_update() calls and td_model_builder_break() the front
+ * ends would otherwise write themselves.
+ * @return TD_OK; TD_EIO (errno set) on a read error; TD_EUTF8; TD_ENOMEM;
+ *         TD_EINVAL.
+ */
+TD_API int td_model_builder_add_fd(td_model_builder *b, int fd);
+
+/** As td_model_builder_add_fd(), from the file @p path (opened and closed
+ *  here).  @return as td_model_builder_add_fd(); TD_EIO if it cannot be opened. */
+TD_API int td_model_builder_add_file(td_model_builder *b, const char *path);
+
+/**
+ * Finish: count, write and compile the model.  The builder stays valid
+ * (free it with td_model_builder_free()); finish may be called once.
+ * @param b         the builder
+ * @param[out] out  the new model (release with td_model_free()), NULL on failure
+ * @return TD_OK; TD_ECORPUS if the corpus is empty or too small (under
+ *         10 KiB, or fewer than 16 words seen twice); TD_EUTF8 (from an
+ *         earlier update); TD_ENOMEM; TD_EINVAL.
+ */
+TD_API int td_model_builder_finish(td_model_builder *b, td_model **out);
+
+/** What went wrong, in one line (empty when nothing did).  Static storage
+ *  inside the builder: valid until it is freed. */
+TD_API const char *td_model_builder_message(const td_model_builder *b);
+
+/** Release a builder.  NULL is fine. */
+TD_API void td_model_builder_free(td_model_builder *b);
+
+/**
+ * Load a model from the bytes of a model file (copied; @p buf may be freed
+ * afterwards).  The file is checked completely (checksum, every count and
+ * index), so a damaged file is reported, never used.
+ * @return TD_OK; TD_EMODEL (not a model, truncated, corrupted);
+ *         TD_EMODELVERSION (a format version this library cannot read);
+ *         TD_ENOMEM; TD_EINVAL.
+ */
+TD_API int td_model_load(td_model **out, const void *buf, size_t len);
+
+/** As td_model_load(), from a file.  TD_EIO (errno set) if it cannot be read. */
+TD_API int td_model_load_file(td_model **out, const char *path);
+
+/**
+ * Write the model file to @p path (through a temporary file renamed into
+ * place).  Loading it gives a model that generates the same bytes.
+ * @return TD_OK, TD_EIO (errno set), TD_ENOMEM, TD_EINVAL.
+ */
+TD_API int td_model_save(const td_model *m, const char *path);
+
+/** Point *buf at the model file's bytes (owned by the model; valid until
+ *  it is freed) and set *len.  @return TD_OK or TD_EINVAL. */
+TD_API int td_model_data(const td_model *m, const void **buf, size_t *len);
+
+/** Facts about a model.  @return TD_OK or TD_EINVAL. */
+TD_API int td_model_describe(const td_model *m, td_model_info *info);
+
+/**
+ * The built-in English model (built once per process from data compiled into
+ * the library; never freed, and td_model_free() on it does nothing).
+ * @return the model, or NULL if memory ran out building it.
+ */
+TD_API const td_model *td_model_builtin(void);
+
+/** Drop a reference to a model (streams keep their own).  NULL is fine. */
+TD_API void td_model_free(td_model *m);
 
 /* ------------------------------------------------------------------------ */
 /* Analysis: how compressible is some data?                                  */

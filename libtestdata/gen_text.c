@@ -1,204 +1,420 @@
 /*
- * TD_TEXT: English-like prose from a word model derived from a corpus
- * (tools/gen_text_model.py -> text_model.c).  The format is specified in
+ * TD_TEXT: prose from a text model (text_model.c; the built-in English one
+ * unless td_options.model says otherwise).  The format is specified in
  * docs/format.md, section "text".
  *
- * The stream is cut into blocks of TEXT_BLOCK bytes.  Every block is made on
- * its own from a PRNG seeded by (key, block index) and starts with a new
- * paragraph, so any byte range can be produced without the blocks before it.
+ * The stream is cut into blocks of TEXT_BLOCK bytes, each made on its own
+ * from a PRNG seeded by (key, block index) and starting with a paragraph,
+ * so any byte range can be produced without the blocks before it.
  *
- * Speed: a word costs a third of a 64-bit PRNG draw, two table lookups
- * (successor slot and unigram slot, chosen between without a branch), one
- * 16-byte copy of a padded word string (punctuation is part of the word)
- * and a few branch-free updates for line wrapping.  Only integer arithmetic
- * is used.
+ * Per word: a class-conditioned bigram with Witten-Bell backoff to a
+ * unigram, a continuation cache (the word that followed the previous word
+ * last time in this block), rare words spelled by a character model with
+ * Zipf-distributed ranks (an open vocabulary), and a separator drawn after
+ * each word.  Lines are wrapped greedily at the paragraph's width.  Only
+ * integer arithmetic.
  */
-#include "kind.h"
 #include "text_model.h"
 
+#include <stdio.h>
+
 #define TEXT_BLOCK 65536u
-/* A block is written with 16-byte copies that may run this far past its
- * end; the bytes there are garbage, overwritten by whatever comes next. */
+/* Strings are written with 32-byte copies that may run this far past the
+ * block; the bytes there are overwritten by whatever comes next. */
 #define TEXT_SLACK 64u
-#define TEXT_WIDTH 72u
-/* Room a word may need besides its own bytes: the end mark and the
- * block's closing "\n\n", plus one spare. */
-#define TEXT_RESERVE 4u
-
-/* Random bits per word; three words take one 64-bit draw. */
-#define TEXT_HBITS 21
-#if TD_TEXT_SUCC_BITS + TD_TEXT_UNI_BITS > TEXT_HBITS
-#error "text model needs more than 21 random bits per word"
-#endif
-
+/* Room needed for one more word: break (trail, EOL, indent), the rest of
+ * the previous separator, the word, the final separator, trail and EOL. */
+#define TEXT_RESERVE 128u
+#define TEXT_PARA_RESERVE (TEXT_RESERVE + 48u)
+#define CACHE_N (1u << TM_CACHE_BITS)
+/* Tokens of the block kept for copying: the last HIST_N. */
+#define HIST_N 8192u
+/* A copy starts at least this many tokens back: no short loops. */
+#define COPY_MIN_DIST 16u
+/* Blocks generated together, interleaved, so that their table lookups
+ * overlap (each block is still made on its own: same bytes). */
+#define LANES 4
 
 typedef struct text_state {
     uint64_t k[4];
+    const td_model *m;
 } text_state;
 
-static inline void copy16(uint8_t *dst, const char *src)
+/* Per-block scratch: the words and separators written so far (ring) and,
+ * per (word, class) context, the position of the token that followed it
+ * last.  Stale entries from an earlier block are harmless: a position is
+ * used only if the history there shows the same context. */
+typedef struct text_scratch {
+    uint32_t hw[HIST_N], hs[HIST_N];
+    uint32_t cache[CACHE_N];
+} text_scratch;
+
+/* One block being generated. */
+typedef struct lane {
+    uint8_t *dst;
+    text_scratch *x;
+    uint64_t s;       /* PRNG state */
+    uint64_t r;       /* the draw of the next word */
+    size_t pos;
+    const tm_style *sty;
+    const tm_str *pend; /* separator whose gap and tail are not written yet */
+    const tm_word *wr;  /* record of the word in flight */
+    uint32_t prev, w, sid, ntok, nt, src;
+    unsigned col, width, cls, copying, done;
+} lane;
+
+static inline uint32_t cache_slot(uint32_t prev, unsigned cls)
 {
-    memcpy(dst, src, 16);
+    return ((prev * 3 + cls + 1) * 0x9E3779B1u) >> (32 - TM_CACHE_BITS);
 }
 
-/* The word after w, from random bits h: bits 0..SUCC_BITS-1 pick a
- * successor slot of w; a slot holding TD_TEXT_NEXT_UNIGRAM means the word is
- * the unigram-table slot given by the next UNI_BITS bits instead. */
-static inline unsigned next_word(unsigned w, uint32_t h)
+static inline void put32(uint8_t *dst, size_t *pos, const uint8_t *src, unsigned len)
 {
-    unsigned wb = td_text_succ[(size_t)w * TD_TEXT_SUCC + (h & (TD_TEXT_SUCC - 1))];
-    unsigned wu = td_text_unigram[(h >> TD_TEXT_SUCC_BITS) & ((1u << TD_TEXT_UNI_BITS) - 1)];
-#if defined(__GNUC__)
-    /* Make the unigram load unconditional, so that the select below is a
-     * conditional move: clang would otherwise branch to skip the load, and
-     * that branch is mispredicted for about one word in five. */
-    __asm__("" : "+r"(wu));
-#endif
-    return wb == TD_TEXT_NEXT_UNIGRAM ? wu : wb;
+    memcpy(dst + *pos, src, 32);
+    *pos += len;
 }
 
-/* Append word w at *pos, its leading space turned into '\n' when the word
- * would pass the right margin.  Branch-free. */
-static inline void put_word(uint8_t *dst, size_t *pos, unsigned *col, unsigned w)
+/* Rank of a rare word from 32 random bits x: with u = (x + 1) / 2^32 and
+ * v = 1/u - 1 in 16.16 fixed point, rank = R v (v + 2), so that
+ * P(rank >= k) = (R / (R + k))^(1/2): a Zipf tail whose vocabulary grows
+ * like n^(2/3) (docs/format.md). */
+static inline uint32_t tail_rank(uint32_t R, uint32_t x)
 {
-    size_t p = *pos;
-    unsigned k = *col;
-    unsigned L = td_text_len[w];
-    copy16(dst + p, td_text_words[w]);
-    unsigned wrap = (unsigned)((int)TEXT_WIDTH - (int)(k + L)) >> 31;
-    dst[p] = (uint8_t)(' ' ^ (-wrap & (' ' ^ '\n')));
-    *col = (k & (wrap - 1u)) + L - wrap;
-    *pos = p + L;
+    uint64_t y = (uint64_t)x + 1;
+    uint64_t a = ((((uint64_t)1 << 32) - y) << 16) / y;
+    if (a > ((uint64_t)1 << 24))
+        return TM_TAIL_RANK_MAX - 1;
+    uint64_t r = ((uint64_t)R * ((a * (a + ((uint64_t)1 << 17))) >> 16)) >> 16;
+    return r < TM_TAIL_RANK_MAX ? (uint32_t)r : TM_TAIL_RANK_MAX - 1;
 }
 
-static inline int is_mid_punct(uint8_t c)
+#define PREFETCH(p) __builtin_prefetch(p)
+
+/* Start a paragraph (or end the block when there is no room for one). */
+static void para_start(const td_model *m, lane *L)
 {
-    return c == ',' || c == ';' || c == ':';
+    if (L->pos + TEXT_PARA_RESERVE > TEXT_BLOCK) {
+        memset(L->dst + L->pos, '\n', TEXT_BLOCK - L->pos);
+        L->done = 1;
+        return;
+    }
+    const tm_style *sty = &m->styles[tm_sample(m->ent + m->style.off, m->style.n, td__wyrand(&L->s))];
+    L->width = tm_sample(m->ent + m->width.off, m->width.n, td__wyrand(&L->s));
+    const tm_str *lead = &m->seps[tm_sample(m->ent + m->lead.off, m->lead.n, td__wyrand(&L->s))];
+    uint8_t *dst = L->dst;
+    if (L->pos) {
+        memcpy(dst + L->pos, m->p.eol ? "\r\n" : "\n", 2);
+        L->pos += m->p.eol ? 2u : 1u;
+    }
+    memcpy(dst + L->pos, sty->ind1, TM_IND_MAX);
+    L->pos += sty->ind1_len;
+    put32(dst, &L->pos, m->pool + lead->off, lead->len);
+    L->col = sty->ind1_len + lead->cols;
+    L->sty = sty;
+    L->pend = NULL;
+    L->prev = UINT32_MAX;
+    L->ntok = 0;
+    L->cls = 2;
+    L->copying = 0;
+    L->r = td__wyrand(&L->s);
+    PREFETCH(m->ent + m->uni[2].off + (((uint64_t)(uint32_t)L->r * m->uni[2].n) >> 32));
+}
+
+/* Phase 1: choose the word. */
+static inline void phase_word(const td_model *m, lane *L)
+{
+    const uint32_t V = m->V;
+    text_scratch *x = L->x;
+    uint64_t r = L->r;
+    uint32_t w, sid = UINT32_MAX, nt = L->nt;
+    if (L->prev == UINT32_MAX) {
+        w = tm_sample(m->ent + m->uni[2].off, m->uni[2].n, r);
+        L->copying = 0;
+    } else {
+        uint32_t prev = L->prev;
+        unsigned cls = L->cls;
+        uint32_t *ce = &x->cache[cache_slot(prev, cls)];
+        uint32_t q = *ce, t16 = (uint32_t)(r >> 48);
+        int copied = 0;
+        if (L->copying) { /* go on copying from src */
+            if (t16 < m->p.copy_mu && L->src + 1 < nt) {
+                q = L->src + 1;
+                copied = 1;
+            }
+        } else if (t16 < m->p.cache_mu && q > 0 && q < nt && nt - q >= COPY_MIN_DIST &&
+                   nt - q < HIST_N && x->hw[(q - 1) % HIST_N] == prev && (x->hs[(q - 1) % HIST_N] & 1) == 0 &&
+                   m->seps[x->hs[(q - 1) % HIST_N] >> 1].cls == cls) {
+            copied = 1;
+        }
+        if (copied && x->hw[q % HIST_N] != prev) {
+            w = x->hw[q % HIST_N];
+            sid = x->hs[q % HIST_N];
+            L->src = q;
+        } else {
+            copied = 0;
+            const tm_dist *d = &m->words[prev < V ? prev : V].big[cls];
+            w = d->n ? tm_sample(m->ent + d->off, d->n, r) : TM_NIL;
+            if (w == TM_NIL) {
+                uint64_t r2 = td__wyrand(&L->s);
+                if (cls == 0 && (uint32_t)(r2 >> 48) < m->p.recent_mu) {
+                    /* a recent word (drawn by position: frequent ones more often) */
+                    uint32_t k = nt < m->p.recent_n ? nt : m->p.recent_n;
+                    uint32_t j = nt - 1 - (uint32_t)(((uint64_t)(uint32_t)r2 * k) >> 32);
+                    uint32_t hp = x->hs[(j - 1) % HIST_N];
+                    if (j > 0 && !(hp & 1) && m->seps[hp >> 1].cls == 0)
+                        w = x->hw[j % HIST_N];
+                }
+                if (w == TM_NIL)
+                    w = tm_sample(m->ent + m->uni[cls].off, m->uni[cls].n, td__wyrand(&L->s));
+            }
+        }
+        *ce = nt;
+        L->copying = (unsigned)copied;
+    }
+    if (w == V) /* a rare word: its rank */
+        w = V + 1 + tail_rank(m->p.tail_r, (uint32_t)td__wyrand(&L->s));
+    L->w = w;
+    L->sid = sid;
+    L->wr = &m->words[w < V ? w : V];
+    PREFETCH(L->wr);
+}
+
+/* Phase 2: draw its separator's slot. */
+static inline void phase_sep(const td_model *m, lane *L)
+{
+    if (L->sid != UINT32_MAX)
+        return;
+    const tm_word *wr = L->wr;
+    if (!wr->sep.n) {
+        L->sid = TM_NIL;
+        return;
+    }
+    L->r = td__wyrand(&L->s);
+    PREFETCH(m->ent + wr->sep.off + (((uint64_t)(uint32_t)L->r * wr->sep.n) >> 32));
+    L->sid = UINT32_MAX - 1; /* drawn, not read yet */
+}
+
+/* Phase 3: the separator, then write the word and the separator.  The
+ * separator goes in whole; if the next word does not fit on the line, its
+ * gap and tail are taken back and the line broken there. */
+static inline void phase_emit(const td_model *m, lane *L)
+{
+    const uint32_t V = m->V;
+    const tm_word *wr = L->wr;
+    uint32_t w = L->w, sid = L->sid;
+    uint8_t tw[TM_WORD_MAX + 40];
+    if (sid == UINT32_MAX - 1)
+        sid = tm_sample(m->ent + wr->sep.off, wr->sep.n, L->r);
+    if (sid == TM_NIL)
+        sid = tm_sample(m->ent + m->sepg.off, m->sepg.n, td__wyrand(&L->s));
+    L->ntok++;
+    if (!(sid & 1) && (L->pos + TEXT_RESERVE > TEXT_BLOCK || L->ntok >= m->p.max_tokens))
+        sid = m->final_sep;
+    L->x->hw[L->nt % HIST_N] = w;
+    L->x->hs[L->nt % HIST_N] = sid;
+    L->nt++;
+
+    const uint8_t *wp;
+    unsigned wl, wc;
+    if (w < V) {
+        wp = m->pool + wr->off;
+        wl = wr->len;
+        wc = wr->cols;
+    } else {
+        wl = td__tm_tail_word(m, w - V - 1, L->cls != 0, tw, &wc);
+        wp = tw;
+    }
+    const tm_str *sp = &m->seps[sid >> 1], *pend = L->pend;
+    unsigned final = sid & 1;
+    unsigned hc = final ? sp->cols : sp->head_cols;
+    uint8_t *dst = L->dst;
+    size_t pos = L->pos;
+    unsigned col = L->col;
+
+    if (pend) {
+        /* the unit: tail of the previous separator, word, head of this one */
+        unsigned ucols = pend->tail_cols + wc + hc;
+        if (col + pend->gap_cols + ucols + L->sty->trail > L->width) {
+            const tm_style *sty = L->sty;
+            pos -= pend->gap_len + pend->tail_len;
+            dst[pos] = ' ';
+            pos += sty->trail;
+            memcpy(dst + pos, m->p.eol ? "\r\n" : "\n", 2);
+            pos += m->p.eol ? 2u : 1u;
+            memcpy(dst + pos, sty->ind2, TM_IND_MAX);
+            pos += sty->ind2_len;
+            put32(dst, &pos, m->pool + pend->off + pend->head_len + pend->gap_len, pend->tail_len);
+            col = sty->ind2_len + ucols;
+        } else {
+            col += pend->gap_cols + ucols;
+        }
+    } else {
+        col += wc + hc;
+    }
+    put32(dst, &pos, wp, wl);
+    put32(dst, &pos, m->pool + sp->off, sp->len);
+    L->col = col;
+    if (final) {
+        dst[pos] = ' ';
+        pos += L->sty->trail;
+        memcpy(dst + pos, m->p.eol ? "\r\n" : "\n", 2);
+        pos += m->p.eol ? 2u : 1u;
+        L->pos = pos;
+        para_start(m, L);
+        return;
+    }
+    L->pos = pos;
+    L->pend = sp;
+    L->prev = w;
+    L->cls = sp->cls;
+    L->r = td__wyrand(&L->s);
+    const tm_dist *d = &wr->big[sp->cls];
+    PREFETCH(m->ent + d->off + (((uint64_t)(uint32_t)L->r * d->n) >> 32));
 }
 
 /*
- * Write block bi: TEXT_BLOCK bytes at dst, scribbling at most TEXT_SLACK
- * bytes past them.  Stops once a sentence ends at or after `end`: nothing
- * before it changes later, so a prefix costs what it holds.
+ * Write blocks bi .. bi+n-1 (n <= LANES) at dst[0..n): exactly TEXT_BLOCK
+ * bytes each, scribbling at most TEXT_SLACK bytes past them.
  */
-static void gen_block(const text_state *st, uint64_t bi, uint8_t *dst, size_t end)
+static void gen_blocks(const text_state *st, uint64_t bi, unsigned n, uint8_t *const *dst,
+                       text_scratch *x, size_t stop)
 {
-    const size_t B = TEXT_BLOCK;
-    uint64_t s = td__wymix(st->k[0] ^ bi, st->k[1] ^ TD_WY_P1) ^ st->k[2];
-    size_t pos = 0;
-    unsigned col = 0;
-    int done = 0;
-
-    while (!done) {
-        uint64_t r = td__wyrand(&s);
-        unsigned nsent = td_text_paragraph_len[r & ((1u << TD_TEXT_PLEN_BITS) - 1)];
-        int para_start = 1;
-
-        for (unsigned j = 0; j < nsent && !done; j++) {
-            r = td__wyrand(&s);
-            unsigned n = td_text_sentence_len[r & ((1u << TD_TEXT_SLEN_BITS) - 1)];
-            unsigned w = td_text_start[(r >> 10) & ((1u << TD_TEXT_START_BITS) - 1)];
-            uint8_t endc = (uint8_t)td_text_end_punct[(r >> 22) & 255u];
-            unsigned L = td_text_len[w];
-            /* The sentence surely fits: no per-word checks needed. */
-            int fast = pos + (size_t)n * 16u + TEXT_RESERVE <= B;
-
-            if (!fast && pos + L + TEXT_RESERVE > B) {
-                done = 1;
-                break;
-            }
-            /* First word: capitalised; a paragraph starts on a new line
-             * after a blank one, the block's first word at column 0. */
-            if (pos == 0) {
-                memcpy(dst, td_text_words[w] + 1, 15);
-                dst[0] &= 0xDF;
-                pos = col = L - 1;
-            } else {
-                if (para_start)
-                    col = TEXT_WIDTH; /* forces the wrap */
-                put_word(dst, &pos, &col, w);
-                dst[pos - L + 1] &= 0xDF;
-            }
-            para_start = 0;
-
-            /* Words 2..n: three per 64-bit draw, TEXT_HBITS bits each. */
-            if (fast) {
-                unsigned i = 1;
-                for (; i + 2 < n; i += 3) {
-                    r = td__wyrand(&s);
-                    w = next_word(w, (uint32_t)r);
-                    put_word(dst, &pos, &col, w);
-                    w = next_word(w, (uint32_t)(r >> TEXT_HBITS));
-                    put_word(dst, &pos, &col, w);
-                    w = next_word(w, (uint32_t)(r >> (2 * TEXT_HBITS)));
-                    put_word(dst, &pos, &col, w);
-                }
-                if (i < n) {
-                    r = td__wyrand(&s);
-                    w = next_word(w, (uint32_t)r);
-                    put_word(dst, &pos, &col, w);
-                    if (i + 1 < n) {
-                        w = next_word(w, (uint32_t)(r >> TEXT_HBITS));
-                        put_word(dst, &pos, &col, w);
-                    }
-                }
-            } else {
-                for (unsigned i = 1; i < n; i++) {
-                    unsigned part = (i - 1) % 3;
-                    if (part == 0)
-                        r = td__wyrand(&s);
-                    unsigned nw = next_word(w, (uint32_t)(r >> (TEXT_HBITS * part)));
-                    if (pos + td_text_len[nw] + TEXT_RESERVE > B) {
-                        done = 1;
-                        break;
-                    }
-                    w = nw;
-                    put_word(dst, &pos, &col, w);
-                }
-            }
-            /* The end mark replaces a trailing comma, semicolon or colon. */
-            unsigned c = (unsigned)is_mid_punct(dst[pos - 1]);
-            pos -= c;
-            col -= c;
-            dst[pos++] = endc;
-            col++;
-            if (pos >= end && end < B)
-                return;
-        }
-        if (!done) {
-            dst[pos++] = '\n';
-            col = 0;
-        }
+    const td_model *m = st->m;
+    lane L[LANES];
+    for (unsigned i = 0; i < n; i++) {
+        memset(&L[i], 0, sizeof L[i]);
+        L[i].dst = dst[i];
+        L[i].x = &x[i];
+        L[i].s = td__wymix(st->k[0] ^ (bi + i), st->k[1] ^ TD_WY_P1) ^ st->k[2];
+        para_start(m, &L[i]);
     }
-    /* Close the block: end of line, then blank lines up to the boundary. */
-    memset(dst + pos, '\n', B - pos);
+    for (;;) {
+        unsigned active = 0;
+        for (unsigned i = 0; i < n; i++)
+            if (!L[i].done) {
+                phase_word(m, &L[i]);
+                active++;
+            }
+        if (!active)
+            break;
+        for (unsigned i = 0; i < n; i++)
+            if (!L[i].done)
+                phase_sep(m, &L[i]);
+        for (unsigned i = 0; i < n; i++)
+            if (!L[i].done)
+                phase_emit(m, &L[i]);
+        /* A prefix is enough (fill_block's end): the bytes before pos are
+         * final (the pending separator's gap and tail, where a line may
+         * break, come after it). */
+        if (stop < TEXT_BLOCK)
+            for (unsigned i = 0; i < n; i++)
+                if (L[i].pos >= stop)
+                    L[i].done = 1;
+    }
 }
 
+static int text_fill(const void *state, uint64_t offset, uint8_t *buf, size_t len)
+{
+    const text_state *st = state;
+    uint8_t *scratch[LANES] = {NULL};
+    uint64_t bi = offset / TEXT_BLOCK;
+    size_t skip = (size_t)(offset % TEXT_BLOCK);
+    size_t nblocks = (skip + len + TEXT_BLOCK - 1) / TEXT_BLOCK;
+    unsigned lanes = nblocks < LANES ? (unsigned)nblocks : LANES;
+    text_scratch *x = calloc(lanes, sizeof *x);
+    int rc = TD_OK;
+    if (!x)
+        return TD_ENOMEM;
+
+    while (len) {
+        /* up to LANES blocks at once; a block that is cut (first or last)
+         * or too close to the end of buf for the slack goes via scratch */
+        uint8_t *out[LANES];
+        size_t take[LANES], from[LANES];
+        unsigned n = 0;
+        size_t used = 0;
+        while (n < lanes && used < len) {
+            size_t k = TEXT_BLOCK - (n == 0 ? skip : 0);
+            if (k > len - used)
+                k = len - used;
+            from[n] = n == 0 ? skip : 0;
+            take[n] = k;
+            if (from[n] == 0 && len - used >= TEXT_BLOCK + TEXT_SLACK) {
+                out[n] = buf + used;
+            } else {
+                if (!scratch[n] && !(scratch[n] = malloc(TEXT_BLOCK + TEXT_SLACK))) {
+                    rc = TD_ENOMEM;
+                    goto done;
+                }
+                out[n] = scratch[n];
+            }
+            used += k;
+            n++;
+        }
+        gen_blocks(st, bi, n, out, x, TEXT_BLOCK);
+        used = 0;
+        for (unsigned i = 0; i < n; i++) {
+            if (out[i] == scratch[i])
+                memcpy(buf + used, scratch[i] + from[i], take[i]);
+            used += take[i];
+        }
+        buf += used;
+        len -= used;
+        skip = 0;
+        bi += n;
+    }
+done:
+    for (unsigned i = 0; i < LANES; i++)
+        free(scratch[i]);
+    free(x);
+    return rc;
+}
+
+/* One block, for the dedup layer (td__kind_fill uses text_fill, which
+ * interleaves blocks).  Stops soon after `end`: a duplicate dedup block
+ * costs its prefix of the text block, not the whole of it. */
 static int text_fill_block(const void *state, uint64_t bi, uint8_t *out, uint32_t end)
 {
-    gen_block(state, bi, out, end);
+    text_scratch *x = calloc(1, sizeof *x);
+    if (!x)
+        return TD_ENOMEM;
+    gen_blocks(state, bi, 1, &out, x, (size_t)end + TEXT_RESERVE);
+    free(x);
     return TD_OK;
 }
 
 static int text_prepare(const td_options *o, void **state)
 {
     uint8_t k[32];
+    char domain[20 + 64 + 1];
     text_state *st;
     int rc = td__sodium_ready();
     if (rc != TD_OK)
         return rc;
+    const td_model *m = o->model ? o->model : td_model_builtin();
+    if (!m)
+        return TD_ENOMEM;
     st = malloc(sizeof *st);
     if (!st)
         return TD_ENOMEM;
-    td__derive_key("libtestdata/text/1", o->seed, k);
+    /* The model is part of the key: its hash goes into the domain. */
+    memcpy(domain, "libtestdata/text/2/", 19);
+    for (int i = 0; i < 32; i++)
+        snprintf(domain + 19 + 2 * i, 3, "%02x", m->hash[i]);
+    td__derive_key(domain, o->seed, k);
     for (int i = 0; i < 4; i++)
         st->k[i] = td__load64le(k + 8 * i);
+    td__tm_ref(m);
+    st->m = m;
     *state = st;
     return TD_OK;
 }
 
 static void text_release(void *state)
 {
+    text_state *st = state;
+    if (st)
+        td__tm_unref(st->m);
     free(state);
 }
 
@@ -209,5 +425,6 @@ const td_kind_vtbl td_kind_text = {
     .slack = TEXT_SLACK,
     .prepare = text_prepare,
     .release = text_release,
+    .fill = text_fill,
     .fill_block = text_fill_block,
 };

@@ -7,7 +7,8 @@
  * derivation, tables); then any number of threads may fill from it at once.
  * Block-structured kinds (text, compressible) make each block on its own
  * from (state, block index) and provide fill_block; the shared loop in
- * kinds.c cuts any byte range into blocks.  Kinds with cheap random access
+ * kinds.c cuts any byte range into blocks (unless the kind also has a
+ * fill of its own).  Kinds with cheap random access
  * (zero, random) provide fill instead.
  */
 #ifndef TD_KIND_H
@@ -33,7 +34,9 @@ typedef struct td_kind_vtbl {
     /* Build the state for *o (already checked); may leave *state NULL. */
     int (*prepare)(const td_options *o, void **state);
     void (*release)(void *state);
-    /* Exactly one of the two: */
+    /* At least one of the two.  A kind with both (text: fill makes several
+     * blocks at once, interleaved) gets fill for ranges and fill_block
+     * where one block is wanted (the dedup layer); they must agree. */
     /* Bytes [offset, offset+len) of the stream; offset+len never overflows. */
     int (*fill)(const void *state, uint64_t offset, uint8_t *buf, size_t len);
     /* Block bi into out, which has room for block + slack bytes.  Bytes

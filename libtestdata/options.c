@@ -6,6 +6,7 @@
  */
 #include "kind.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stddef.h>
 
@@ -14,7 +15,7 @@
 #define DEDUP_KINDS (K(TD_RANDOM) | K(TD_TEXT) | K(TD_COMPRESSIBLE))
 
 /* How a value is stored in td_options. */
-enum { ST_U64, ST_U32, ST_DOUBLE };
+enum { ST_U64, ST_U32, ST_DOUBLE, ST_MODEL };
 
 /* Row flags. */
 enum {
@@ -63,6 +64,11 @@ static const opt_row rows[] = {
       "a power of two from 512 to 1G", "4096", DEDUP_KINDS, 0},
      offsetof(td_options, dedup_block), ST_U32, CHECK_ALWAYS | POW2, TD_DEDUP_BLOCK_MIN,
      TD_DEDUP_BLOCK_MAX, 4096},
+    /* A file name: set loads the model (the caller owns it); numerically
+     * 1 when a model is given, so STRICT refuses it for other kinds. */
+    {{"model", TD_OPTION_TEXT, "FILE", "text model to generate from (testdata model build)",
+      NULL, "a text model file", "built-in English", K(TD_TEXT), 0},
+     offsetof(td_options, model), ST_MODEL, CHECK_ALWAYS | STRICT, 0, 1, 0},
 };
 
 #define NROWS (sizeof rows / sizeof rows[0])
@@ -105,6 +111,7 @@ static double get_value(const opt_row *r, const td_options *o)
     switch (r->store) {
     case ST_U64: memcpy(&u64, p, sizeof u64); return (double)u64;
     case ST_U32: memcpy(&u32, p, sizeof u32); return u32;
+    case ST_MODEL: return o->model != NULL;
     default: memcpy(&d, p, sizeof d); return d;
     }
 }
@@ -122,6 +129,7 @@ void td_options_init(td_options *o)
         switch (r->store) {
         case ST_U64: memcpy(p, &u64, sizeof u64); break;
         case ST_U32: memcpy(p, &u32, sizeof u32); break;
+        case ST_MODEL: o->model = NULL; break;
         default: memcpy(p, &r->def, sizeof r->def); break;
         }
     }
@@ -208,6 +216,9 @@ static int parse_value(const opt_row *r, const char *text, double *v, uint64_t *
         return rc;
     case TD_OPTION_REAL:
         return td__parse_double(text, v);
+    case TD_OPTION_TEXT: /* loaded by td_options_set_msg */
+        *v = 1;
+        return *text ? TD_OK : TD_ESYNTAX;
     default: /* TD_OPTION_CHOICE */
         for (uint32_t i = 0; r->info.values[i]; i++)
             if (strcmp(r->info.values[i], text) == 0) {
@@ -396,10 +407,24 @@ int td_options_set_msg(td_options *o, int kind, const char *key, const char *val
         return rc;
     }
     n = *o;
-    store_value(r, &n, v, u);
+    if (r->store == ST_MODEL) {
+        td_model *m = NULL;
+        char name[80];
+        rc = td_model_load_file(&m, value);
+        if (rc != TD_OK) {
+            td__msg(msg, cap, "bad value '%s' for %s: %s", value, spelled(key, name, sizeof name),
+                    rc == TD_EIO ? strerror(errno) : td_strerror(rc));
+            return rc;
+        }
+        n.model = m;
+    } else {
+        store_value(r, &n, v, u);
+    }
     rc = td_options_check_msg(kind, &n, msg, cap);
     if (rc == TD_OK)
         *o = n;
+    else if (r->store == ST_MODEL)
+        td_model_free((td_model *)n.model);
     return rc;
 }
 

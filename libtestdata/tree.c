@@ -120,6 +120,7 @@ void td_tree_free(td_tree *t)
     free(t->sizes);
     free(t->like);
     free(t->q);
+    td_model_free((td_model *)t->opt.model); /* loaded by its "model" option */
     for (int i = 0; i < t->nsopt; i++) {
         free(t->skey[i]);
         free(t->sval[i]);
@@ -1101,11 +1102,15 @@ int td_tree_prepare(td_tree *t, char *msg, size_t cap)
     rc = td__sodium_ready();
     if (rc != TD_OK)
         return rc;
+    td_model_free((td_model *)t->opt.model); /* from a failed prepare */
     td_options_init(&t->opt);
     for (int i = 0; i < t->nsopt; i++) {
+        const td_model *before = t->opt.model;
         rc = td_options_set_msg(&t->opt, t->kind, t->skey[i], t->sval[i], msg, cap);
         if (rc != TD_OK)
             return rc;
+        if (before && t->opt.model != before) /* "model" given twice: the last wins */
+            td_model_free((td_model *)before);
     }
     rc = td_options_check_msg(t->kind, &t->opt, msg, cap);
     if (rc != TD_OK)

@@ -408,7 +408,16 @@ typedef struct stream_ctx {
 static int set_stream_opt(void *ctx, const char *key, const char *val, char *msg, size_t cap)
 {
     stream_ctx *c = ctx;
-    return td_options_set_msg(c->opt, c->kind, key, val, msg, cap);
+    const td_model *before = c->opt->model;
+    int rc = td_options_set_msg(c->opt, c->kind, key, val, msg, cap);
+    if (rc == TD_OK && c->opt->model != before) {
+        /* --model loaded a model the program owns: a later --model wins,
+         * the one it replaces is released; the last lives until exit. */
+        static td_model *kept;
+        td_model_free(kept);
+        kept = (td_model *)c->opt->model;
+    }
+    return rc;
 }
 
 void cli_parse_stream(const cli_args *a, const char *kind, const char *size,

@@ -337,6 +337,41 @@ static int td_py_tree_verify(const td_tree *t, const char *path, uint32_t flags,
     return rc;
 }
 
+/* Text models: a builder fed corpus files, then finished and saved.  The
+ * message names what went wrong (the builder's, or the system's reason). */
+static int td_py_model_builder_new(td_model_builder **out)
+{
+    return td_model_builder_new(out);
+}
+
+static int td_py_model_builder_add_file(td_model_builder *b, const char *path, char *MSGBUF)
+{
+    int rc = td_model_builder_add_file(b, path);
+    if (rc == TD_EIO)
+        snprintf(MSGBUF, 1024, "corpus '%s': %s", path, strerror(errno));
+    else if (rc != TD_OK)
+        snprintf(MSGBUF, 1024, "corpus '%s': %s", path,
+                 *td_model_builder_message(b) ? td_model_builder_message(b) : td_strerror(rc));
+    return rc;
+}
+
+static int td_py_model_builder_save(td_model_builder *b, const char *path, char *MSGBUF)
+{
+    td_model *m = NULL;
+    int rc = td_model_builder_finish(b, &m);
+    if (rc != TD_OK) {
+        snprintf(MSGBUF, 1024, "cannot build a model: %s",
+                 *td_model_builder_message(b) ? td_model_builder_message(b) : td_strerror(rc));
+        return rc;
+    }
+    rc = td_model_save(m, path);
+    if (rc != TD_OK)
+        snprintf(MSGBUF, 1024, "cannot write '%s': %s", path,
+                 rc == TD_EIO ? strerror(errno) : td_strerror(rc));
+    td_model_free(m);
+    return rc;
+}
+
 static int td_py_tree_scan(const char *path, char *TEXTBUF)
 {
     size_t len;
@@ -379,20 +414,23 @@ static int td_py_tree_scan(const char *path, char *TEXTBUF)
 
 /* A message buffer filled by the library; on failure it is the error. */
 %typemap(in, numinputs=0) char *MSGBUF (char buf[1024]) { buf[0] = '\0'; $1 = buf; }
-%typemap(out) int td_py_options_set, int td_py_kind_from_name, int td_py_shard_name {
+%typemap(out) int td_py_options_set, int td_py_kind_from_name, int td_py_shard_name,
+              int td_py_model_builder_add_file, int td_py_model_builder_save {
     $result = PyLong_FromLong($1);
 }
 %typemap(argout) char *MSGBUF {
     if (result < 0) {
         Py_XDECREF($result);
         $result = NULL;
-        PyObject *exc = PyObject_CallFunction(PyExc_ValueError, "s", buf$argnum);
+        /* A file that cannot be read (a model, a corpus) is an OSError. */
+        PyObject *etype = result == TD_EIO ? PyExc_OSError : PyExc_ValueError;
+        PyObject *exc = PyObject_CallFunction(etype, "s", buf$argnum);
         if (exc) {
             PyObject *code = PyLong_FromLong(result);
             if (!code || PyObject_SetAttrString(exc, "td_status", code) != 0)
                 PyErr_Clear();
             Py_XDECREF(code);
-            PyErr_SetObject(PyExc_ValueError, exc);
+            PyErr_SetObject(etype, exc);
             Py_DECREF(exc);
         }
         SWIG_fail;
@@ -646,7 +684,31 @@ static int td_py_tree_scan(const char *path, char *TEXTBUF)
         td_options_init(o);
         return o;
     }
-    ~td_options() { free($self); }
+    /* A model loaded by td_options_set("model", FILE) is the options' own. */
+    ~td_options() {
+        td_model_free((td_model *)$self->model);
+        free($self);
+    }
+}
+%ignore td_model_info; /* the td_model_* calls are not exposed: build_model() and model=PATH */
+%ignore td_options::model;
+%ignore td_options::model_pad_;
+
+/* td_model_builder: opaque, freed by its owning Python object. */
+%nodefaultctor td_model_builder;
+struct td_model_builder {};
+%extend td_model_builder {
+    ~td_model_builder() { td_model_builder_free($self); }
+}
+%typemap(in, numinputs=0) td_model_builder **out (td_model_builder *temp = NULL) { $1 = &temp; }
+%typemap(argout) td_model_builder **out {
+    $result = SWIG_Python_AppendOutput($result, SWIG_NewPointerObj(temp$argnum, $*1_descriptor, SWIG_POINTER_OWN));
+    temp$argnum = NULL;
+}
+%typemap(freearg) td_model_builder **out { td_model_builder_free(temp$argnum); }
+%typemap(check) td_model_builder * {
+    if (!$1)
+        SWIG_exception_fail(SWIG_TypeError, "in method '$symname', argument $argnum: got None");
 }
 
 /* td_verify_result: a plain struct, read-only from Python. */
@@ -741,6 +803,9 @@ struct td_tree {};
 %rename("%s") td_py_tree_write;
 %rename("%s") td_py_tree_verify;
 %rename("%s") td_py_tree_scan;
+%rename("%s") td_py_model_builder_new;
+%rename("%s") td_py_model_builder_add_file;
+%rename("%s") td_py_model_builder_save;
 %rename("%s") td_tree_count;
 %rename("%s") td_tree_total;
 %rename("%s") td_tree_kind;
@@ -772,6 +837,9 @@ int td_py_tree_write(const td_tree *t, const char *path, uint32_t flags, uint32_
 int td_py_tree_verify(const td_tree *t, const char *path, uint32_t flags, uint32_t threads,
                       uint64_t first, uint64_t count, td_tree_result *TRESULT, char *TEXTBUF);
 int td_py_tree_scan(const char *path, char *TEXTBUF);
+int td_py_model_builder_new(td_model_builder **out);
+int td_py_model_builder_add_file(td_model_builder *b, const char *path, char *MSGBUF);
+int td_py_model_builder_save(td_model_builder *b, const char *path, char *MSGBUF);
 
 /* Macros SWIG cannot evaluate on its own. */
 #undef TD_SIZE_UNBOUNDED

@@ -38,6 +38,8 @@ def test_stream_options_are_the_option_table():
         hint = hints[key]
         if o["type"] == "choice":
             assert literal_values(hint) == o["values"], key
+        elif o["type"] == "text":  # a file name
+            assert set(typing.get_args(hint)) == {str, os.PathLike[str]}, (key, hint)
         else:
             want = float if o["type"] == "real" else int
             assert set(typing.get_args(hint)) == {want, str}, (key, hint)

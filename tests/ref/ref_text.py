@@ -1,108 +1,433 @@
 #!/usr/bin/env python3
 """Reference implementation of the `text` kind, written from docs/format.md.
 
-usage: tests/ref/ref_text.py SEED NBLOCKS [FIRST_BLOCK] > out
-       tests/ref/ref_text.py --check path/to/testdata
-Reads the model from libtestdata/text_model.c and writes NBLOCKS 64 KiB
-blocks starting at block FIRST_BLOCK.  --check compares a few ranges with
-the C implementation (via the CLI) and exits non-zero on a difference.
-Standard library only; slow (about 1 MiB in a few seconds).
+usage: tests/ref/ref_text.py MODEL.tdm SEED NBLOCKS [FIRST_BLOCK] > out
+       tests/ref/ref_text.py --check path/to/testdata [MODEL.tdm...]
+
+Reads a text model file (docs/format.md, "Text models"), compiles it the
+way the format says and writes NBLOCKS 64 KiB blocks of the `text` stream
+starting at block FIRST_BLOCK.  --check compares a few ranges with the C
+library (through the CLI: the built-in model from `testdata model export`,
+a model `testdata model build` makes here, and each MODEL given)
+and exits non-zero on a difference.  Standard library only; slow (about a
+second per block).
 """
 import hashlib
 import os
-import re
 import subprocess
 import sys
+import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-src = open(os.path.join(ROOT, 'libtestdata', 'text_model.c')).read()
-def arr(name):
-    m = re.search(r'%s\[\d+\] = \{(.*?)\n\};' % name, src, re.S)
-    return [int(x, 0) for x in re.findall(r'-?0x[0-9a-f]+|-?\d+', m.group(1))]
-m = re.search(r'td_text_words\[TD_TEXT_VOCAB\]\[16\] = \{(.*?)\n\};', src, re.S)
-words = [s.encode() for s in re.findall(r'"(.*?)",', m.group(1))]
-L = arr('td_text_len'); succ = arr('td_text_succ'); uni = arr('td_text_unigram')
-start = arr('td_text_start'); slen = arr('td_text_sentence_len'); plen = arr('td_text_paragraph_len')
-endp = arr('td_text_end_punct')
-M = (1 << 64) - 1
+M64 = (1 << 64) - 1
 P0, P1 = 0xa0761d6478bd642f, 0xe7037ed1a0b428db
+NIL = 0xFFFFFF
+BLOCK = 65536
+RESERVE, PARA_RESERVE = 128, 176
+HIST_N, CACHE_BITS, COPY_MIN_DIST = 8192, 12, 16
+WORD_MAX, TAIL_CPS, RANK_MAX = 32, 24, (1 << 27) - 1
+BOS = 0x110000
+END_MARKS = {ord(c) for c in ".!?"} | {0x2026, 0x3002, 0xFF01, 0xFF1F, 0x061F, 0x0964}
+
+
 def mum(a, b):
     t = a * b
-    return (t >> 64) ^ (t & M)
-def key(seed):
-    h = hashlib.blake2b(b"libtestdata/text/1" + seed.to_bytes(8, 'little'), digest_size=32).digest()
-    return [int.from_bytes(h[8*i:8*i+8], 'little') for i in range(4)]
-def bits(r, i, n): return (r >> i) & ((1 << n) - 1)
-def block(k, b):
-    B = 65536
-    st = [mum(k[0] ^ b, k[1] ^ P1) ^ k[2]]
-    def draw():
-        st[0] = (st[0] + P0) & M
-        return mum(st[0], st[0] ^ P1)
-    out = bytearray(); col = 0; done = False
-    def put(w, force):
-        nonlocal col
-        s = bytearray(words[w][:L[w]])
-        if force or col + L[w] > 72:
-            s[0] = 10; col = L[w] - 1
+    return (t >> 64) ^ (t & M64)
+
+
+class Rng:
+    def __init__(self, s):
+        self.s = s
+
+    def draw(self):
+        self.s = (self.s + P0) & M64
+        return mum(self.s, self.s ^ P1)
+
+
+# ---- alias tables ---------------------------------------------------------
+
+def alias(values, weights):
+    """Integer Vose: list of (value, alias value, threshold16)."""
+    n = len(values)
+    q = list(weights)
+    T = sum(q)
+    while T > 0x7FFFFFFF:
+        q = [x >> 1 if x > 1 else 1 for x in q]
+        T = sum(q)
+    q = [x * n for x in q]
+    al = list(range(n))
+    small = [i for i in range(n) if q[i] < T]
+    large = [i for i in range(n) if q[i] >= T]
+    while small and large:
+        l, g = small.pop(), large.pop()
+        al[l] = g
+        q[g] -= T - q[l]
+        (small if q[g] < T else large).append(g)
+    for i in small + large:
+        q[i] = T
+    return [(values[i] & NIL, values[al[i]] & NIL, min(0xFFFF, (q[i] << 16) // T))
+            for i in range(n)]
+
+
+def pick(e, acc):
+    return e[0] if acc < e[2] else e[1]
+
+
+def sample(tab, r):
+    return pick(tab[((r & 0xFFFFFFFF) * len(tab)) >> 32], (r >> 32) & 0xFFFF)
+
+
+def sample32(tab, h):
+    return pick(tab[((h & 0xFFFF) * len(tab)) >> 16], h >> 16)
+
+
+# ---- model files ----------------------------------------------------------
+
+class Reader:
+    def __init__(self, b):
+        self.b, self.i = b, 0
+
+    def var(self):
+        v = sh = 0
+        while True:
+            c = self.b[self.i]
+            self.i += 1
+            v |= (c & 0x7F) << sh
+            sh += 7
+            if not c & 0x80:
+                return v
+
+    def bytes(self, n):
+        s = self.b[self.i:self.i + n]
+        self.i += n
+        return s
+
+    def lst(self):
+        out, prev = [], -1
+        for _ in range(self.var()):
+            prev = prev + 1 + self.var()
+            out.append((prev, self.var()))
+        return out
+
+
+def cols(b):
+    return len(b.decode("utf-8"))
+
+
+class Sep:
+    def __init__(self, b):
+        self.b, self.cols = b, cols(b)
+        e = b_ = -1
+        for i in range(len(b) - 1, -1, -1):
+            if b[i] in b" \t":
+                if e < 0:
+                    e = i + 1
+                b_ = i
+            elif e >= 0:
+                break
+        self.cls = int(any(ord(c) in END_MARKS for c in b.decode("utf-8")))
+        if e < 0:
+            self.head, self.gap, self.tail = b"", b"", b
         else:
-            col += L[w]
-        out.extend(s)
-    while not done:
-        r = draw(); nsent = plen[bits(r, 0, 8)]
-        j = 0
-        while j < nsent and not done:
-            r = draw()
-            n = slen[bits(r, 0, 10)]; w = start[bits(r, 10, 12)]; endc = endp[bits(r, 22, 8)]
-            if len(out) + L[w] + 4 > B:
-                done = True; break
-            if len(out) == 0:
-                out.extend(words[w][1:L[w]]); col = L[w] - 1; fl = 0
+            self.head, self.gap, self.tail = b[:b_], b[b_:e], b[e:]
+
+
+class Model:
+    def __init__(self, data):
+        assert data[:8] == b"TDTXTMOD" and int.from_bytes(data[8:12], "little") == 1
+        plen = int.from_bytes(data[16:24], "little")
+        payload = data[56:]
+        assert plen == len(payload)
+        h = hashlib.blake2b(payload, digest_size=32).digest()
+        assert h == data[24:56], "checksum"
+        self.hash = h
+        r = Reader(payload)
+        sec = {}
+        for tag in ("PARM", "WORD", "SEPS", "UNIG", "BIGR", "SEPW", "LEAD", "STYL", "WIDT"):
+            assert r.bytes(4) == tag.encode()
+            n = int.from_bytes(r.bytes(4), "little")
+            sec[tag] = Reader(r.bytes(n))
+        p = sec["PARM"]
+        (self.eol, self.cache_mu, self.copy_mu, self.recent_mu, self.recent_n, self.wb_word,
+         self.wb_sep, self.tail_r, self.char_order, self.char_min, self.max_tokens) = \
+            [p.var() for _ in range(11)]
+        w = sec["WORD"]
+        self.words = [w.bytes(w.var()) for _ in range(w.var())]
+        V = self.V = len(self.words)
+        s = sec["SEPS"]
+        self.seps = [Sep(s.bytes(s.var())) for _ in range(s.var())]
+        u = sec["UNIG"]
+        uni = [u.lst() for _ in range(3)]
+        self.uni = [self.dist(uni[c] if uni[c] else uni[2], None) for c in range(3)]
+        b = sec["BIGR"]
+        self.big = [self.dist(b.lst(), self.wb_word) for _ in range(2 * (V + 1))]
+        sw = sec["SEPW"]
+        total = {}
+        self.sepw = []
+        for _ in range(V + 1):
+            l = sw.lst()
+            self.sepw.append(self.dist(l, self.wb_sep))
+            for k, c in l:
+                total[k] = total.get(k, 0) + c
+        g = sorted(total.items())
+        self.sepg = self.dist(g, None)
+        best = max((c, -k) for k, c in g if k & 1)
+        self.final_sep = -best[1]
+        self.lead = self.dist(sec["LEAD"].lst(), None)
+        st = sec["STYL"]
+        self.styles, sw_ = [], []
+        for i in range(st.var()):
+            i1 = st.bytes(st.var())
+            i2 = st.bytes(st.var())
+            trail = st.var()
+            self.styles.append((i1, i2, trail))
+            sw_.append((i, st.var()))
+        self.style = self.dist(sw_, None)
+        wd = sec["WIDT"].lst()
+        self.width = self.dist(wd if wd else [(72, 1)], None)
+        self.compile_chars()
+        self.tk0 = int.from_bytes(h[0:8], "little")
+        self.tk1 = int.from_bytes(h[8:16], "little")
+
+    @staticmethod
+    def dist(lst, wb):
+        if not lst:
+            return []
+        vals = [k for k, _ in lst]
+        ws = [c for _, c in lst] if wb is None else [256 * c for _, c in lst]
+        if wb:
+            vals.append(NIL)
+            ws.append(wb * len(lst))
+        return alias(vals, ws)
+
+    def compile_chars(self):
+        K = self.char_order
+        total, succ = {}, {}
+        for w in self.words:
+            h = [BOS] * K + [ord(c) for c in w.decode("utf-8")]
+            for j in range(K, len(h) + 1):
+                sym = h[j] if j < len(h) else None
+                for k in range(K + 1):
+                    ctx = tuple(h[j - k:j])
+                    total[ctx] = total.get(ctx, 0) + 1
+                    d = succ.setdefault(ctx, {})
+                    d[sym] = d.get(sym, 0) + 1
+        states = {c for c in total if len(c) <= 1 or total[c] >= self.char_min}
+
+        def longest(h):
+            for ln in range(min(K, len(h)), 0, -1):
+                if tuple(h[len(h) - ln:]) in states:
+                    return tuple(h[len(h) - ln:])
+            raise AssertionError
+
+        self.ctab = {}
+        for c in states:
+            items = sorted(succ[c].items(), key=lambda kv: -1 if kv[0] is None else kv[0])
+            vals = [NIL if s is None else longest(list(c) + [s]) for s, _ in items]
+            # alias over indices, then map back (values are states, not ints)
+            tab = alias(list(range(len(items))), [n for _, n in items])
+            self.ctab[c] = [(vals[a] if a != NIL else None, vals[b] if b != NIL else None, t)
+                            for a, b, t in tab]
+        self.cstart = longest([BOS] * K)
+
+    def tail_word(self, rank, cap):
+        rng = Rng(mum(self.tk0 ^ rank, self.tk1 ^ P1) ^ self.tk1)
+        st, out, n, half, r = self.cstart, [], 0, 0, 0
+        while True:
+            if not half:
+                r = rng.draw()
+            h = (r >> 32) if half else (r & 0xFFFFFFFF)
+            half ^= 1
+            tab = self.ctab[st]
+            e = tab[((h & 0xFFFF) * len(tab)) >> 16]
+            nxt = e[0] if (h >> 16) < e[2] else e[1]
+            if nxt == NIL:
+                if n:
+                    break
+                continue
+            ch = chr(nxt[-1])
+            if n == TAIL_CPS or len("".join(out).encode()) + len(ch.encode()) > WORD_MAX:
+                break
+            out.append(ch)
+            n += 1
+            st = nxt
+        if cap:
+            c = ord(out[0])
+            if ord("a") <= c <= ord("z") or (0xE0 <= c <= 0xFE and c != 0xF7) or \
+                    (0x3B1 <= c <= 0x3C9 and c != 0x3C2) or 0x430 <= c <= 0x44F:
+                c -= 32
+            elif 0x450 <= c <= 0x45F:
+                c -= 80
+            out[0] = chr(c)
+        s = "".join(out)
+        return s.encode(), n
+
+
+def tail_rank(R, x):
+    y = x + 1
+    a = (((1 << 32) - y) << 16) // y
+    if a > (1 << 24):
+        return RANK_MAX
+    r = (R * ((a * (a + (1 << 17))) >> 16)) >> 16
+    return min(r, RANK_MAX)
+
+
+def cache_slot(prev, cls):
+    return (((prev * 3 + cls + 1) * 0x9E3779B1) & 0xFFFFFFFF) >> (32 - CACHE_BITS)
+
+
+def key(m, seed):
+    dom = b"libtestdata/text/2/" + m.hash.hex().encode()
+    h = hashlib.blake2b(dom + seed.to_bytes(8, "little"), digest_size=32).digest()
+    return [int.from_bytes(h[8 * i:8 * i + 8], "little") for i in range(4)]
+
+
+def block(m, k, b):
+    V = m.V
+    eol = b"\r\n" if m.eol else b"\n"
+    rng = Rng(mum(k[0] ^ b, k[1] ^ P1) ^ k[2])
+    out = bytearray()
+    hw, hs = [0] * HIST_N, [0] * HIST_N
+    cache = [0] * (1 << CACHE_BITS)
+    nt = 0
+    while len(out) + PARA_RESERVE <= BLOCK:
+        i1, i2, trail = m.styles[sample(m.style, rng.draw())]
+        width = sample(m.width, rng.draw())
+        lead = m.seps[sample(m.lead, rng.draw())]
+        if out:
+            out += eol
+        out += i1 + lead.b
+        col = len(i1) + lead.cols
+        pend, prev, ntok, cls, copying, src = None, None, 0, 2, 0, 0
+        r = rng.draw()
+        while True:
+            # the word
+            sid = None
+            if prev is None:
+                w = sample(m.uni[2], r)
+                copying = 0
             else:
-                put(w, j == 0); fl = len(out) - L[w] + 1
-            out[fl] &= 0xDF
-            for i in range(1, n):
-                if (i - 1) % 3 == 0: r = draw()
-                h = r >> (21 * ((i - 1) % 3))
-                t = succ[16 * w + bits(h, 0, 4)]
-                x = uni[bits(h, 4, 16)] if t == 0xFFFF else t
-                if len(out) + L[x] + 4 > B:
-                    done = True; break
-                w = x; put(w, False)
-            if out[-1] in b',;:':
-                out.pop(); col -= 1
-            out.append(endc); col += 1
-            j += 1
-        if not done:
-            out.append(10); col = 0
-    out.extend(b'\n' * (B - len(out)))
+                slot = cache_slot(prev, cls)
+                q, t16 = cache[slot], r >> 48
+                copied = False
+                if copying:
+                    if t16 < m.copy_mu and src + 1 < nt:
+                        q, copied = src + 1, True
+                elif (t16 < m.cache_mu and q < nt and nt - q >= COPY_MIN_DIST and nt - q < HIST_N
+                      and q > 0 and hw[(q - 1) % HIST_N] == prev and hs[(q - 1) % HIST_N] & 1 == 0
+                      and m.seps[hs[(q - 1) % HIST_N] >> 1].cls == cls):
+                    copied = True
+                if copied and hw[q % HIST_N] != prev:
+                    w, sid, src = hw[q % HIST_N], hs[q % HIST_N], q
+                else:
+                    copied = False
+                    d = m.big[2 * min(prev, V) + cls]
+                    w = sample(d, r) if d else NIL
+                    if w == NIL:
+                        r2 = rng.draw()
+                        if cls == 0 and (r2 >> 48) < m.recent_mu:
+                            kk = min(nt, m.recent_n)
+                            j = nt - 1 - (((r2 & 0xFFFFFFFF) * kk) >> 32)
+                            hp = hs[(j - 1) % HIST_N]
+                            if j > 0 and not hp & 1 and m.seps[hp >> 1].cls == 0:
+                                w = hw[j % HIST_N]
+                        if w == NIL:
+                            w = sample(m.uni[cls], rng.draw())
+                cache[slot] = nt
+                copying = int(copied)
+            if w == V:
+                w = V + 1 + tail_rank(m.tail_r, rng.draw() & 0xFFFFFFFF)
+            row = min(w, V)
+            # its separator
+            if sid is None:
+                d = m.sepw[row]
+                sid = sample(d, rng.draw()) if d else NIL
+                if sid == NIL:
+                    sid = sample(m.sepg, rng.draw())
+            ntok += 1
+            if not sid & 1 and (len(out) + RESERVE > BLOCK or ntok >= m.max_tokens):
+                sid = m.final_sep
+            hw[nt % HIST_N], hs[nt % HIST_N] = w, sid
+            nt += 1
+            if w < V:
+                wb = m.words[w]
+                wc = cols(wb)
+            else:
+                wb, wc = m.tail_word(w - V - 1, cls != 0)
+            sp = m.seps[sid >> 1]
+            final = sid & 1
+            hc = sp.cols if final else cols(sp.head)
+            # the unit: tail of the previous separator, the word, the head of this one
+            if pend is not None:
+                ucols = cols(pend.tail) + wc + hc
+                if col + len(pend.gap) + ucols + trail > width:
+                    del out[len(out) - len(pend.gap) - len(pend.tail):]
+                    if trail:
+                        out += b" "
+                    out += eol + i2 + pend.tail
+                    col = len(i2) + ucols
+                else:
+                    col += len(pend.gap) + ucols
+            else:
+                col += wc + hc
+            out += wb + sp.b
+            if final:
+                if trail:
+                    out += b" "
+                out += eol
+                break
+            pend, prev, cls = sp, w, sp.cls
+            r = rng.draw()
+    out += b"\n" * (BLOCK - len(out))
     return bytes(out)
 
 
-def check(cli):
+def check(tool, models):
     bad = 0
-    for seed, first, n in ((0, 0, 3), (3, 1000, 2), (2**64 - 1, 2**24, 2), (1, 2**48 - 1, 1)):
-        ref = b"".join(block(key(seed), first + i) for i in range(n))
-        size = min(65536 * n, 2**64 - 1 - 65536 * first)  # the stream ends at 2^64 - 1
-        ref = ref[:size]
-        got = subprocess.run([cli, "gen", "text", str(size), "--seed", str(seed),
-                              "--offset", str(65536 * first)], stdout=subprocess.PIPE,
-                             check=True).stdout
-        ok = got == ref
+    with tempfile.TemporaryDirectory() as tmp:
+        builtin = os.path.join(tmp, "builtin.tdm")
+        subprocess.run([tool, "model", "export", "-o", builtin], check=True)
+        # and a model built here, from 40 KiB of built-in text
+        corpus = os.path.join(tmp, "corpus.txt")
+        small = os.path.join(tmp, "built.tdm")
+        with open(corpus, "wb") as f:
+            subprocess.run([tool, "gen", "text", "40960", "--seed", "99"], stdout=f, check=True)
+        subprocess.run([tool, "model", "build", corpus, "-o", small], check=True)
+        # the default model is the built-in one
+        dflt = subprocess.run([tool, "gen", "text", str(2 * BLOCK)], stdout=subprocess.PIPE,
+                              check=True).stdout
+        m = Model(open(builtin, "rb").read())
+        ok = dflt == block(m, key(m, 0), 0) + block(m, key(m, 0), 1)
         bad += not ok
-        print("seed %d blocks %d..%d: %s" % (seed, first, first + n - 1,
-                                            "match" if ok else "DIFFER"))
+        print("default model seed 0 blocks 0..1: %s" % ("match" if ok else "DIFFER"))
+        for path in [builtin, small] + models:
+            m = Model(open(path, "rb").read())
+            for seed, first, n in ((0, 0, 2), (3, 1000, 1), (2**64 - 1, 2**24, 1)):
+                k = key(m, seed)
+                ref = b"".join(block(m, k, first + i) for i in range(n))
+                got = subprocess.run([tool, "gen", "text", str(BLOCK * n), "--model", path,
+                                      "--seed", str(seed), "--offset", str(BLOCK * first)],
+                                     stdout=subprocess.PIPE, check=True).stdout
+                ok = got == ref
+                bad += not ok
+                print("%s seed %d blocks %d..%d: %s" % (os.path.basename(path), seed, first,
+                                                        first + n - 1, "match" if ok else "DIFFER"))
+                if not ok:
+                    for i in range(min(len(ref), len(got))):
+                        if ref[i] != got[i]:
+                            print("  first difference at byte %d" % i)
+                            break
     return 1 if bad else 0
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 3 and sys.argv[1] == "--check":
-        sys.exit(check(sys.argv[2]))
-    if len(sys.argv) < 3:
+    if len(sys.argv) >= 3 and sys.argv[1] == "--check":
+        sys.exit(check(sys.argv[2], sys.argv[3:]))
+    if len(sys.argv) < 4:
         sys.exit(__doc__)
-    seed = int(sys.argv[1], 0)
-    nblocks = int(sys.argv[2])
-    first = int(sys.argv[3]) if len(sys.argv) > 3 else 0
-    k = key(seed)
+    m = Model(open(sys.argv[1], "rb").read())
+    seed = int(sys.argv[2], 0)
+    nblocks = int(sys.argv[3])
+    first = int(sys.argv[4]) if len(sys.argv) > 4 else 0
+    k = key(m, seed)
     for i in range(nblocks):
-        sys.stdout.buffer.write(block(k, first + i))
+        sys.stdout.buffer.write(block(m, k, first + i))

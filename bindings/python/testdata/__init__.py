@@ -9,6 +9,8 @@
     testdata.analyze(path)["ratios"]["gzip"]                  # as `analyze --json`
     testdata.tree(tmp / "t", files=1000, total="100M", seed=7)  # a file tree
     testdata.verify_tree(tmp / "t", files=1000, total="100M", seed=7)
+    m = testdata.build_model(["de.txt"], tmp / "de.tdm")      # a text model
+    testdata.generate("text", "1M", model=m)                  # text like de.txt
 
 Sizes take an int or the CLI's strings ("100M", "1KB"); kind names and
 options are the CLI's (algorithm="fast", threads=2, dedup_block="64K" ...).
@@ -23,6 +25,7 @@ testdata.capi.
 from . import capi
 from ._stream import (FORMAT_VERSION, UNBOUNDED, Error, MismatchError, Stream, analyze, fill,
                       generate, kinds, options, parse_size, shard_name, split_range, verify, write)
+from ._model import build_model
 from ._tree import Tree, TreeFile, TreeMismatchError, tree, tree_profile, verify_tree
 from ._types import (Algorithm, AnalysisDict, Kind, Seed, Size, StreamOptions, TreeOptions,
                      TreeProfile)
@@ -33,4 +36,5 @@ __all__ = ["Stream", "generate", "fill", "write", "verify", "analyze", "Error", 
            "parse_size", "kinds", "options", "split_range", "shard_name", "Kind", "Algorithm",
            "Size", "Seed", "StreamOptions", "AnalysisDict", "UNBOUNDED", "FORMAT_VERSION", "capi",
            "Tree", "TreeFile", "TreeMismatchError", "tree", "verify_tree", "tree_profile",
-           "TreeOptions", "TreeProfile"]
+           "TreeOptions", "TreeProfile",
+           "build_model"]

@@ -137,11 +137,12 @@ def kinds() -> List[str]:
 
 def options() -> List[Dict[str, Any]]:
     """The library's option table, one dict per option: key, type ("uint",
-    "size", "real" or "choice"), values (of a choice), range and default (as
+    "size", "real", "choice" or "text": a file name), values (of a choice), range and default (as
     written), kinds (the kind names it applies to) and help.  The keyword
     options of generate(), Stream() ... are these keys (seed is a parameter)."""
     types = {capi.TD_OPTION_UINT: "uint", capi.TD_OPTION_SIZE: "size",
-             capi.TD_OPTION_REAL: "real", capi.TD_OPTION_CHOICE: "choice"}
+             capi.TD_OPTION_REAL: "real", capi.TD_OPTION_CHOICE: "choice",
+             capi.TD_OPTION_TEXT: "text"}
     names = kinds()
     rows = []
     for i in range(capi.td_option_count()):
@@ -166,6 +167,8 @@ def _options(kind_num: int, seed: object, options: Dict[str, Any]) -> capi.td_op
     (which words any error: the option, its valid values, did-you-mean)."""
     o = capi.td_options()
     for key, value in [("seed", seed)] + list(options.items()):
+        if isinstance(value, os.PathLike):  # model=pathlib.Path(...)
+            value = os.fspath(value)
         if isinstance(value, str):
             text = _cstr(value, f"option {key}:")
         elif isinstance(value, bool) or value is None:

@@ -43,6 +43,7 @@ class StreamOptions(TypedDict, total=False):
     compress_block: Union[int, str]
     dedup: Union[float, str]
     dedup_block: Union[int, str]
+    model: StrPath
 
 
 class TreeOptions(StreamOptions, total=False):

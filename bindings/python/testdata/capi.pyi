@@ -32,6 +32,10 @@ TD_EIO: int
 TD_EMISMATCH: int
 TD_ESYNTAX: int
 TD_ECANCELED: int
+TD_EUTF8: int
+TD_ECORPUS: int
+TD_EMODEL: int
+TD_EMODELVERSION: int
 
 TD_ZERO: int
 TD_RANDOM: int
@@ -150,6 +154,9 @@ class td_analysis:
 class td_stream:
     thisown: bool
 
+class td_model_builder:
+    thisown: bool
+
 class td_verifier:
     thisown: bool
 
@@ -230,6 +237,9 @@ def td_py_kind_from_name(name: str) -> Tuple[int, int, str]: ...
 def td_py_verify_message(r: td_verify_result, name: str) -> Tuple[int, str]: ...
 def td_py_shard_name(index: int) -> Tuple[int, str]: ...
 def td_py_option_values(index: int) -> Tuple[int, str]: ...
+def td_py_model_builder_new() -> Tuple[int, td_model_builder]: ...
+def td_py_model_builder_add_file(b: td_model_builder, path: _Path) -> Tuple[int, str]: ...
+def td_py_model_builder_save(b: td_model_builder, path: _Path) -> Tuple[int, str]: ...
 def td_py_analyze_file(path: _Path, sample: int, threads: int) -> Tuple[int, str]: ...
 def td_py_analyze_buffer(buf: ReadableBuffer, sample: int, threads: int) -> Tuple[int, str]: ...
 # File trees: td_tree_set/prepare raise ValueError with the library's

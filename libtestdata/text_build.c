@@ -1,0 +1,1286 @@
+/*
+ * The text-model builder: UTF-8 text in, a model file out (docs/format.md,
+ * "Text models", "Building a model").  One pass over the input, counting
+ * into hash tables keyed by temporary ids; finish() renumbers, writes the
+ * file and compiles it with the loader, so a built model and a loaded one
+ * are the same thing.
+ */
+#include "text_model.h"
+
+#include <sodium.h>
+#include <stdarg.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#define TB_MIN_BYTES 10240u      /* smallest corpus that can be modelled */
+#define TB_MIN_WORDS 16u         /* distinct words seen at least twice */
+#define TB_PARA_MAX (1u << 22)   /* a paragraph is cut after this many bytes */
+#define TB_STYLES 4096u
+#define TB_RUN_MAX 8u            /* longest run of spaces kept in a separator */
+
+/* ---- hash tables ---------------------------------------------------------- */
+
+/* u64 key -> u32 value; key 0 is never stored (keys are offset by one). */
+typedef struct map64 {
+    uint64_t *k;
+    uint32_t *v;
+    size_t mask, n;
+} map64;
+
+static int map_init(map64 *m, size_t cap)
+{
+    m->k = calloc(cap, sizeof *m->k);
+    m->v = calloc(cap, sizeof *m->v);
+    m->mask = cap - 1;
+    m->n = 0;
+    return m->k && m->v ? TD_OK : TD_ENOMEM;
+}
+
+static void map_free(map64 *m)
+{
+    free(m->k);
+    free(m->v);
+    memset(m, 0, sizeof *m);
+}
+
+static inline size_t map_hash(uint64_t k)
+{
+    k ^= k >> 33;
+    k *= 0xff51afd7ed558ccdu;
+    k ^= k >> 33;
+    return (size_t)k;
+}
+
+static int map_grow(map64 *m)
+{
+    map64 n;
+    if (map_init(&n, 2 * (m->mask + 1)) != TD_OK) {
+        map_free(&n);
+        return TD_ENOMEM;
+    }
+    for (size_t i = 0; i <= m->mask; i++) {
+        if (!m->k[i])
+            continue;
+        size_t j = map_hash(m->k[i]) & n.mask;
+        while (n.k[j])
+            j = (j + 1) & n.mask;
+        n.k[j] = m->k[i];
+        n.v[j] = m->v[i];
+    }
+    n.n = m->n;
+    map_free(m);
+    *m = n;
+    return TD_OK;
+}
+
+/* Slot of key k (inserted with value 0 if absent); NULL on ENOMEM. */
+static uint32_t *map_get(map64 *m, uint64_t k, int *isnew)
+{
+    k += 1;
+    if (2 * (m->n + 1) > m->mask && map_grow(m) != TD_OK)
+        return NULL;
+    size_t i = map_hash(k) & m->mask;
+    while (m->k[i] && m->k[i] != k)
+        i = (i + 1) & m->mask;
+    *isnew = !m->k[i];
+    if (*isnew) {
+        m->k[i] = k;
+        m->v[i] = 0;
+        m->n++;
+    }
+    return &m->v[i];
+}
+
+/* Interned strings: id -> (offset, length), with a count per id. */
+typedef struct strtab {
+    map64 map; /* hash of the bytes -> id + 1 (chained by linear probing on collision) */
+    uint8_t *pool;
+    size_t pool_n, pool_cap;
+    uint32_t *off;
+    uint8_t *len;
+    uint32_t (*cnt)[4]; /* total, then per class (words) */
+    size_t n, cap;
+} strtab;
+
+static uint64_t str_hash(const uint8_t *p, size_t n, uint64_t salt)
+{
+    uint64_t h = 0xcbf29ce484222325u ^ salt ^ n;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ p[i]) * 0x100000001b3u;
+    return h ^ (h >> 31);
+}
+
+static int st_init(strtab *t)
+{
+    memset(t, 0, sizeof *t);
+    return map_init(&t->map, 1u << 14);
+}
+
+static void st_free(strtab *t)
+{
+    map_free(&t->map);
+    free(t->pool);
+    free(t->off);
+    free(t->len);
+    free(t->cnt);
+}
+
+/* Id of string p[0..n), added if new; UINT32_MAX on ENOMEM. */
+static uint32_t st_intern(strtab *t, const uint8_t *p, size_t n)
+{
+    for (uint64_t salt = 0;; salt++) {
+        int isnew;
+        uint32_t *slot = map_get(&t->map, str_hash(p, n, salt * 0x9E3779B97F4A7C15u) >> 1, &isnew);
+        if (!slot)
+            return UINT32_MAX;
+        if (!isnew) {
+            uint32_t id = *slot - 1;
+            if (t->len[id] == n && (n == 0 || memcmp(t->pool + t->off[id], p, n) == 0))
+                return id;
+            continue; /* 63-bit hash collision: probe the next salt */
+        }
+        if (t->n == t->cap) {
+            size_t cap = t->cap ? 2 * t->cap : 4096;
+            uint32_t *o = realloc(t->off, cap * sizeof *o);
+            if (!o)
+                return UINT32_MAX;
+            t->off = o;
+            uint8_t *l = realloc(t->len, cap);
+            if (!l)
+                return UINT32_MAX;
+            t->len = l;
+            uint32_t(*c)[4] = realloc(t->cnt, cap * sizeof *c);
+            if (!c)
+                return UINT32_MAX;
+            t->cnt = c;
+            t->cap = cap;
+        }
+        if (t->pool_n + n > t->pool_cap) {
+            size_t cap = t->pool_cap ? 2 * t->pool_cap : 65536;
+            while (cap < t->pool_n + n)
+                cap *= 2;
+            uint8_t *q = realloc(t->pool, cap);
+            if (!q)
+                return UINT32_MAX;
+            t->pool = q;
+            t->pool_cap = cap;
+        }
+        uint32_t id = (uint32_t)t->n++;
+        if (n)
+            memcpy(t->pool + t->pool_n, p, n);
+        t->off[id] = (uint32_t)t->pool_n;
+        t->len[id] = (uint8_t)n;
+        memset(t->cnt[id], 0, sizeof t->cnt[id]);
+        t->pool_n += n;
+        *slot = id + 1;
+        return id;
+    }
+}
+
+/* ---- the builder ------------------------------------------------------------ */
+
+typedef struct tb_style {
+    uint8_t ind1[TM_IND_MAX], ind2[TM_IND_MAX];
+    uint8_t l1, l2, trail;
+    uint32_t count;
+} tb_style;
+
+struct td_model_builder {
+    int failed; /* sticky error code, 0 if none */
+    char msg[200];
+    uint64_t bytes;    /* input bytes seen */
+    uint64_t utf8_off; /* offset of the first byte of carry[] */
+    uint8_t carry[4];  /* an incomplete code point at the end of the last update */
+    unsigned ncarry;
+    int at_doc_start;  /* a BOM may follow */
+    int cr;            /* the last byte was '\r' */
+    uint64_t crlf, lf; /* line ends seen */
+
+    uint8_t *line;     /* the current line */
+    size_t line_n, line_cap;
+    uint8_t *para;     /* the lines of the current paragraph, each ending in '\n' */
+    size_t para_n, para_cap;
+    uint32_t para_lines;
+    uint8_t *tok;      /* scratch for one paragraph's content */
+    size_t tok_cap;
+
+    strtab words, seps;
+    /* keys counted at the end (sorted), so that the hot loop only appends:
+     * bigrams (prev << 32 | cls << 30 | cur; ids < 2^30) and separators
+     * after words (word << 32 | sep << 1 | final) */
+    uint64_t *bk, *sk;
+    size_t bn, bcap, sn, scap;
+    map64 lead;  /* sep -> count */
+    tb_style *styles;
+    uint32_t nstyles;
+    uint32_t widths[TM_WIDTH + 1];
+    uint64_t ntokens;
+    tm_params p;
+};
+
+__attribute__((format(printf, 3, 4))) static int fail(td_model_builder *b, int rc,
+                                                       const char *fmt, ...)
+{
+    if (!b->failed) {
+        va_list ap;
+        va_start(ap, fmt);
+        b->failed = rc;
+        vsnprintf(b->msg, sizeof b->msg, fmt, ap);
+        va_end(ap);
+    }
+    return rc;
+}
+
+static int nomem(td_model_builder *b)
+{
+    return fail(b, TD_ENOMEM, "out of memory");
+}
+
+int td_model_builder_new(td_model_builder **out)
+{
+    if (!out)
+        return TD_EINVAL;
+    *out = NULL;
+    td_model_builder *b = calloc(1, sizeof *b);
+    if (!b)
+        return TD_ENOMEM;
+    b->at_doc_start = 1;
+    b->p = (tm_params){.eol = 0,
+                       .cache_mu = 26214, /* 0.4 */
+                       .copy_mu = 26214,
+                       .recent_mu = 16384, /* 0.25 */
+                       .recent_n = 2048,
+                       .wb_word = 256,
+                       .wb_sep = 256,
+                       .tail_r = 0, /* 0: the number of head words */
+                       .char_order = 4,
+                       .char_min = 3,
+                       .max_tokens = 2000};
+    if (st_init(&b->words) || st_init(&b->seps) || map_init(&b->lead, 1u << 8)) {
+        td_model_builder_free(b);
+        return TD_ENOMEM;
+    }
+    *out = b;
+    return TD_OK;
+}
+
+void td__tm_builder_param(td_model_builder *b, const char *name, uint32_t v)
+{
+    if (!b || !name)
+        return;
+    if (!strcmp(name, "cache_mu"))
+        b->p.cache_mu = v;
+    else if (!strcmp(name, "copy_mu"))
+        b->p.copy_mu = v;
+    else if (!strcmp(name, "recent_mu"))
+        b->p.recent_mu = v;
+    else if (!strcmp(name, "recent_n"))
+        b->p.recent_n = v;
+    else if (!strcmp(name, "wb_word"))
+        b->p.wb_word = v;
+    else if (!strcmp(name, "wb_sep"))
+        b->p.wb_sep = v;
+    else if (!strcmp(name, "tail_r"))
+        b->p.tail_r = v;
+    else if (!strcmp(name, "char_order"))
+        b->p.char_order = v;
+    else if (!strcmp(name, "char_min"))
+        b->p.char_min = v;
+    else if (!strcmp(name, "max_tokens"))
+        b->p.max_tokens = v;
+}
+
+void td_model_builder_free(td_model_builder *b)
+{
+    if (!b)
+        return;
+    free(b->line);
+    free(b->para);
+    free(b->tok);
+    st_free(&b->words);
+    st_free(&b->seps);
+    free(b->bk);
+    free(b->sk);
+    map_free(&b->lead);
+    free(b->styles);
+    free(b);
+}
+
+const char *td_model_builder_message(const td_model_builder *b)
+{
+    if (!b)
+        return "no builder";
+    return b->failed ? b->msg : "";
+}
+
+static int grow(uint8_t **p, size_t *cap, size_t need)
+{
+    if (need <= *cap)
+        return TD_OK;
+    size_t c = *cap ? *cap : 4096;
+    while (c < need)
+        c *= 2;
+    uint8_t *q = realloc(*p, c);
+    if (!q)
+        return TD_ENOMEM;
+    *p = q;
+    *cap = c;
+    return TD_OK;
+}
+
+static inline int is_blank(uint8_t c)
+{
+    return c == ' ' || c == '\t' || c == '\f' || c == '\v';
+}
+
+/* Word characters (docs/format.md): ASCII letters, digits and '_', and
+ * every code point from U+0080 up except the punctuation and symbol blocks. */
+static inline int is_word_cp(uint32_t c)
+{
+    if (c < 0x80)
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+               c == '_';
+    if (c <= 0xBF || c == 0xD7 || c == 0xF7)
+        return 0;
+    if ((c >= 0x2000 && c <= 0x2BFF) || (c >= 0x3000 && c <= 0x303F) ||
+        (c >= 0xFE30 && c <= 0xFE4F) || (c >= 0xFF00 && c <= 0xFF0F) ||
+        (c >= 0xFF1A && c <= 0xFF20) || (c >= 0xFF3B && c <= 0xFF40) ||
+        (c >= 0xFF5B && c <= 0xFF65) || c == 0xFEFF)
+        return 0;
+    return 1;
+}
+
+static inline int is_digit(uint32_t c)
+{
+    return c >= '0' && c <= '9';
+}
+
+/* Append a key to be counted at the end. */
+static int push_key(td_model_builder *b, uint64_t **a, size_t *n, size_t *cap, uint64_t k)
+{
+    if (*n == *cap) {
+        size_t c = *cap ? 2 * *cap : 65536;
+        uint64_t *q = realloc(*a, c * sizeof *q);
+        if (!q)
+            return nomem(b);
+        *a = q;
+        *cap = c;
+    }
+    (*a)[(*n)++] = k;
+    return TD_OK;
+}
+
+/* Count one token pair and its successor link. */
+static int count_map(td_model_builder *b, map64 *m, uint64_t key)
+{
+    int isnew;
+    uint32_t *v = map_get(m, key, &isnew);
+    if (!v)
+        return nomem(b);
+    if (*v < TM_COUNT_MAX)
+        (*v)++;
+    return TD_OK;
+}
+
+/* Clip a separator to TM_SEP_MAX bytes and TM_SEP_COLS code points. */
+static size_t clip_sep(const uint8_t *p, size_t n)
+{
+    size_t i = 0;
+    unsigned cols = 0;
+    while (i < n && cols < TM_SEP_COLS) {
+        uint32_t c;
+        unsigned l = td__utf8_decode(p + i, n - i, &c);
+        if (!l || i + l > TM_SEP_MAX)
+            break;
+        i += l;
+        cols++;
+    }
+    return i;
+}
+
+typedef struct para_ctx {
+    td_model_builder *b;
+    uint32_t prev; /* tmp id of the previous word, UINT32_MAX at the start */
+    unsigned cls;  /* class of the next word */
+    uint32_t nwords;
+    uint32_t pending_word; /* waiting for its separator */
+    int has_pending;
+} para_ctx;
+
+static int emit_sep(para_ctx *x, const uint8_t *s, size_t n, int final)
+{
+    td_model_builder *b = x->b;
+    uint32_t sid = st_intern(&b->seps, s, n);
+    if (sid == UINT32_MAX)
+        return nomem(b);
+    b->seps.cnt[sid][0]++;
+    if (!x->has_pending) { /* text before the first word */
+        return count_map(b, &b->lead, sid);
+    }
+    if (push_key(b, &b->sk, &b->sn, &b->scap,
+                 (uint64_t)x->pending_word << 32 | sid << 1 | (unsigned)final))
+        return b->failed;
+    x->has_pending = 0;
+    unsigned cls = 0;
+    for (size_t i = 0; i < n;) {
+        uint32_t c;
+        i += td__utf8_decode(s + i, n - i, &c);
+        if (c == '.' || c == '!' || c == '?' || c == 0x2026 || c == 0x3002 || c == 0xFF01 ||
+            c == 0xFF1F || c == 0x061F || c == 0x0964)
+            cls = 1;
+    }
+    x->cls = cls;
+    return TD_OK;
+}
+
+static int emit_word(para_ctx *x, const uint8_t *w, size_t n)
+{
+    td_model_builder *b = x->b;
+    uint32_t id = st_intern(&b->words, w, n);
+    if (id == UINT32_MAX || id >= (1u << 30))
+        return id == UINT32_MAX ? nomem(b) : fail(b, TD_ERANGE, "too many distinct words");
+    uint32_t *c = b->words.cnt[id];
+    if (c[0] < TM_COUNT_MAX) {
+        c[0]++;
+        c[1 + x->cls]++;
+    }
+    if (x->prev != UINT32_MAX &&
+        push_key(b, &b->bk, &b->bn, &b->bcap, (uint64_t)x->prev << 32 | (uint64_t)x->cls << 30 | id))
+        return b->failed;
+    x->prev = id;
+    x->pending_word = id;
+    x->has_pending = 1;
+    x->nwords++;
+    b->ntokens++;
+    return TD_OK;
+}
+
+/* Tokenise one paragraph's content (lines joined by single spaces). */
+static int tokenize(td_model_builder *b, const uint8_t *t, size_t n)
+{
+    para_ctx x = {b, UINT32_MAX, 2, 0, 0, 0};
+    uint8_t sep[TM_SEP_MAX + TB_RUN_MAX + 8];
+    size_t sn = 0, run = 0;
+    int sep_full = 0;
+    size_t i = 0;
+    while (i < n) {
+        uint32_t c;
+        unsigned l = td__utf8_decode(t + i, n - i, &c);
+        if (is_word_cp(c)) {
+            /* a word: word characters, joined by ' ’ - (and . , between digits) */
+            size_t ws = i, we;
+            uint32_t last = c;
+            i += l;
+            for (;;) {
+                we = i;
+                if (i >= n)
+                    break;
+                uint32_t d;
+                unsigned dl = td__utf8_decode(t + i, n - i, &d);
+                if (is_word_cp(d)) {
+                    i += dl;
+                    last = d;
+                    continue;
+                }
+                if (d == '\'' || d == 0x2019 || d == '-' || d == '.' || d == ',') {
+                    uint32_t e;
+                    if (i + dl < n && td__utf8_decode(t + i + dl, n - i - dl, &e) && is_word_cp(e) &&
+                        ((d != '.' && d != ',') || (is_digit(last) && is_digit(e)))) {
+                        i += dl;
+                        last = d;
+                        continue;
+                    }
+                }
+                break;
+            }
+            /* the separator before it */
+            if (x.has_pending || sn || !x.nwords) {
+                if (emit_sep(&x, sep, clip_sep(sep, sn), 0))
+                    return b->failed;
+            }
+            sn = 0;
+            run = 0;
+            sep_full = 0;
+            /* long words are cut into pieces joined by empty separators */
+            while (we - ws > TM_WORD_MAX) {
+                size_t cut = ws + TM_WORD_MAX;
+                while ((t[cut] & 0xC0) == 0x80)
+                    cut--;
+                if (emit_word(&x, t + ws, cut - ws) || emit_sep(&x, sep, 0, 0))
+                    return b->failed;
+                ws = cut;
+            }
+            if (emit_word(&x, t + ws, we - ws))
+                return b->failed;
+            continue;
+        }
+        /* separator characters: controls dropped, runs of blanks capped */
+        i += l;
+        if (c < 0x20 && !is_blank((uint8_t)c))
+            continue;
+        if (c == 0x7F)
+            continue;
+        if (is_blank((uint8_t)c) && c < 0x80) {
+            if (run >= TB_RUN_MAX)
+                continue;
+            run++;
+            c = c == '\t' ? '\t' : ' ';
+        } else {
+            run = 0;
+        }
+        if (!sep_full) {
+            if (sn + l <= TM_SEP_MAX + TB_RUN_MAX) {
+                memcpy(sep + sn, t + i - l, l);
+                if (c == ' ')
+                    sep[sn] = ' ';
+                sn += l;
+            } else {
+                sep_full = 1;
+            }
+        }
+    }
+    if (!x.nwords)
+        return TD_OK;
+    /* the final separator, trailing blanks removed */
+    while (sn && (sep[sn - 1] == ' ' || sep[sn - 1] == '\t'))
+        sn--;
+    return emit_sep(&x, sep, clip_sep(sep, sn), 1);
+}
+
+static unsigned cols_of(const uint8_t *p, size_t n)
+{
+    unsigned c = 0;
+    for (size_t i = 0; i < n; i++)
+        c += (p[i] & 0xC0) != 0x80;
+    return c;
+}
+
+/* A paragraph is complete: learn its layout and its words. */
+static int end_paragraph(td_model_builder *b)
+{
+    if (!b->para_lines)
+        return TD_OK;
+    const uint8_t *p = b->para;
+    size_t n = b->para_n;
+    uint8_t ind1[TM_IND_MAX], ind2[TM_IND_MAX];
+    unsigned l1 = 0, l2 = 0, trails = 0, width = 0;
+    if (grow(&b->tok, &b->tok_cap, n + 1))
+        return nomem(b);
+    size_t tn = 0;
+    uint32_t li = 0;
+    for (size_t s = 0; s < n; li++) {
+        size_t e = s;
+        while (p[e] != '\n')
+            e++;
+        size_t a = s, z = e;
+        while (a < z && is_blank(p[a]))
+            a++;
+        while (z > a && is_blank(p[z - 1]))
+            z--;
+        if (li < 2) {
+            unsigned k = 0;
+            for (size_t i = s; i < a && k < TM_IND_MAX; i++)
+                if (p[i] == ' ' || p[i] == '\t')
+                    (li ? ind2 : ind1)[k++] = p[i];
+            if (li)
+                l2 = k;
+            else
+                l1 = k;
+        }
+        trails += z < e;
+        unsigned w = cols_of(p + s, z - s);
+        if (w > width)
+            width = w;
+        if (tn)
+            b->tok[tn++] = ' ';
+        memcpy(b->tok + tn, p + a, z - a);
+        tn += z - a;
+        s = e + 1;
+    }
+    uint64_t before = b->ntokens;
+    if (tokenize(b, b->tok, tn))
+        return b->failed;
+    b->para_n = 0;
+    b->para_lines = 0;
+    if (b->ntokens == before)
+        return TD_OK; /* no words: nothing to learn from its layout either */
+    unsigned trail = 2 * trails > li;
+    if (li >= 2) {
+        if (width > TM_WIDTH)
+            width = TM_WIDTH;
+        if (width < TM_WIDTH_MIN)
+            width = TM_WIDTH_MIN;
+        b->widths[width]++;
+    }
+    for (uint32_t i = 0; i < b->nstyles; i++) {
+        tb_style *st = &b->styles[i];
+        if (st->l1 == l1 && st->l2 == l2 && st->trail == trail && !memcmp(st->ind1, ind1, l1) &&
+            !memcmp(st->ind2, ind2, l2)) {
+            st->count++;
+            return TD_OK;
+        }
+    }
+    if (b->nstyles == TB_STYLES)
+        return TD_OK;
+    if (b->nstyles % 64 == 0) {
+        tb_style *ns = realloc(b->styles, (b->nstyles + 64) * sizeof *ns);
+        if (!ns)
+            return nomem(b);
+        b->styles = ns;
+    }
+    tb_style *st = &b->styles[b->nstyles++];
+    memset(st, 0, sizeof *st);
+    memcpy(st->ind1, ind1, l1);
+    memcpy(st->ind2, ind2, l2);
+    st->l1 = (uint8_t)l1;
+    st->l2 = (uint8_t)l2;
+    st->trail = (uint8_t)trail;
+    st->count = 1;
+    return TD_OK;
+}
+
+static int end_line(td_model_builder *b)
+{
+    const uint8_t *l = b->line;
+    size_t n = b->line_n, i = 0;
+    if (b->at_doc_start) {
+        if (n >= 3 && l[0] == 0xEF && l[1] == 0xBB && l[2] == 0xBF)
+            i = 3;
+        b->at_doc_start = 0;
+    }
+    size_t j = i;
+    while (j < n && is_blank(l[j]))
+        j++;
+    if (j == n) { /* a blank line ends the paragraph */
+        b->line_n = 0;
+        return end_paragraph(b);
+    }
+    if (grow(&b->para, &b->para_cap, b->para_n + (n - i) + 1))
+        return nomem(b);
+    memcpy(b->para + b->para_n, l + i, n - i);
+    b->para_n += n - i;
+    b->para[b->para_n++] = '\n';
+    b->para_lines++;
+    b->line_n = 0;
+    if (b->para_n > TB_PARA_MAX)
+        return end_paragraph(b);
+    return TD_OK;
+}
+
+static int feed(td_model_builder *b, const uint8_t *p, size_t n)
+{
+    const uint8_t *end = p + n;
+    while (p < end) {
+        if (b->cr) { /* was the last '\r' a CRLF? */
+            b->cr = 0;
+            if (*p == '\n') {
+                b->crlf++;
+                p++;
+                continue;
+            }
+            b->lf++;
+        }
+        const uint8_t *e = p;
+        while (e < end && *e != '\n' && *e != '\r')
+            e++;
+        size_t k = (size_t)(e - p);
+        if (grow(&b->line, &b->line_cap, b->line_n + k + 1))
+            return nomem(b);
+        memcpy(b->line + b->line_n, p, k);
+        b->line_n += k;
+        if (e == end)
+            return TD_OK;
+        if (*e == '\r')
+            b->cr = 1;
+        else
+            b->lf++;
+        if (end_line(b))
+            return b->failed;
+        p = e + 1;
+    }
+    return TD_OK;
+}
+
+/* Validate UTF-8 (carrying an incomplete code point across calls) and
+ * feed the complete part. */
+int td_model_builder_update(td_model_builder *b, const void *buf, size_t len)
+{
+    if (!b || (!buf && len))
+        return TD_EINVAL;
+    if (b->failed)
+        return b->failed;
+    const uint8_t *p = buf;
+    b->bytes += len;
+    while (b->ncarry && len) {
+        uint8_t tmp[4];
+        memcpy(tmp, b->carry, b->ncarry);
+        unsigned need = b->carry[0] < 0xE0 ? 2 : b->carry[0] < 0xF0 ? 3 : 4;
+        while (b->ncarry < need && len) {
+            b->carry[b->ncarry] = *p;
+            tmp[b->ncarry++] = *p++;
+            len--;
+        }
+        if (b->ncarry < need) {
+            /* still incomplete: check the prefix so far */
+            for (unsigned i = 1; i < b->ncarry; i++)
+                if ((b->carry[i] & 0xC0) != 0x80)
+                    return fail(b, TD_EUTF8, "input is not valid UTF-8 (byte %llu)",
+                                (unsigned long long)b->utf8_off);
+            return TD_OK;
+        }
+        uint32_t c;
+        if (!td__utf8_decode(tmp, need, &c))
+            return fail(b, TD_EUTF8, "input is not valid UTF-8 (byte %llu)",
+                        (unsigned long long)b->utf8_off);
+        if (feed(b, tmp, need))
+            return b->failed;
+        b->utf8_off += need;
+        b->ncarry = 0;
+    }
+    size_t i = 0;
+    while (i < len) {
+        if (p[i] < 0x80) {
+            i++;
+            continue;
+        }
+        uint32_t c;
+        unsigned l = td__utf8_decode(p + i, len - i, &c);
+        if (!l) {
+            /* incomplete at the end, or invalid */
+            size_t rest = len - i;
+            unsigned need = p[i] >= 0xC2 && p[i] <= 0xF4 ? (p[i] < 0xE0 ? 2u : p[i] < 0xF0 ? 3u : 4u) : 0u;
+            int ok = need && rest < need;
+            for (size_t k = 1; ok && k < rest; k++)
+                ok = (p[i + k] & 0xC0) == 0x80;
+            if (!ok)
+                return fail(b, TD_EUTF8, "input is not valid UTF-8 (byte %llu)",
+                            (unsigned long long)(b->utf8_off + i));
+            if (feed(b, p, i))
+                return b->failed;
+            b->utf8_off += i;
+            memcpy(b->carry, p + i, rest);
+            b->ncarry = (unsigned)rest;
+            return TD_OK;
+        }
+        i += l;
+    }
+    if (feed(b, p, len))
+        return b->failed;
+    b->utf8_off += len;
+    return TD_OK;
+}
+
+int td_model_builder_break(td_model_builder *b)
+{
+    if (!b)
+        return TD_EINVAL;
+    if (b->failed)
+        return b->failed;
+    if (b->ncarry)
+        return fail(b, TD_EUTF8, "input is not valid UTF-8 (byte %llu: truncated)",
+                    (unsigned long long)b->utf8_off);
+    if (b->cr)
+        b->lf++;
+    b->cr = 0;
+    if (b->line_n && end_line(b))
+        return b->failed;
+    if (end_paragraph(b))
+        return b->failed;
+    b->at_doc_start = 1;
+    return TD_OK;
+}
+
+/* ---- finishing: renumber, write the file -------------------------------------- */
+
+typedef struct trip {
+    uint32_t a, b, c;
+} trip;
+
+typedef struct wb {
+    uint8_t *p;
+    size_t n, cap;
+    int bad;
+} wbuf;
+
+static void w_bytes(wbuf *w, const void *p, size_t n)
+{
+    if (w->bad)
+        return;
+    if (grow(&w->p, &w->cap, w->n + n)) {
+        w->bad = 1;
+        return;
+    }
+    memcpy(w->p + w->n, p, n);
+    w->n += n;
+}
+
+static void w_var(wbuf *w, uint32_t v)
+{
+    uint8_t t[5];
+    unsigned k = 0;
+    do {
+        t[k++] = (uint8_t)((v & 0x7F) | (v > 0x7F ? 0x80 : 0));
+        v >>= 7;
+    } while (v);
+    w_bytes(w, t, k);
+}
+
+static size_t w_begin(wbuf *w, const char *tag)
+{
+    w_bytes(w, tag, 4);
+    w_bytes(w, "\0\0\0\0", 4);
+    return w->n;
+}
+
+static void w_end(wbuf *w, size_t at)
+{
+    if (w->bad)
+        return;
+    uint32_t l = (uint32_t)(w->n - at);
+    for (int i = 0; i < 4; i++)
+        w->p[at - 4 + i] = (uint8_t)(l >> (8 * i));
+}
+
+/* A count list from sorted (key, id, count) triples [i, j) with the same key;
+ * totals kept below 2^31 by halving. */
+static void w_list(wbuf *w, const trip *t, size_t n)
+{
+    uint64_t total = 0;
+    unsigned shift = 0;
+    for (size_t i = 0; i < n; i++)
+        total += t[i].c;
+    while ((total >> shift) + n > TM_COUNT_MAX)
+        shift++;
+    w_var(w, (uint32_t)n);
+    for (size_t i = 0; i < n; i++) {
+        w_var(w, i ? t[i].b - t[i - 1].b - 1 : t[i].b);
+        uint32_t c = t[i].c >> shift;
+        w_var(w, c ? c : 1);
+    }
+}
+
+typedef struct rank_ent {
+    uint32_t id, count;
+    const uint8_t *s;
+    uint8_t len;
+} rank_ent;
+
+static int rank_cmp(const void *x, const void *y)
+{
+    const rank_ent *p = x, *q = y;
+    if (p->count != q->count)
+        return p->count > q->count ? -1 : 1;
+    size_t m = p->len < q->len ? p->len : q->len;
+    int c = m ? memcmp(p->s, q->s, m) : 0;
+    if (c)
+        return c;
+    return (p->len > q->len) - (p->len < q->len);
+}
+
+static int style_cmp(const void *x, const void *y)
+{
+    const tb_style *p = x, *q = y;
+    if (p->count != q->count)
+        return p->count > q->count ? -1 : 1;
+    /* then the bytes of (ind1, ind2, trail) */
+    uint8_t a[2 * TM_IND_MAX + 3], b[2 * TM_IND_MAX + 3];
+    memset(a, 0, sizeof a);
+    memset(b, 0, sizeof b);
+    a[0] = p->l1;
+    memcpy(a + 1, p->ind1, p->l1);
+    a[9] = p->l2;
+    memcpy(a + 10, p->ind2, p->l2);
+    a[18] = p->trail;
+    b[0] = q->l1;
+    memcpy(b + 1, q->ind1, q->l1);
+    b[9] = q->l2;
+    memcpy(b + 10, q->ind2, q->l2);
+    b[18] = q->trail;
+    return memcmp(a, b, sizeof a);
+}
+
+/* LSD radix sort of 64-bit keys (with optional 32-bit payloads), 16 bits a
+ * pass; passes over digits that are the same in every key are skipped. */
+static int radix_sort(uint64_t *k, uint32_t *v, size_t n)
+{
+    if (n < 2)
+        return TD_OK;
+    uint64_t *tk = malloc(n * sizeof *tk), all_or = 0, all_and = ~(uint64_t)0;
+    uint32_t *tv = v ? malloc(n * sizeof *tv) : NULL;
+    size_t *cnt = malloc(65536 * sizeof *cnt);
+    if (!tk || (v && !tv) || !cnt) {
+        free(tk);
+        free(tv);
+        free(cnt);
+        return TD_ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++) {
+        all_or |= k[i];
+        all_and &= k[i];
+    }
+    for (unsigned sh = 0; sh < 64; sh += 16) {
+        if (!(((all_or ^ all_and) >> sh) & 0xFFFF))
+            continue;
+        memset(cnt, 0, 65536 * sizeof *cnt);
+        for (size_t i = 0; i < n; i++)
+            cnt[(k[i] >> sh) & 0xFFFF]++;
+        size_t sum = 0;
+        for (size_t d = 0; d < 65536; d++) {
+            size_t c = cnt[d];
+            cnt[d] = sum;
+            sum += c;
+        }
+        for (size_t i = 0; i < n; i++) {
+            size_t j = cnt[(k[i] >> sh) & 0xFFFF]++;
+            tk[j] = k[i];
+            if (v)
+                tv[j] = v[i];
+        }
+        memcpy(k, tk, n * sizeof *k);
+        if (v)
+            memcpy(v, tv, n * sizeof *v);
+    }
+    free(tk);
+    free(tv);
+    free(cnt);
+    return TD_OK;
+}
+
+/* (context, id, count) triples from raw keys (each occurrence once, or with
+ * counts): key split by fn into (context, id) with ids renumbered, sorted by
+ * (context, id), duplicates merged.  Consumes keys[]. */
+static trip *key_trips(uint64_t *keys, const uint32_t *counts, size_t n, size_t *out_n,
+                       void (*fn)(uint64_t k, const void *ctx, trip *t), const void *ctx)
+{
+    uint64_t *ck = NULL;
+    uint32_t *cv = NULL;
+    trip *t = NULL;
+    size_t k = 0;
+    if (!counts && radix_sort(keys, NULL, n) != TD_OK)
+        return NULL;
+    /* run lengths -> (key, count), then renumbered composite keys */
+    ck = malloc((n ? n : 1) * sizeof *ck);
+    cv = malloc((n ? n : 1) * sizeof *cv);
+    if (!ck || !cv)
+        goto out;
+    for (size_t i = 0; i < n;) {
+        size_t j = i + 1;
+        uint64_t c = counts ? counts[i] : 1;
+        if (!counts)
+            while (j < n && keys[j] == keys[i])
+                j++, c++;
+        trip tr;
+        fn(keys[i], ctx, &tr);
+        ck[k] = (uint64_t)tr.a << 32 | tr.b;
+        cv[k] = c > TM_COUNT_MAX ? TM_COUNT_MAX : (uint32_t)c;
+        k++;
+        i = j;
+    }
+    if (radix_sort(ck, cv, k) != TD_OK)
+        goto out;
+    t = malloc((k ? k : 1) * sizeof *t);
+    if (!t)
+        goto out;
+    size_t o = 0;
+    for (size_t i = 0; i < k; i++) {
+        uint32_t a = (uint32_t)(ck[i] >> 32), bb = (uint32_t)ck[i];
+        if (o && t[o - 1].a == a && t[o - 1].b == bb) {
+            uint64_t s2 = (uint64_t)t[o - 1].c + cv[i];
+            t[o - 1].c = s2 > TM_COUNT_MAX ? TM_COUNT_MAX : (uint32_t)s2;
+        } else {
+            t[o++] = (trip){a, bb, cv[i]};
+        }
+    }
+    *out_n = o;
+out:
+    free(ck);
+    free(cv);
+    return t;
+}
+
+/* The same from a map. */
+static trip *map_trips(map64 *m, size_t *n, void (*fn)(uint64_t k, const void *ctx, trip *t),
+                       const void *ctx)
+{
+    uint64_t *k = malloc((m->n ? m->n : 1) * sizeof *k);
+    uint32_t *c = malloc((m->n ? m->n : 1) * sizeof *c);
+    trip *t = NULL;
+    if (k && c) {
+        size_t j = 0;
+        for (size_t i = 0; i <= m->mask; i++)
+            if (m->k[i]) {
+                k[j] = m->k[i] - 1;
+                c[j++] = m->v[i];
+            }
+        t = key_trips(k, c, j, n, fn, ctx);
+    }
+    free(k);
+    free(c);
+    return t;
+}
+
+typedef struct remap {
+    const uint32_t *wmap, *smap;
+} remap;
+
+static void big_fn(uint64_t k, const void *ctx, trip *t)
+{
+    const remap *r = ctx;
+    t->a = r->wmap[k >> 32] * 2 + (uint32_t)((k >> 30) & 1);
+    t->b = r->wmap[k & 0x3FFFFFFF];
+}
+
+static void sepw_fn(uint64_t k, const void *ctx, trip *t)
+{
+    const remap *r = ctx;
+    t->a = r->wmap[k >> 32];
+    t->b = r->smap[(k & 0xFFFFFFFF) >> 1] * 2 + (uint32_t)(k & 1);
+}
+
+static void lead_fn(uint64_t k, const void *ctx, trip *t)
+{
+    const remap *r = ctx;
+    t->a = 0;
+    t->b = r->smap[k];
+}
+
+/* Write the lists of keys 0..nkeys-1 from sorted triples (absent = empty). */
+static void w_lists(wbuf *w, const trip *t, size_t n, uint32_t nkeys)
+{
+    size_t i = 0;
+    for (uint32_t k = 0; k < nkeys; k++) {
+        size_t j = i;
+        while (j < n && t[j].a == k)
+            j++;
+        w_list(w, t + i, j - i);
+        i = j;
+    }
+}
+
+int td_model_builder_add_fd(td_model_builder *b, int fd)
+{
+    enum { CHUNK = 1u << 20 };
+    uint8_t *buf;
+    int rc = TD_OK;
+    if (!b || fd < 0)
+        return TD_EINVAL;
+    if (b->failed)
+        return b->failed;
+    if (!(buf = malloc(CHUNK)))
+        return TD_ENOMEM;
+    for (;;) {
+        ssize_t r = read(fd, buf, CHUNK);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            rc = TD_EIO;
+            break;
+        }
+        if (r == 0 || (rc = td_model_builder_update(b, buf, (size_t)r)) != TD_OK)
+            break;
+    }
+    int e = errno;
+    free(buf);
+    if (rc == TD_OK)
+        rc = td_model_builder_break(b);
+    errno = e;
+    return rc;
+}
+
+int td_model_builder_add_file(td_model_builder *b, const char *path)
+{
+    int fd, rc, e;
+    if (!b || !path)
+        return TD_EINVAL;
+    if (b->failed)
+        return b->failed;
+    if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+        return TD_EIO;
+    rc = td_model_builder_add_fd(b, fd);
+    e = errno;
+    close(fd);
+    errno = e;
+    return rc;
+}
+
+int td_model_builder_finish(td_model_builder *b, td_model **out)
+{
+    if (!b || !out)
+        return TD_EINVAL;
+    *out = NULL;
+    if (!b->failed)
+        td_model_builder_break(b);
+    if (b->failed)
+        return b->failed;
+    if (b->bytes == 0)
+        return fail(b, TD_ECORPUS, "the corpus is empty");
+    if (b->bytes < TB_MIN_BYTES)
+        return fail(b, TD_ECORPUS, "the corpus is too small to model (%llu bytes; at least 10 KiB "
+                                   "are needed)", (unsigned long long)b->bytes);
+
+    int rc = TD_ENOMEM;
+    rank_ent *wr = NULL, *sr = NULL;
+    uint32_t *wmap = NULL, *smap = NULL;
+    trip *tb = NULL, *ts = NULL, *tl = NULL;
+    wbuf w = {0};
+    const size_t NW = b->words.n, NSP = b->seps.n;
+
+    /* Head words: seen twice or more; ids by count, then bytes. */
+    wr = malloc((NW ? NW : 1) * sizeof *wr);
+    wmap = malloc((NW ? NW : 1) * sizeof *wmap);
+    sr = malloc((NSP ? NSP : 1) * sizeof *sr);
+    smap = malloc((NSP ? NSP : 1) * sizeof *smap);
+    if (!wr || !wmap || !sr || !smap)
+        goto nomem_out;
+    uint32_t V = 0;
+    for (size_t i = 0; i < NW; i++)
+        if (b->words.cnt[i][0] >= 2)
+            wr[V++] = (rank_ent){(uint32_t)i, b->words.cnt[i][0], b->words.pool + b->words.off[i],
+                                 b->words.len[i]};
+    if (V < TB_MIN_WORDS) {
+        rc = fail(b, TD_ECORPUS, "the corpus is too small to model (%llu words occur more than "
+                                 "once; at least 16 are needed)", (unsigned long long)V);
+        goto out;
+    }
+    qsort(wr, V, sizeof *wr, rank_cmp);
+    for (size_t i = 0; i < NW; i++)
+        wmap[i] = V;
+    for (uint32_t i = 0; i < V; i++)
+        wmap[wr[i].id] = i;
+    for (size_t i = 0; i < NSP; i++)
+        sr[i] = (rank_ent){(uint32_t)i, b->seps.cnt[i][0], b->seps.pool + b->seps.off[i],
+                           b->seps.len[i]};
+    qsort(sr, NSP, sizeof *sr, rank_cmp);
+    for (size_t i = 0; i < NSP; i++)
+        smap[sr[i].id] = (uint32_t)i;
+
+    remap rm = {wmap, smap};
+    size_t nb = 0, ns = 0, nl = 0;
+    tb = key_trips(b->bk, NULL, b->bn, &nb, big_fn, &rm);
+    ts = key_trips(b->sk, NULL, b->sn, &ns, sepw_fn, &rm);
+    tl = map_trips(&b->lead, &nl, lead_fn, &rm);
+    if (!tb || !ts || !tl)
+        goto nomem_out;
+
+    tm_params p = b->p;
+    p.eol = b->crlf > b->lf;
+    if (!p.tail_r)
+        p.tail_r = V;
+
+    /* header, filled in at the end */
+    w_bytes(&w, TM_MAGIC, 8);
+    uint8_t zero[TM_HEADER - 8];
+    memset(zero, 0, sizeof zero);
+    w_bytes(&w, zero, sizeof zero);
+    size_t at = w_begin(&w, "PARM");
+    w_var(&w, p.eol);
+    w_var(&w, p.cache_mu);
+    w_var(&w, p.copy_mu);
+    w_var(&w, p.recent_mu);
+    w_var(&w, p.recent_n);
+    w_var(&w, p.wb_word);
+    w_var(&w, p.wb_sep);
+    w_var(&w, p.tail_r);
+    w_var(&w, p.char_order);
+    w_var(&w, p.char_min);
+    w_var(&w, p.max_tokens);
+    w_end(&w, at);
+    at = w_begin(&w, "WORD");
+    w_var(&w, V);
+    for (uint32_t i = 0; i < V; i++) {
+        w_var(&w, wr[i].len);
+        w_bytes(&w, wr[i].s, wr[i].len);
+    }
+    w_end(&w, at);
+    at = w_begin(&w, "SEPS");
+    w_var(&w, (uint32_t)NSP);
+    for (size_t i = 0; i < NSP; i++) {
+        w_var(&w, sr[i].len);
+        w_bytes(&w, sr[i].s, sr[i].len);
+    }
+    w_end(&w, at);
+    at = w_begin(&w, "UNIG");
+    {
+        trip *u = malloc(((size_t)V + 1) * sizeof *u);
+        uint64_t *acc = calloc((size_t)V + 1, sizeof *acc);
+        if (!u || !acc) {
+            free(u);
+            free(acc);
+            goto nomem_out;
+        }
+        for (unsigned c = 0; c < TM_CLASSES; c++) {
+            memset(acc, 0, ((size_t)V + 1) * sizeof *acc);
+            for (size_t i = 0; i < NW; i++)
+                acc[wmap[i]] += b->words.cnt[i][1 + c];
+            size_t k = 0;
+            for (uint32_t i = 0; i <= V; i++)
+                if (acc[i])
+                    u[k++] = (trip){0, i, acc[i] > TM_COUNT_MAX ? TM_COUNT_MAX : (uint32_t)acc[i]};
+            w_list(&w, u, k);
+        }
+        free(u);
+        free(acc);
+    }
+    w_end(&w, at);
+    at = w_begin(&w, "BIGR");
+    w_lists(&w, tb, nb, 2 * (V + 1));
+    w_end(&w, at);
+    at = w_begin(&w, "SEPW");
+    w_lists(&w, ts, ns, V + 1);
+    w_end(&w, at);
+    at = w_begin(&w, "LEAD");
+    w_list(&w, tl, nl);
+    w_end(&w, at);
+    at = w_begin(&w, "STYL");
+    qsort(b->styles, b->nstyles, sizeof *b->styles, style_cmp);
+    w_var(&w, b->nstyles);
+    for (uint32_t i = 0; i < b->nstyles; i++) {
+        const tb_style *st = &b->styles[i];
+        w_var(&w, st->l1);
+        w_bytes(&w, st->ind1, st->l1);
+        w_var(&w, st->l2);
+        w_bytes(&w, st->ind2, st->l2);
+        w_var(&w, st->trail);
+        w_var(&w, st->count);
+    }
+    w_end(&w, at);
+    at = w_begin(&w, "WIDT");
+    {
+        trip t[TM_WIDTH + 1];
+        size_t k = 0;
+        for (uint32_t i = TM_WIDTH_MIN; i <= TM_WIDTH; i++)
+            if (b->widths[i])
+                t[k++] = (trip){0, i, b->widths[i]};
+        w_list(&w, t, k);
+    }
+    w_end(&w, at);
+    if (w.bad)
+        goto nomem_out;
+
+    /* header: version, flags 0, payload length, BLAKE2b-256 of the payload */
+    rc = td__sodium_ready();
+    if (rc != TD_OK)
+        goto out;
+    for (int i = 0; i < 4; i++)
+        w.p[8 + i] = (uint8_t)(TM_VERSION >> (8 * i));
+    td__store64le(w.p + 16, (uint64_t)(w.n - TM_HEADER));
+    crypto_generichash(w.p + 24, 32, w.p + TM_HEADER, (unsigned long long)(w.n - TM_HEADER), NULL, 0);
+    rc = td__tm_load(out, w.p, w.n, 0);
+    if (rc != TD_OK && rc != TD_ENOMEM)
+        rc = fail(b, rc, "internal error: the built model does not load");
+    goto out;
+nomem_out:
+    rc = nomem(b);
+out:
+    free(w.p);
+    free(wr);
+    free(sr);
+    free(wmap);
+    free(smap);
+    free(tb);
+    free(ts);
+    free(tl);
+    return rc;
+}

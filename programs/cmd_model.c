@@ -1,0 +1,226 @@
+/* testdata model build CORPUS... -o MODEL | model info [MODEL] | model export -o MODEL */
+#include "cli.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum { B_OUTPUT };
+
+static const cli_opt build_opts[] = {
+    [B_OUTPUT] = {"output", 'o', "MODEL", "write the model file to MODEL (replaced only once "
+                  "complete)"},
+    {NULL, 0, NULL, NULL},
+};
+
+static const cli_opt no_opts[] = {{NULL, 0, NULL, NULL}};
+
+static const char *why(int rc)
+{
+    return rc == TD_EIO ? strerror(errno) : td_strerror(rc);
+}
+
+static int save(const td_model *m, const char *path)
+{
+    int rc = td_model_save(m, path);
+    if (rc != TD_OK) {
+        cli_error("cannot write '%s': %s", path, why(rc));
+        return CLI_EXIT_FAIL;
+    }
+    return 0;
+}
+
+static int run_build(const cli_cmd *cmd, int argc, char **argv)
+{
+    static cli_args a;
+    td_model_builder *b = NULL;
+    td_model *m = NULL;
+    const char *out;
+    int rc, status;
+
+    cli_parse(cmd, argc, argv, &a);
+    if (a.npos < 1)
+        cli_usage_error("model build needs CORPUS... (files of UTF-8 text, or - for stdin)");
+    if (!(out = a.val[B_OUTPUT]))
+        cli_usage_error("model build needs -o MODEL");
+    if (td_model_builder_new(&b) != TD_OK) {
+        cli_error("out of memory");
+        return CLI_EXIT_FAIL;
+    }
+    for (int i = 0; i < a.npos; i++) {
+        const char *p = a.pos[i];
+        rc = strcmp(p, "-") == 0 ? td_model_builder_add_fd(b, STDIN_FILENO)
+                                 : td_model_builder_add_file(b, p);
+        if (rc != TD_OK) {
+            const char *msg = td_model_builder_message(b);
+            cli_error("corpus '%s': %s", strcmp(p, "-") == 0 ? "stdin" : p,
+                      rc == TD_EIO ? strerror(errno) : *msg ? msg : td_strerror(rc));
+            td_model_builder_free(b);
+            return rc == TD_EUTF8 ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
+        }
+    }
+    rc = td_model_builder_finish(b, &m);
+    if (rc != TD_OK) {
+        const char *msg = td_model_builder_message(b);
+        cli_error("cannot build a model: %s", *msg ? msg : td_strerror(rc));
+        td_model_builder_free(b);
+        return rc == TD_ECORPUS ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
+    }
+    td_model_builder_free(b);
+    status = save(m, out);
+    td_model_free(m);
+    return status;
+}
+
+static int run_info(const cli_cmd *cmd, int argc, char **argv)
+{
+    static cli_args a;
+    td_model *own = NULL;
+    const td_model *m;
+    td_model_info in;
+
+    cli_parse(cmd, argc, argv, &a);
+    if (a.npos > 1)
+        cli_usage_error("model info takes one MODEL (none: the built-in model)");
+    if (a.npos == 1) {
+        int rc = td_model_load_file(&own, a.pos[0]);
+        if (rc != TD_OK) {
+            cli_error("cannot load model '%s': %s", a.pos[0], why(rc));
+            return rc == TD_EIO ? CLI_EXIT_FAIL : CLI_EXIT_USAGE;
+        }
+        m = own;
+    } else if (!(m = td_model_builtin())) {
+        cli_error("out of memory");
+        return CLI_EXIT_FAIL;
+    }
+    (void)td_model_describe(m, &in);
+    printf("model       %s\n", a.npos ? a.pos[0] : "built-in English");
+    printf("format      %u\n", in.format_version);
+    printf("size        %llu bytes\n", (unsigned long long)in.size);
+    printf("words       %u\n", in.words);
+    printf("separators  %u\n", in.separators);
+    printf("char states %u\n", in.char_states);
+    printf("hash        ");
+    for (int i = 0; i < 32; i++)
+        printf("%02x", in.hash[i]);
+    printf("\n");
+    td_model_free(own);
+    if (fflush(stdout) != 0) {
+        cli_error("write error on stdout: %s", strerror(errno));
+        return CLI_EXIT_FAIL;
+    }
+    return 0;
+}
+
+static int run_export(const cli_cmd *cmd, int argc, char **argv)
+{
+    static cli_args a;
+    const td_model *m;
+
+    cli_parse(cmd, argc, argv, &a);
+    if (a.npos)
+        cli_usage_error("model export takes no operands");
+    if (!a.val[B_OUTPUT])
+        cli_usage_error("model export needs -o MODEL");
+    if (!(m = td_model_builtin())) {
+        cli_error("out of memory");
+        return CLI_EXIT_FAIL;
+    }
+    return save(m, a.val[B_OUTPUT]);
+}
+
+/* ---- dispatch ------------------------------------------------------------ */
+
+static const cli_cmd model_build = {
+    .name = "model build",
+    .args = "CORPUS... -o MODEL",
+    .summary = "learn a text model from UTF-8 text",
+    .description = "Learn a text model (words, punctuation, sentence and paragraph shape,\n"
+                   "line layout) from CORPUS files of UTF-8 text in any language, for\n"
+                   "'testdata gen text SIZE --model MODEL'.  Each file is one document;\n"
+                   "paragraphs are separated by blank lines.  At least 10 KiB of text.",
+    .operands = "  CORPUS             a file of UTF-8 text (any number); '-' reads stdin\n",
+    .opts = build_opts,
+    .footer = "Exit status: 0 done, 1 failure, 2 usage error or unusable corpus (not UTF-8,\n"
+              "empty, under 10 KiB).\n",
+    .complete = "F",
+    .run = run_build,
+};
+
+static const cli_cmd model_info = {
+    .name = "model info",
+    .args = "[MODEL]",
+    .summary = "describe a model file (none: the built-in one)",
+    .description = "Check MODEL completely and print its format version, size, vocabulary\n"
+                   "and content hash (the hash is part of the text stream's key).",
+    .operands = "  MODEL              a model file; none: the built-in English model\n",
+    .opts = no_opts,
+    .footer = "Exit status: 0 done, 1 unreadable, 2 not a valid model.\n",
+    .complete = "f",
+    .run = run_info,
+};
+
+static const cli_cmd model_export = {
+    .name = "model export",
+    .args = "-o MODEL",
+    .summary = "write the built-in English model to a file",
+    .description = "Write the built-in English model as a model file (the same bytes as\n"
+                   "the default of 'gen text' when given with --model).",
+    .opts = build_opts,
+    .footer = "Exit status: 0 done, 1 failure, 2 usage error.\n",
+    .run = run_export,
+};
+
+static const cli_cmd *const subs[] = {&model_build, &model_info, &model_export, NULL};
+
+static void model_help(FILE *f)
+{
+    fputs("usage: testdata model build|info|export ...\n"
+          "Text models: what 'gen text' learns from a corpus and generates from.\n\n"
+          "commands:\n", f);
+    for (int i = 0; subs[i]; i++) {
+        char left[64];
+        snprintf(left, sizeof left, "%s %s", subs[i]->name, subs[i]->args);
+        fprintf(f, "  %-30s %s\n", left, subs[i]->summary);
+    }
+    fputs("\n'testdata model COMMAND --help' describes a command.\n", f);
+}
+
+static int run_model(const cli_cmd *cmd, int argc, char **argv)
+{
+    const char *names[8];
+    int n = 0;
+    (void)cmd;
+    if (argc < 2) {
+        model_help(stderr);
+        return CLI_EXIT_USAGE;
+    }
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+        strcmp(argv[1], "help") == 0) {
+        model_help(stdout);
+        return 0;
+    }
+    for (int i = 0; subs[i]; i++) {
+        if (strcmp(subs[i]->name + 6, argv[1]) == 0) {
+            cli_command = subs[i]->name;
+            return subs[i]->run(subs[i], argc - 1, argv + 1);
+        }
+        names[n++] = subs[i]->name + 6;
+    }
+    names[n] = NULL;
+    const char *s = td_suggest(argv[1], names);
+    if (s)
+        cli_usage_error("unknown command 'model %s'; did you mean 'model %s'?", argv[1], s);
+    cli_usage_error("unknown command 'model %s' (build, info, export)", argv[1]);
+}
+
+const cli_cmd cli_cmd_model = {
+    .name = "model",
+    .args = "build|info|export ...",
+    .summary = "text models: build from a corpus, describe, export",
+    .description = "Text models for 'gen text --model'.",
+    .opts = no_opts,
+    .footer = NULL,
+    .run = run_model,
+};

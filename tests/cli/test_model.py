@@ -1,0 +1,87 @@
+"""`testdata model build|info|export` and `gen/verify text --model`: the
+round trip through files, stdin, help, and the errors (exit 2 with one line
+naming the problem, never a half-written model)."""
+import re
+
+
+def corpus(run, tmp_path, n=40000, seed=99):
+    p = tmp_path / f"c{seed}.txt"
+    p.write_bytes(run("gen", "text", n, "--seed", seed, check=True).stdout)
+    return p
+
+
+def test_build_gen_verify(run, tmp_path):
+    c1, c2 = corpus(run, tmp_path, seed=1), corpus(run, tmp_path, seed=2)
+    m = tmp_path / "m.tdm"
+    r = run("model", "build", c1, c2, "-o", m)
+    assert r.returncode == 0 and r.stdout == b"" and r.stderr == b"", r.stderr
+    a = run("gen", "text", "200K", "--model", m, "--seed", 5, check=True).stdout
+    assert len(a) == 200 * 1024 and a != run("gen", "text", "200K", "--seed", 5).stdout
+    (tmp_path / "a.txt").write_bytes(a)
+    assert run("verify", "text", "200K", "--model", m, "--seed", 5, tmp_path / "a.txt").returncode == 0
+    assert run("verify", "text", "200K", "--seed", 5, tmp_path / "a.txt").returncode == 1
+    # the same corpus through stdin (one document) gives a model of its own
+    s = tmp_path / "s.tdm"
+    assert run("model", "build", "-", "-o", s, input=c1.read_bytes()).returncode == 0
+    assert run("model", "build", c1, "-o", tmp_path / "f.tdm").returncode == 0
+    assert s.read_bytes() == (tmp_path / "f.tdm").read_bytes()
+
+
+def test_info_and_export(run, tmp_path):
+    r = run("model", "info", check=True).stdout.decode()
+    assert "built-in English" in r and re.search(r"^hash +[0-9a-f]{64}$", r, re.M)
+    b = tmp_path / "b.tdm"
+    assert run("model", "export", "-o", b).returncode == 0
+    i = run("model", "info", b, check=True).stdout.decode()
+    assert i.split("\n")[1:] == r.split("\n")[1:]  # all but the name line
+    assert run("gen", "text", "100K", "--model", b).stdout == run("gen", "text", "100K").stdout
+
+
+def test_errors(run, tmp_path):
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(b"x" * 20000 + b"\xc3(" + b"y" * 100)
+    m = tmp_path / "m.tdm"
+    r = run("model", "build", bad, "-o", m)
+    assert r.returncode == 2 and b"not valid UTF-8 (byte 20000)" in r.stderr, r.stderr
+    small = tmp_path / "small.txt"
+    small.write_text("tiny. " * 100)
+    r = run("model", "build", small, "-o", m)
+    assert r.returncode == 2 and b"too small" in r.stderr
+    r = run("model", "build", tmp_path / "missing.txt", "-o", m)
+    assert r.returncode == 1 and b"No such file" in r.stderr
+    assert run("model", "build", small).returncode == 2  # no -o
+    assert run("model", "build", "-o", m).returncode == 2  # no corpus
+    assert not m.exists()
+    trunc = tmp_path / "t.tdm"
+    run("model", "export", "-o", trunc, check=True)
+    trunc.write_bytes(trunc.read_bytes()[:1000])
+    for args in (("model", "info", trunc), ("gen", "text", "10", "--model", trunc)):
+        r = run(*args)
+        assert r.returncode == 2 and b"not a valid text model" in r.stderr, (args, r.stderr)
+    r = run("gen", "random", "10", "--model", trunc)
+    assert r.returncode == 2 and b"--model does not apply to kind random" in r.stderr
+    r = run("model", "buidl")
+    assert r.returncode == 2 and b"did you mean 'model build'" in r.stderr
+
+
+def test_help(run):
+    r = run("model", "--help", check=True).stdout.decode()
+    assert "model build CORPUS... -o MODEL" in r and "model info" in r and "model export" in r
+    assert run("help", "model", "build", check=True).stdout == run("model", "build", "--help").stdout
+    assert "--model FILE" in run("gen", "--help", check=True).stdout.decode()
+    assert "model" in run("--help", check=True).stdout.decode()
+
+
+def test_tree_of_text_from_a_model(run, tmp_path):
+    """Tree files take the stream options, --model too (td_tree owns the
+    model it loads)."""
+    m = tmp_path / "m.tdm"
+    run("model", "build", corpus(run, tmp_path), "-o", m, check=True)
+    spec = ["--files", 5, "--total", "200K", "--kind", "text", "--model", m, "--seed", 3]
+    assert run("tree", "gen", tmp_path / "t", *spec, "-q").returncode == 0
+    assert run("tree", "verify", tmp_path / "t", *spec).returncode == 0
+    line = run("tree", "list", *spec, check=True).stdout.decode().split("\n")[0]
+    path, size, kind, offset = line.split("\t")
+    want = run("gen", "text", size, "--model", m, "--seed", 3, "--offset", offset, check=True).stdout
+    assert (tmp_path / "t" / path).read_bytes() == want
+    assert run("tree", "verify", tmp_path / "t", *spec[:-4], "--seed", 3).returncode == 1

@@ -1,0 +1,105 @@
+"""Text models from Python: testdata.build_model() and model= (a row of the
+option table) in generate, Stream, write, verify and the pytest fixtures;
+the errors of bad corpora and model files; the CLI builds the same model."""
+import hashlib
+import pathlib
+import subprocess
+
+import pytest
+
+import testdata
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    d = tmp_path_factory.mktemp("corpus")
+    a, b = d / "a.txt", d / "b.txt"
+    a.write_bytes(testdata.generate("text", 30000, seed=99))
+    b.write_bytes("Grüße aus Köln.  Straße, Äpfel und Bären.\n\n".encode() * 400)
+    return [a, b]
+
+
+def test_build_generate_verify(corpus, tmp_path):
+    m = testdata.build_model(corpus, tmp_path / "m.tdm")
+    assert isinstance(m, pathlib.Path) and m.read_bytes()[:8] == b"TDTXTMOD"
+    data = testdata.generate("text", "300K", seed=4, model=m)
+    assert data == testdata.generate("text", "300K", seed=4, model=str(m))
+    assert data != testdata.generate("text", "300K", seed=4)  # the model is in the key
+    data.decode("utf-8")
+    assert "ß".encode() in data or "ä".encode() in data  # learnt from b.txt
+    with testdata.Stream("text", "300K", seed=4, model=m) as f:
+        f.seek(100000)
+        assert f.read(5000) == data[100000:105000]
+    p = testdata.write(tmp_path / "x.txt", "text", "300K", seed=4, model=m)
+    testdata.verify(p, "text", "300K", seed=4, model=m)
+    with pytest.raises(testdata.MismatchError):
+        testdata.verify(p, "text", "300K", seed=4)
+
+
+def test_same_model_as_the_cli(corpus, tmp_path, cli):
+    m = testdata.build_model(corpus, tmp_path / "py.tdm")
+    subprocess.run([cli, "model", "build", *map(str, corpus), "-o", str(tmp_path / "cli.tdm")],
+                   check=True)
+    assert m.read_bytes() == (tmp_path / "cli.tdm").read_bytes()
+    one = testdata.build_model(corpus[0], tmp_path / "one.tdm")  # a single path
+    assert one.read_bytes() != m.read_bytes()
+
+
+def test_default_is_the_builtin_model(tmp_path, cli):
+    b = tmp_path / "builtin.tdm"
+    subprocess.run([cli, "model", "export", "-o", str(b)], check=True)
+    assert testdata.generate("text", 100000, seed=1, model=b) == \
+        testdata.generate("text", 100000, seed=1)
+    opt = {o["key"]: o for o in testdata.options()}["model"]
+    assert opt["type"] == "text" and opt["kinds"] == ["text"]
+
+
+def test_bad_corpora(tmp_path):
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(b"hello \xff\xfe world" * 2000)
+    with pytest.raises(ValueError, match="not valid UTF-8"):
+        testdata.build_model(bad, tmp_path / "m.tdm")
+    small = tmp_path / "small.txt"
+    small.write_text("a few words. " * 100)
+    with pytest.raises(ValueError, match="too small"):
+        testdata.build_model([small], tmp_path / "m.tdm")
+    empty = tmp_path / "empty.txt"
+    empty.write_bytes(b"")
+    with pytest.raises(ValueError, match="empty"):
+        testdata.build_model([empty], tmp_path / "m.tdm")
+    with pytest.raises(OSError, match="No such file"):
+        testdata.build_model([tmp_path / "missing.txt"], tmp_path / "m.tdm")
+    with pytest.raises(ValueError):
+        testdata.build_model([], tmp_path / "m.tdm")
+    with pytest.raises(TypeError):
+        testdata.build_model([3], tmp_path / "m.tdm")
+    assert not (tmp_path / "m.tdm").exists()
+
+
+def test_bad_model_files(corpus, tmp_path):
+    m = testdata.build_model(corpus, tmp_path / "m.tdm")
+    raw = m.read_bytes()
+    cut = tmp_path / "cut.tdm"
+    cut.write_bytes(raw[: len(raw) // 2])
+    with pytest.raises(ValueError, match="not a valid text model"):
+        testdata.generate("text", 10, model=cut)
+    other = tmp_path / "v9.tdm"
+    other.write_bytes(raw[:8] + b"\x09" + raw[9:])
+    with pytest.raises(ValueError, match="unsupported format version"):
+        testdata.generate("text", 10, model=other)
+    with pytest.raises(OSError, match="No such file"):
+        testdata.generate("text", 10, model=tmp_path / "none.tdm")
+    with pytest.raises(ValueError, match="does not apply to kind random"):
+        testdata.generate("random", 10, model=m)
+
+
+def test_fixture_takes_the_model(pytester, corpus, tmp_path):
+    m = testdata.build_model(corpus, tmp_path / "m.tdm")
+    want = hashlib.sha256(testdata.generate("text", 50000, seed=2, model=m)).hexdigest()
+    pytester.makepyfile(f"""
+import hashlib
+def test_x(testdata_file):
+    p = testdata_file("text", 50000, seed=2, model={str(m)!r})
+    assert hashlib.sha256(p.read_bytes()).hexdigest() == {want!r}
+""")
+    pytester.runpytest("-p", "testdata.pytest_plugin").assert_outcomes(passed=1)
