@@ -14,7 +14,7 @@
 #define DEDUP_KINDS (K(TD_RANDOM) | K(TD_TEXT) | K(TD_COMPRESSIBLE))
 
 /* How a value is stored in td_options. */
-enum { ST_U64, ST_U32, ST_DOUBLE };
+enum { ST_U64, ST_U32, ST_DOUBLE, ST_PROFILE /* a const td_profile * */ };
 
 /* Row flags. */
 enum {
@@ -56,6 +56,14 @@ static const opt_row rows[] = {
       "a power of two from 512 to 1G", "4096", DEDUP_KINDS, 0},
      offsetof(td_options, dedup_block), ST_U32, CHECK_ALWAYS | POW2, TD_DEDUP_BLOCK_MIN,
      TD_DEDUP_BLOCK_MAX, 4096},
+    /* A pointer, not a number: td_options_set takes the names of built-in
+     * profiles; a profile file is opened by the caller, who owns it
+     * (td_profile_open) and sets td_options.profile. */
+    {{"profile", TD_OPTION_TEXT, "PROFILE",
+      "the profile to generate data like: a built-in name or a file made by 'testdata profile'",
+      tdl_builtin_names, "a built-in profile (english, html, source, ...) or a profile file",
+      "english", K(TD_LIKE), 0},
+     offsetof(td_options, profile), ST_PROFILE, 0, 0, 0, 0},
 };
 
 #define NROWS (sizeof rows / sizeof rows[0])
@@ -110,6 +118,7 @@ static double get_value(const opt_row *r, const td_options *o)
     switch (r->store) {
     case ST_U64: memcpy(&u64, p, sizeof u64); return (double)u64;
     case ST_U32: memcpy(&u32, p, sizeof u32); return u32;
+    case ST_PROFILE: return 0; /* any pointer (NULL: the default profile) */
     default: memcpy(&d, p, sizeof d); return d;
     }
 }
@@ -127,6 +136,7 @@ void td_options_init(td_options *o)
         switch (r->store) {
         case ST_U64: memcpy(p, &u64, sizeof u64); break;
         case ST_U32: memcpy(p, &u32, sizeof u32); break;
+        case ST_PROFILE: break; /* NULL, from the memset */
         default: memcpy(p, &r->def, sizeof r->def); break;
         }
     }
@@ -211,6 +221,10 @@ static int parse_value(const opt_row *r, const char *text, double *v, uint64_t *
         return rc;
     case TD_OPTION_REAL:
         return td__parse_double(text, v);
+    case TD_OPTION_TEXT: /* profile: a built-in name */
+        *v = 0;
+        *u = (uintptr_t)td_profile_builtin(text);
+        return *u ? TD_OK : TD_ERANGE;
     default: /* TD_OPTION_CHOICE */
         for (uint32_t i = 0; r->info.values[i]; i++)
             if (strcmp(r->info.values[i], text) == 0) {
@@ -229,6 +243,11 @@ static void store_value(const opt_row *r, td_options *o, double v, uint64_t u)
     switch (r->store) {
     case ST_U64: memcpy(p, &u, sizeof u); break;
     case ST_U32: memcpy(p, &u32, sizeof u32); break;
+    case ST_PROFILE: {
+        const td_profile *pf = (const td_profile *)(uintptr_t)u;
+        memcpy(p, &pf, sizeof pf);
+        break;
+    }
     default: memcpy(p, &v, sizeof v); break;
     }
 }
@@ -339,14 +358,17 @@ static void bad_value_msg(const opt_row *r, const char *given, const char *value
     static const char *const not_a[] = {"not a whole number", "not a size", "not a number", ""};
     char name[80];
     spelled(given, name, sizeof name);
-    if (r->info.type == TD_OPTION_CHOICE) {
-        char list[128] = "";
+    if (r->info.values) {
+        char list[192] = "";
         size_t n = 0;
         for (; r->info.values[n]; n++)
             (void)td__msg(list + strlen(list), sizeof list - strlen(list), "%s%s",
                           n ? ", " : "", r->info.values[n]);
         const char *s = closest(value, r->info.values, n, 0);
-        if (s)
+        if (r->info.type == TD_OPTION_TEXT) /* profile */
+            td__msg(msg, cap, "bad value '%s' for %s: not a built-in profile (%s)%s%s%s", value,
+                    name, list, s ? "; did you mean '" : "", s ? s : "", s ? "'?" : "");
+        else if (s)
             td__msg(msg, cap, "bad value '%s' for %s: one of %s; did you mean '%s'?", value, name,
                     list, s);
         else
