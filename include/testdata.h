@@ -1193,6 +1193,15 @@ TD_API int td_profile_builder_new(td_profile_builder **out, const td_profile_opt
 TD_API int td_profile_builder_update(td_profile_builder *b, const void *buf, size_t len);
 
 /**
+ * Feed everything read from @p fd up to its end (interrupted reads are
+ * resumed; the fd is not closed): td_profile_builder_update() over a file,
+ * a pipe or stdin, in bounded memory.
+ * @return TD_OK; TD_EIO (errno set) on a read error; as
+ *         td_profile_builder_update() otherwise.
+ */
+TD_API int td_profile_builder_update_fd(td_profile_builder *b, int fd);
+
+/**
  * Parse the kept sample and build the profile.  The builder cannot be
  * updated afterwards (free it).  The model depends only on the bytes and
  * the options; the fingerprint's timings are measurements.

@@ -819,6 +819,39 @@ out:
     return rc;
 }
 
+int td_profile_builder_update_fd(td_profile_builder *b, int fd)
+{
+    const size_t cap = 1u << 20;
+    uint8_t *buf;
+    int rc = TD_OK;
+    if (!b || fd < 0)
+        return TD_EINVAL;
+    buf = malloc(cap);
+    if (!buf)
+        return TD_ENOMEM;
+#ifdef POSIX_FADV_SEQUENTIAL
+    (void)posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+#endif
+    for (;;) {
+        ssize_t n = read(fd, buf, cap);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            int e = errno;
+            free(buf);
+            errno = e;
+            return TD_EIO;
+        }
+        if (n == 0)
+            break;
+        rc = td_profile_builder_update(b, buf, (size_t)n);
+        if (rc != TD_OK)
+            break;
+    }
+    free(buf);
+    return rc;
+}
+
 int td_profile_builder_finish(td_profile_builder *b, td_profile **out)
 {
     td_profile *p;

@@ -341,6 +341,20 @@ void cli_parse_stream(const cli_args *a, const char *kind, const char *size,
             s->seed_was_random = 1;
             s->random_seed = seed;
         }
+        if (strcmp(key, "--profile") == 0 && td_option_applies(td_option_find("profile"), s->kind) &&
+            !td_profile_builtin(val)) {
+            /* A profile file: the library loads it; the program keeps it
+             * (the options borrow it) until it ends. */
+            static td_profile *kept;
+            char pmsg[512] = "";
+            td_profile_free(kept);
+            kept = NULL;
+            if (td_profile_open(&kept, val, pmsg, sizeof pmsg) != TD_OK)
+                cli_usage_error("bad value '%s' for --profile: %s", val,
+                                pmsg[0] ? pmsg : "not a profile");
+            s->opt.profile = kept;
+            continue;
+        }
         if (td_options_set_msg(&s->opt, s->kind, key, val, msg, sizeof msg) != TD_OK)
             cli_usage_error("%s", msg);
     }

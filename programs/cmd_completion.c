@@ -57,7 +57,7 @@ static int options_of(const cli_cmd *cmd, copt *out, int max)
         for (char *p = out[n].name; *p; p++)
             *p = *p == '_' ? '-' : *p;
         out[n].takes_value = 1;
-        out[n].values = o->type == TD_OPTION_CHOICE ? o->values : NULL;
+        out[n].values = o->values; /* choices, or suggestions (profile) */
         short_help(o->help, out[n].help, sizeof out[n].help);
     }
     return n;
