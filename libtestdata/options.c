@@ -11,7 +11,7 @@
 
 #define ALL_KINDS ((1u << TD_KIND_COUNT) - 1u)
 #define K(kind) (1u << (kind))
-#define DEDUP_KINDS (K(TD_RANDOM) | K(TD_TEXT) | K(TD_COMPRESSIBLE))
+#define DEDUP_KINDS (K(TD_RANDOM) | K(TD_TEXT) | K(TD_COMPRESSIBLE) | K(TD_LIKE))
 
 /* How a value is stored in td_options. */
 enum { ST_U64, ST_U32, ST_DOUBLE, ST_PROFILE /* a const td_profile * */ };
