@@ -9,6 +9,8 @@
     testdata.analyze(path)["ratios"]["gzip"]                  # as `analyze --json`
     testdata.tree(tmp / "t", files=1000, total="100M", seed=7)  # a file tree
     testdata.verify_tree(tmp / "t", files=1000, total="100M", seed=7)
+    p = testdata.profile(["sample.db"])                       # data like yours:
+    testdata.generate("like", "64M", profile=p)               # ... or profile="html"
 
 Sizes take an int or the CLI's strings ("100M", "1KB"); kind names and
 options are the CLI's (algorithm="fast", threads=2, dedup_block="64K" ...).
@@ -22,6 +24,7 @@ testdata.capi.
 from . import capi
 from ._stream import (FORMAT_VERSION, UNBOUNDED, Error, MismatchError, Stream, analyze, fill,
                       generate, kinds, options, parse_size, shard_name, split_range, verify, write)
+from ._profile import Profile, builtin_profiles, profile
 from ._tree import Tree, TreeFile, TreeMismatchError, tree, tree_profile, verify_tree
 from ._types import Algorithm, AnalysisDict, Kind, Seed, Size, StreamOptions
 
@@ -30,4 +33,5 @@ __version__: str = capi.td_version()
 __all__ = ["Stream", "generate", "fill", "write", "verify", "analyze", "Error", "MismatchError",
            "parse_size", "kinds", "options", "split_range", "shard_name", "Kind", "Algorithm",
            "Size", "Seed", "StreamOptions", "AnalysisDict", "UNBOUNDED", "FORMAT_VERSION", "capi",
-           "Tree", "TreeFile", "TreeMismatchError", "tree", "verify_tree", "tree_profile"]
+           "Tree", "TreeFile", "TreeMismatchError", "tree", "verify_tree", "tree_profile",
+           "Profile", "profile", "builtin_profiles"]

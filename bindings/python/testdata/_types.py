@@ -12,10 +12,12 @@ from __future__ import annotations
 import os
 from typing import Literal, TypedDict, Union
 
+from ._profile import Profile
+
 __all__ = ["Kind", "Algorithm", "Size", "Seed", "StreamOptions", "StrPath", "AnalysisDict"]
 
 #: A kind name (td_kind_name): what the bytes look like.
-Kind = Literal["zero", "random", "text", "compressible"]
+Kind = Literal["zero", "random", "text", "compressible", "like"]
 
 #: The values of the ``algorithm`` option (td_algorithm), for kind random.
 Algorithm = Literal["chacha20", "fast"]
@@ -41,6 +43,8 @@ class StreamOptions(TypedDict, total=False):
     ratio: Union[float, str]
     dedup: Union[float, str]
     dedup_block: Union[int, str]
+    #: kind like: a testdata.Profile, a built-in profile name or a profile file.
+    profile: Union[str, "os.PathLike[str]", Profile]
 
 
 class _Ratios(TypedDict):
