@@ -115,7 +115,7 @@ class Profile:
         return out
 
     def __repr__(self) -> str:
-        return f"<testdata.Profile {self.name or self.digest[:12]}>"
+        return f"<testdata.Profile {self.name or '(unnamed)'} {self.digest[:16]}>"
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Profile) and other.digest == self.digest
