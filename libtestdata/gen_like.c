@@ -486,20 +486,45 @@ static int doc_fill(const like_state *st, uint64_t offset, uint8_t *buf, size_t 
 static int like_fill(const void *state, uint64_t offset, uint8_t *buf, size_t len)
 {
     const like_state *st = state;
+    const uint32_t L = st->doc;
+    uint64_t cj = UINT64_MAX; /* the document held in cache, whole */
+    uint8_t *cache;
+    doc_work w;
+
     if (!st->dd.on)
         return doc_fill(st, offset, buf, len);
-    /* The sample's own 4 KiB duplicates, with the generic dedup mapping. */
+    /* The sample's own 4 KiB duplicates, with the generic dedup mapping.
+     * New blocks come in order, so one cached document serves the many
+     * 4 KiB pieces it holds instead of regenerating its prefix for each. */
+    cache = malloc(L);
+    w.recent = malloc(sizeof(uint32_t) << recent_bits(L));
+    if (!cache || !w.recent) {
+        free(cache);
+        free(w.recent);
+        return TD_ENOMEM;
+    }
+    w.tag = 2047; /* the first document clears the table */
     while (len) {
         uint64_t i = offset / 4096, at = offset % 4096;
-        uint64_t src = like_dedup_map(&st->dd, i);
+        uint64_t so = like_dedup_map(&st->dd, i) * 4096 + at;
         size_t n = 4096 - at < len ? (size_t)(4096 - at) : len;
-        int rc = doc_fill(st, src * 4096 + at, buf, n);
-        if (rc != TD_OK)
-            return rc;
+        for (size_t done = 0; done < n;) {
+            uint64_t j = (so + done) / L;
+            uint32_t off = (uint32_t)((so + done) % L);
+            size_t m = TD_MIN(n - done, (size_t)(L - off));
+            if (j != cj) {
+                gen_doc(st, j, cache, L, &w);
+                cj = j;
+            }
+            memcpy(buf + done, cache + off, m);
+            done += m;
+        }
         buf += n;
         len -= n;
         offset += n;
     }
+    free(cache);
+    free(w.recent);
     return TD_OK;
 }
 

@@ -901,7 +901,8 @@ int td_profile_builder_finish(td_profile_builder *b, td_profile **out)
                 else
                     h[k++] = block_hash(q);
             }
-        qsort(h, k, sizeof *h, cmp_u64);
+        if (k) /* no qsort of an empty (NULL) array */
+            qsort(h, k, sizeof *h, cmp_u64);
         size_t uniq = 0;
         for (size_t i = 0; i < k; i++)
             uniq += i == 0 || h[i] != h[i - 1];

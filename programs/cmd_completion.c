@@ -57,9 +57,7 @@ static int options_of(const cli_cmd *cmd, copt *out, int max)
         for (char *p = out[n].name; *p; p++)
             *p = *p == '_' ? '-' : *p;
         out[n].takes_value = 1;
-        out[n].values = o->values; /* choices, or built-in names (profile) */
-        /* A text option with suggested values also takes a file (profile). */
-        out[n].files = o->type == TD_OPTION_TEXT && o->values;
+        out[n].values = o->type == TD_OPTION_CHOICE ? o->values : NULL;
         short_help(o->help, out[n].help, sizeof out[n].help);
     }
     return n;
@@ -142,13 +140,7 @@ static void bash(FILE *f)
             fprintf(f, "        --%s", o[i].name);
             if (o[i].alias)
                 fprintf(f, "|-%c", o[i].alias);
-            if (o[i].files && o[i].values) {
-                fputs(")\n            compopt -o filenames 2>/dev/null\n"
-                      "            COMPREPLY=($(IFS=' '; compgen -W \"", f);
-                values_list(f, o[i].values);
-                fputs("\" -- \"$cur\") $(compgen -f -- \"$cur\"))\n"
-                      "            return;;\n", f);
-            } else if (o[i].files) {
+            if (o[i].files) {
                 fputs(")\n            compopt -o filenames 2>/dev/null\n"
                       "            COMPREPLY=($(compgen -f -- \"$cur\"))\n"
                       "            return;;\n", f);
@@ -263,7 +255,7 @@ static void zsh(FILE *f)
                         o[i].alias, o[i].takes_value ? "+" : "", o[i].name, arg, o[i].help);
             else
                 fprintf(f, " \\\n      '--%s%s[%s]", o[i].name, arg, o[i].help);
-            if (o[i].files && !o[i].values) /* zsh: a profile completes its built-ins */
+            if (o[i].files)
                 fputs(":file:_files", f);
             else if (o[i].values) {
                 fputs(":value:(", f);
@@ -369,11 +361,7 @@ static void fish(FILE *f)
             fprintf(f, "complete -c testdata -n '__testdata_using %s' -l %s", cmd->name, o[i].name);
             if (o[i].alias)
                 fprintf(f, " -s %c", o[i].alias);
-            if (o[i].files && o[i].values) {
-                fputs(" -r -F -a '", f);
-                values_list(f, o[i].values);
-                fputs("'", f);
-            } else if (o[i].files)
+            if (o[i].files)
                 fputs(" -r -F", f);
             else if (o[i].values) {
                 fputs(" -x -a '", f);

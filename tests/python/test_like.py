@@ -46,6 +46,8 @@ def test_profile_save_load_round_trip(tmp_path, cli):
     assert x == testdata.generate("like", "300K", profile=str(path), seed=1)
     assert x == testdata.generate("like", "300K", profile=path, seed=1)
     assert testdata.generate("like", "300K", profile=testdata.Profile.loads(p.dumps()), seed=1) == x
+    import pickle
+    assert testdata.generate("like", "300K", profile=pickle.loads(pickle.dumps(p)), seed=1) == x
     out = subprocess.run([cli, "gen", "like", "300K", "--profile", str(path), "--seed", "1"],
                          stdout=subprocess.PIPE, check=True).stdout
     assert out == x

@@ -8,7 +8,7 @@ the CLI and to Python.
 from __future__ import annotations
 
 import os
-from typing import Dict, Iterable, List, Optional, Tuple, Union
+from typing import Any, Dict, Iterable, List, Optional, Tuple, Union
 
 from . import capi
 
@@ -113,6 +113,11 @@ class Profile:
                 return {}
             out[c] = (float(ratio), float(ns))
         return out
+
+    def __reduce__(self) -> Tuple[Any, Tuple[str]]:
+        """Pickled as its JSON form (Dask and multiprocessing send profiles
+        to workers); the model, so the bytes, are the same after loading."""
+        return (Profile.loads, (self.dumps(),))
 
     def __repr__(self) -> str:
         return f"<testdata.Profile {self.name or '(unnamed)'} {self.digest[:16]}>"

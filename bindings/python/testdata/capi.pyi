@@ -37,7 +37,6 @@ TD_ZERO: int
 TD_RANDOM: int
 TD_TEXT: int
 TD_COMPRESSIBLE: int
-TD_LIKE: int
 TD_KIND_COUNT: int
 TD_ALG_CHACHA20: int
 TD_ALG_FAST: int
@@ -48,28 +47,12 @@ TD_OPTION_UINT: int
 TD_OPTION_SIZE: int
 TD_OPTION_REAL: int
 TD_OPTION_CHOICE: int
-TD_OPTION_TEXT: int
-TD_OPTIONS_INIT_PROFILE_: int
-TD_PROFILE_DEFAULT_SAMPLE: int
-TD_PROFILE_MAX_JSON: int
 TD_IO_IN_PLACE: int
 TD_IO_NAMED_TEMP: int
 TD_CODEC_GZIP: int
 TD_CODEC_ZSTD: int
 TD_CODEC_LZ4: int
 TD_CODEC_XZ: int
-TD_TREE_MAX_DEPTH: int
-TD_TREE_MAX_FANOUT: int
-TD_TREE_PATH_MAX: int
-TD_TREE_PROFILE_VERSION: int
-TD_TREE_RESUME: int
-TD_TREE_NO_EXTRA: int
-TD_TREE_EXTRA_ONLY: int
-TD_TREE_MISSING: int
-TD_TREE_WRONG_SIZE: int
-TD_TREE_CHANGED: int
-TD_TREE_EXTRA: int
-TD_TREE_UNREADABLE: int
 TD_CODEC_COUNT: int
 TD_ANALYZE_DEFAULT_SAMPLE: int
 TD_ANALYZE_BLOCK: int
@@ -152,40 +135,6 @@ class td_stream:
 class td_verifier:
     thisown: bool
 
-class td_tree:
-    thisown: bool
-
-class td_tree_entry:
-    index: int
-    size: int
-    offset: int
-    dir: int
-    kind: int
-    path: str
-    thisown: bool
-    def __init__(self) -> None: ...
-
-class td_tree_result:
-    files: int
-    bytes: int
-    written: int
-    skipped: int
-    ok: int
-    missing: int
-    wrong_size: int
-    changed: int
-    extra: int
-    unreadable: int
-    error: int
-    thisown: bool
-    def __init__(self) -> None: ...
-
-class td_profile:
-    thisown: bool
-
-class td_profile_builder:
-    thisown: bool
-
 def td_strerror(rc: int) -> str: ...
 def td_version() -> str: ...
 def td_options_init(o: td_options) -> None: ...
@@ -234,20 +183,13 @@ def td_py_shard_name(index: int) -> Tuple[int, str]: ...
 def td_py_option_values(index: int) -> Tuple[int, str]: ...
 def td_py_analyze_file(path: _Path, sample: int, threads: int) -> Tuple[int, str]: ...
 def td_py_analyze_buffer(buf: ReadableBuffer, sample: int, threads: int) -> Tuple[int, str]: ...
-def td_tree_count(t: td_tree) -> int: ...
-def td_tree_total(t: td_tree) -> int: ...
-def td_tree_kind(t: td_tree) -> int: ...
-def td_py_tree_new() -> Tuple[int, td_tree]: ...
-def td_py_tree_set(t: td_tree, key: str, value: str) -> Tuple[int, str]: ...
-def td_py_tree_prepare(t: td_tree) -> Tuple[int, str]: ...
-def td_py_tree_file(t: td_tree, index: int) -> Tuple[int, td_tree_entry]: ...
-def td_py_tree_write(t: td_tree, path: _Path, flags: int, threads: int, first: int,
-                     count: int) -> Tuple[int, td_tree_result, str]: ...
-def td_py_tree_verify(t: td_tree, path: _Path, flags: int, threads: int, first: int,
-                      count: int) -> Tuple[int, td_tree_result, str]: ...
-def td_py_tree_scan(path: _Path) -> Tuple[int, str]: ...
 
 # Profiles of kind like (testdata._profile).
+TD_LIKE: int
+TD_OPTIONS_INIT_PROFILE_: int
+TD_PROFILE_DEFAULT_SAMPLE: int
+TD_PROFILE_MAX_JSON: int
+
 def td_profile_builtin_name(i: int) -> Optional[str]: ...
 def td_profile_name(p: td_profile) -> Optional[str]: ...
 def td_profile_builder_update(b: td_profile_builder, buf: ReadableBuffer) -> int: ...
@@ -261,3 +203,9 @@ def td_py_profile_save_file(p: td_profile, path: str) -> int: ...
 def td_py_profile_fingerprint(p: td_profile, codec: int) -> Tuple[int, float, float]: ...
 def td_py_profile_digest(p: td_profile) -> Tuple[int, str]: ...
 def td_py_options_set_profile(o: td_options, p: Optional[td_profile]) -> None: ...
+
+class td_profile:
+    thisown: bool
+
+class td_profile_builder:
+    thisown: bool
