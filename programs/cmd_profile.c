@@ -94,9 +94,11 @@ static void print_fingerprint(FILE *f, const char *what, const td_profile *p)
             info.doc_bytes, info.dedup);
     for (int c = 0; c < TD_CODEC_COUNT; c++) {
         double r, ns;
-        if (td_profile_fingerprint(p, c, &r, &ns) == TD_OK)
+        if (td_profile_fingerprint(p, c, &r, &ns) == TD_OK && ns > 0)
             fprintf(f, "  %-8s ratio %7.3f  %7.1f ns/byte  %8.1f MB/s\n", td_codec_label(c), r,
-                    ns, ns > 0 ? 1e3 / ns : 0.0);
+                    ns, 1e3 / ns);
+        else if (td_profile_fingerprint(p, c, &r, &ns) == TD_OK)
+            fprintf(f, "  %-8s ratio %7.3f  (no timing)\n", td_codec_label(c), r);
     }
 }
 
@@ -166,14 +168,17 @@ static int check(const cli_args *a, uint64_t sample)
             if (td_profile_fingerprint(p, c, &r, &ns) != TD_OK ||
                 td_profile_fingerprint(ref, c, &rr, &rns) != TD_OK)
                 continue;
-            printf("  %-8s %8.3f %8.3f %+6.1f%% | %9.1f %9.1f %6.2fx\n", td_codec_label(c), r, rr,
-                   rr > 0 ? 100.0 * (r / rr - 1) : 0.0, ns, rns, rns > 0 ? ns / rns : 0.0);
+            if (rns > 0)
+                printf("  %-8s %8.3f %8.3f %+6.1f%% | %9.1f %9.1f %6.2fx\n", td_codec_label(c), r,
+                       rr, rr > 0 ? 100.0 * (r / rr - 1) : 0.0, ns, rns, ns / rns);
+            else /* built-ins keep ratios, not timings (they depend on the machine) */
+                printf("  %-8s %8.3f %8.3f %+6.1f%% | %9.1f %9s %7s\n", td_codec_label(c), r, rr,
+                       rr > 0 ? 100.0 * (r / rr - 1) : 0.0, ns, "-", "-");
         }
         td_profile_free(p);
     }
     if (td_profile_fingerprint(ref, 0, NULL, NULL) == TD_ERANGE)
-        printf("(%s has no fingerprint: built-in profiles leave out the timings and ratios)\n",
-               a->val[O_CHECK]);
+        printf("(%s has no fingerprint: it was made with --no-fingerprint)\n", a->val[O_CHECK]);
     td_profile_free(ref);
     if (fflush(stdout) != 0) {
         cli_error("write error on stdout: %s", strerror(errno));
