@@ -552,7 +552,11 @@ def write_markdown(out, m, quick, kind_list, kres, core, py, comp, tx, scripts, 
           "docs/img/like.png`.\n")
         if (ROOT / "docs" / "img" / "like.png").exists():
             w("![like fidelity](img/like.png)\n")
-        w("```text\n" + like_results.read_text().strip() + "\n```\n")
+        text = like_results.read_text()
+        if "== summary" in text:  # the per-sample tables stay in the file
+            text = text[text.index("== summary"):]
+        w("Summary of `tests/bench/results_like.txt` (per-sample tables there):\n")
+        w("```text\n" + text.strip() + "\n```\n")
 
     if trees:
         write_trees(w, trees)

@@ -37,7 +37,7 @@ Test(like, kind_registered)
     cr_assert_str_eq(td_kind_name(TD_LIKE), "like");
 }
 
-Test(like, golden_vectors, .timeout = 120)
+Test(like, golden_vectors)
 {
     for (size_t i = 0; i < sizeof golden / sizeof golden[0]; i++) {
         td_options o = like_opts(golden[i].profile, golden[i].seed);
@@ -64,7 +64,7 @@ Test(like, builtins_exist_and_load)
     cr_assert_null(td_profile_builtin(NULL));
 }
 
-Test(like, chunking_seek_threads, .timeout = 240)
+Test(like, chunking_seek_threads)
 {
     /* Documents of 1 MiB (english) across block and document boundaries,
      * and far into the stream; small documents (source): many per block. */
@@ -217,7 +217,7 @@ static td_profile *build(const unsigned char *s, size_t n, size_t chunk, uint64_
     return p;
 }
 
-Test(like, builder_chunking_invariant, .timeout = 120)
+Test(like, builder_chunking_invariant)
 {
     size_t n = 3u << 20;
     unsigned char *s = make_sample(n);
@@ -432,7 +432,7 @@ static void check_no_runs(const unsigned char *s, size_t n, const char *what)
     td_profile_free(p);
 }
 
-Test(like, profile_holds_no_content, .timeout = 300)
+Test(like, profile_holds_no_content)
 {
     static const char *const files[] = {
         "realdata/cp.html", "realdata/fields.c", "realdata/fireworks.jpeg", "realdata/geo.protodata",
@@ -491,7 +491,7 @@ Test(like, fingerprint_measured)
 }
 
 #ifdef TD_CLI
-Test(like, cli_gen_verify_profile, .timeout = 120)
+Test(like, cli_gen_verify_profile)
 {
     char cmd[1024];
     snprintf(cmd, sizeof cmd,
