@@ -111,12 +111,13 @@ typedef enum td_kind {
     TD_RANDOM = 1, /**< incompressible pseudo-random bytes (see td_algorithm) */
     TD_TEXT   = 2, /**< prose from a text model (td_options.model; built-in English by
                         default): words, sentences, paragraphs, lines of at most 72 columns */
-    TD_COMPRESSIBLE = 3 /**< LZ-shaped bytes compressing by td_options.ratio */
+    TD_COMPRESSIBLE = 3, /**< LZ-shaped bytes compressing by td_options.ratio */
+    TD_LIKE = 4   /**< data like a sample: generated from a td_profile (td_options.profile) */
 } td_kind;
 
 /** Kinds are below TD_KIND_COUNT; a reserved value below it that is not
  *  yet a kind gives TD_EKIND (and td_kind_name() NULL). */
-#define TD_KIND_COUNT 4
+#define TD_KIND_COUNT 5
 
 /** Generator behind TD_RANDOM. */
 typedef enum td_algorithm {
@@ -171,7 +172,15 @@ typedef struct td_options {
         const td_model *model;
         uint64_t model_pad_;  /**< keeps the layout on 32-bit targets */
     };
-    uint64_t reserved[7];    /**< reserved for future options, must stay 0 */
+    /** TD_LIKE: the profile to generate from (borrowed: it must outlive
+     *  every stream and call that uses these options; built-in profiles
+     *  from td_profile_builtin() live forever).  NULL means the built-in
+     *  "english".  Other kinds ignore it. */
+    union {
+        const struct td_profile *profile;
+        uint64_t profile_pad_;  /**< keeps the layout on 32-bit targets */
+    };
+    uint64_t reserved[6];    /**< reserved for future options, must stay 0 */
 } td_options;
 
 /**
@@ -180,7 +189,7 @@ typedef struct td_options {
  * `static const td_options defaults = TD_OPTIONS_INIT;`.  Positional, so it
  * is valid C and C++.
  */
-#define TD_OPTIONS_INIT {0u, 1u, 0u /* TD_ALG_CHACHA20 */, 3.0, 1.0, 4096u, 0u, {0}, {0u}}
+#define TD_OPTIONS_INIT {0u, 1u, 0u /* TD_ALG_CHACHA20 */, 3.0, 1.0, 4096u, 0u, {0}, {0}, {0u}}
 
 /** Set every field of *o to its default.  NULL is ignored. */
 TD_API void td_options_init(td_options *o);
@@ -1260,6 +1269,182 @@ TD_API int td_analysis_json_error(const char *file, const char *error, char *buf
  *         line was truncated.
  */
 TD_API int td_analysis_verdict(const td_analysis *r, char *buf, size_t cap);
+
+/* ------------------------------------------------------------------------ */
+/* Profiles: data like yours (TD_LIKE)                                       */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * The statistics of a sample from which TD_LIKE generates data that
+ * compresses like it: an LZ77 parse's joint distribution of literal runs,
+ * match lengths and offsets, literal byte models by context and position,
+ * plus the sample's codec fingerprint.  A profile holds counts, never the
+ * sample's content (no run of 16 sample bytes appears in its JSON form).
+ * Its JSON form ("libtestdata-profile", version 1, at most 64 KiB) is
+ * specified in docs/format.md.  Immutable once built or loaded, so one
+ * profile may be shared by any number of threads and streams.  Opaque.
+ */
+typedef struct td_profile td_profile;
+
+/** An incremental profile builder (like td_analyzer).  Opaque; one thread
+ *  at a time per builder. */
+typedef struct td_profile_builder td_profile_builder;
+
+/** Default number of sample bytes the builder keeps and parses. */
+#define TD_PROFILE_DEFAULT_SAMPLE (8u * 1024u * 1024u)
+/** Largest JSON form of a profile, in bytes. */
+#define TD_PROFILE_MAX_JSON (64u * 1024u)
+
+/**
+ * How to build a profile.  Initialise with td_profile_options_init(); the
+ * reserved space keeps the size stable across minor versions.
+ */
+typedef struct td_profile_options {
+    /** Expected input size when known (TD_SIZE_UNBOUNDED if not): regions
+     *  are then spread evenly from the start.  Only picks the regions. */
+    uint64_t size_hint;
+    /** Bytes kept and parsed at most, in regions of 1 MiB; default
+     *  TD_PROFILE_DEFAULT_SAMPLE; 0 is out of range. */
+    uint64_t sample_bytes;
+    /** Nonzero (default): measure the fingerprint (ratio and CPU ns/byte of
+     *  gzip -6, zstd -3, lz4, xz -6 on up to 1 MiB of the sample). */
+    uint32_t fingerprint;
+    uint32_t reserved32;  /**< reserved, must stay 0 */
+    /** A name stored in the profile (at most 63 bytes of printable ASCII),
+     *  or NULL for none; copied by td_profile_builder_new(). */
+    const char *name;
+#if UINTPTR_MAX == 0xffffffffu
+    uint32_t name_pad_;   /**< keeps the layout of 64-bit builds */
+#endif
+    uint64_t reserved[5]; /**< reserved, must stay 0 */
+} td_profile_options;
+
+/** Set every field of *o to its default.  NULL is ignored. */
+TD_API void td_profile_options_init(td_profile_options *o);
+
+/**
+ * Create a builder.
+ * @param[out] out  receives the builder (NULL on failure)
+ * @param o         options (copied), or NULL for defaults
+ * @return TD_OK, TD_EINVAL, TD_ERANGE (sample_bytes 0), TD_ENOMEM.
+ */
+TD_API int td_profile_builder_new(td_profile_builder **out, const td_profile_options *o);
+
+/**
+ * Feed the next @p len bytes of the sample.  Any chunking of the same bytes
+ * gives the same profile.  Memory stays bounded (about sample_bytes plus
+ * 40 MiB at finish) whatever the input size.
+ * @return TD_OK; TD_EINVAL (NULL builder, NULL buf with len > 0, after
+ *         finish); TD_ERANGE (total past 2^64-1); TD_ENOMEM.
+ */
+TD_API int td_profile_builder_update(td_profile_builder *b, const void *buf, size_t len);
+
+/**
+ * Feed everything read from @p fd up to its end (interrupted reads are
+ * resumed; the fd is not closed): td_profile_builder_update() over a file,
+ * a pipe or stdin, in bounded memory.
+ * @return TD_OK; TD_EIO (errno set) on a read error; as
+ *         td_profile_builder_update() otherwise.
+ */
+TD_API int td_profile_builder_update_fd(td_profile_builder *b, int fd);
+
+/**
+ * Parse the kept sample and build the profile.  The builder cannot be
+ * updated afterwards (free it).  The model depends only on the bytes and
+ * the options; the fingerprint's timings are measurements.
+ * @param b        the builder
+ * @param[out] out  the new profile, to release with td_profile_free()
+ * @return TD_OK, TD_EINVAL (NULL argument, finished twice), TD_ENOMEM.
+ */
+TD_API int td_profile_builder_finish(td_profile_builder *b, td_profile **out);
+
+/** Release a builder.  NULL is fine. */
+TD_API void td_profile_builder_free(td_profile_builder *b);
+
+/**
+ * Load a profile from its JSON form (a strict RFC 8259 reader: malformed or
+ * hostile input is rejected, never trusted).
+ * @return TD_OK; TD_ESYNTAX (not JSON); TD_EINVAL (not a valid version-1
+ *         profile); TD_ERANGE (larger than 64 KiB, numbers or nesting out of
+ *         range); TD_ENOMEM.
+ */
+TD_API int td_profile_load(td_profile **out, const void *buf, size_t len);
+
+/** As td_profile_load(), and on failure writes a one-line explanation
+ *  (byte offset and reason) into msg (NUL-terminated when msgcap > 0). */
+TD_API int td_profile_load_msg(td_profile **out, const void *buf, size_t len, char *msg,
+                               size_t msgcap);
+
+/** Load a profile file.  As td_profile_load(); TD_EIO (errno set) if the
+ *  file cannot be read. */
+TD_API int td_profile_load_file(td_profile **out, const char *path);
+
+/** As td_profile_load_file(), with a message as in td_profile_load_msg(). */
+TD_API int td_profile_load_file_msg(td_profile **out, const char *path, char *msg, size_t msgcap);
+
+/**
+ * Write the JSON form of @p p into buf.  *len receives its length (also
+ * when buf is too small: call with cap 0 to learn the size).
+ * @return TD_OK, TD_ERANGE (cap too small), TD_EINVAL, TD_ENOMEM.
+ */
+TD_API int td_profile_save(const td_profile *p, void *buf, size_t cap, size_t *len);
+
+/** Write the JSON form of @p p to @p path through td_output (atomic
+ *  replacement of a regular file).  TD_OK, TD_EIO (errno), TD_EINVAL, TD_ENOMEM. */
+TD_API int td_profile_save_file(const td_profile *p, const char *path);
+
+/**
+ * A built-in profile by name ("english", "html", "source", "executable",
+ * "json", "database", "office", ...; see td_profile_builtin_name()), or
+ * NULL if there is none.  Built-ins are static: td_profile_free() ignores
+ * them.  Thread-safe.
+ */
+TD_API const td_profile *td_profile_builtin(const char *name);
+
+/** Name of built-in profile @p i (0, 1, ...), NULL past the last one. */
+TD_API const char *td_profile_builtin_name(unsigned i);
+
+/**
+ * A built-in profile if @p name_or_path is the name of one, else the
+ * profile file at that path (loaded as by td_profile_load_file_msg()): what
+ * the CLI's --profile and Python's profile= take.  Release *out with
+ * td_profile_free() either way.
+ * @return TD_OK; as td_profile_load_file_msg() (the message names the
+ *         built-in profiles when the file does not exist).
+ */
+TD_API int td_profile_open(td_profile **out, const char *name_or_path, char *msg, size_t msgcap);
+
+/** Release a profile.  NULL and built-in profiles are ignored. */
+TD_API void td_profile_free(td_profile *p);
+
+/** The profile's name ("" when it has none; the name of a built-in). */
+TD_API const char *td_profile_name(const td_profile *p);
+
+/** BLAKE2b-256 of the canonical form of the profile's model: the part of
+ *  the key that makes two profiles give different bytes. */
+TD_API int td_profile_digest(const td_profile *p, uint8_t out[32]);
+
+/**
+ * The sample's fingerprint as measured when profiling: compression ratio
+ * and compressor CPU ns per input byte of @p codec (a td_codec).
+ * @return TD_OK; TD_ERANGE if the profile has no fingerprint; TD_EINVAL.
+ */
+TD_API int td_profile_fingerprint(const td_profile *p, int codec, double *ratio,
+                                  double *ns_per_byte);
+
+/** Facts about a profile (td_profile_info()). */
+typedef struct td_profile_info_t {
+    uint64_t source_bytes;  /**< bytes the builder was given */
+    uint64_t sampled_bytes; /**< bytes it parsed */
+    uint32_t doc_bytes;     /**< length of the generator's independent documents */
+    uint32_t reserved32;    /**< 0 */
+    double dedup;           /**< 4 KiB-block dedup ratio of the sample (one-byte blocks excluded) */
+    double const4k;         /**< share of the sample's 4 KiB blocks that are one repeated byte */
+    uint64_t reserved[4];   /**< 0 */
+} td_profile_info_t;
+
+/** Fill *info.  TD_OK or TD_EINVAL. */
+TD_API int td_profile_info(const td_profile *p, td_profile_info_t *info);
 
 #ifdef __cplusplus
 }

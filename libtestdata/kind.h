@@ -49,10 +49,15 @@ extern const td_kind_vtbl td_kind_zero TD_HIDDEN;
 extern const td_kind_vtbl td_kind_random TD_HIDDEN;
 extern const td_kind_vtbl td_kind_text TD_HIDDEN;
 extern const td_kind_vtbl td_kind_compressible TD_HIDDEN;
+extern const td_kind_vtbl td_kind_like TD_HIDDEN;
 
 /* Names of td_algorithm values, indexed by value, NULL-terminated
  * (gen_random.c): the values of the option "algorithm". */
 extern const char *const td__algorithm_names[] TD_HIDDEN;
+
+/* Names of the built-in profiles of TD_LIKE, NULL-terminated
+ * (like_builtin.c): the suggested values of the option "profile". */
+extern const char *const tdl_builtin_names[] TD_HIDDEN;
 
 /* The vtable of a kind, or NULL when unknown. */
 TD_HIDDEN const td_kind_vtbl *td__kind_get(int kind);

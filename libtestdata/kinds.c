@@ -8,6 +8,7 @@ static const td_kind_vtbl *const kinds[TD_KIND_COUNT] = {
     [TD_RANDOM] = &td_kind_random,
     [TD_TEXT] = &td_kind_text,
     [TD_COMPRESSIBLE] = &td_kind_compressible,
+    [TD_LIKE] = &td_kind_like,
 };
 
 const td_kind_vtbl *td__kind_get(int kind)

@@ -12,10 +12,10 @@
 
 #define ALL_KINDS ((1u << TD_KIND_COUNT) - 1u)
 #define K(kind) (1u << (kind))
-#define DEDUP_KINDS (K(TD_RANDOM) | K(TD_TEXT) | K(TD_COMPRESSIBLE))
+#define DEDUP_KINDS (K(TD_RANDOM) | K(TD_TEXT) | K(TD_COMPRESSIBLE) | K(TD_LIKE))
 
 /* How a value is stored in td_options. */
-enum { ST_U64, ST_U32, ST_DOUBLE, ST_MODEL };
+enum { ST_U64, ST_U32, ST_DOUBLE, ST_MODEL, ST_PROFILE /* a const td_profile * */ };
 
 /* Row flags. */
 enum {
@@ -69,6 +69,14 @@ static const opt_row rows[] = {
     {{"model", TD_OPTION_TEXT, "FILE", "text model to generate from (testdata model build)",
       NULL, "a text model file", "built-in English", K(TD_TEXT), 0},
      offsetof(td_options, model), ST_MODEL, CHECK_ALWAYS | STRICT, 0, 1, 0},
+    /* A pointer, not a number: td_options_set takes the names of built-in
+     * profiles; a profile file is opened by the caller, who owns it
+     * (td_profile_open) and sets td_options.profile. */
+    {{"profile", TD_OPTION_TEXT, "PROFILE",
+      "the profile to generate data like: a built-in name or a file made by 'testdata profile'",
+      tdl_builtin_names, "a built-in profile (english, html, source, ...) or a profile file",
+      "english", K(TD_LIKE), 0},
+     offsetof(td_options, profile), ST_PROFILE, 0, 0, 0, 0},
 };
 
 #define NROWS (sizeof rows / sizeof rows[0])
@@ -112,6 +120,7 @@ static double get_value(const opt_row *r, const td_options *o)
     case ST_U64: memcpy(&u64, p, sizeof u64); return (double)u64;
     case ST_U32: memcpy(&u32, p, sizeof u32); return u32;
     case ST_MODEL: return o->model != NULL;
+    case ST_PROFILE: return 0; /* any pointer (NULL: the default profile) */
     default: memcpy(&d, p, sizeof d); return d;
     }
 }
@@ -130,6 +139,7 @@ void td_options_init(td_options *o)
         case ST_U64: memcpy(p, &u64, sizeof u64); break;
         case ST_U32: memcpy(p, &u32, sizeof u32); break;
         case ST_MODEL: o->model = NULL; break;
+        case ST_PROFILE: break; /* NULL, from the memset */
         default: memcpy(p, &r->def, sizeof r->def); break;
         }
     }
@@ -216,8 +226,13 @@ static int parse_value(const opt_row *r, const char *text, double *v, uint64_t *
         return rc;
     case TD_OPTION_REAL:
         return td__parse_double(text, v);
-    case TD_OPTION_TEXT: /* loaded by td_options_set_msg */
-        *v = 1;
+    case TD_OPTION_TEXT:
+        if (r->store == ST_PROFILE) { /* a built-in name */
+            *v = 0;
+            *u = (uintptr_t)td_profile_builtin(text);
+            return *u ? TD_OK : TD_ERANGE;
+        }
+        *v = 1; /* a model file: loaded by td_options_set_msg */
         return *text ? TD_OK : TD_ESYNTAX;
     default: /* TD_OPTION_CHOICE */
         for (uint32_t i = 0; r->info.values[i]; i++)
@@ -237,6 +252,11 @@ static void store_value(const opt_row *r, td_options *o, double v, uint64_t u)
     switch (r->store) {
     case ST_U64: memcpy(p, &u, sizeof u); break;
     case ST_U32: memcpy(p, &u32, sizeof u32); break;
+    case ST_PROFILE: {
+        const td_profile *pf = (const td_profile *)(uintptr_t)u;
+        memcpy(p, &pf, sizeof pf);
+        break;
+    }
     default: memcpy(p, &v, sizeof v); break;
     }
 }
@@ -347,14 +367,17 @@ static void bad_value_msg(const opt_row *r, const char *given, const char *value
     static const char *const not_a[] = {"not a whole number", "not a size", "not a number", ""};
     char name[80];
     spelled(given, name, sizeof name);
-    if (r->info.type == TD_OPTION_CHOICE) {
-        char list[128] = "";
+    if (r->info.values) {
+        char list[192] = "";
         size_t n = 0;
         for (; r->info.values[n]; n++)
             (void)td__msg(list + strlen(list), sizeof list - strlen(list), "%s%s",
                           n ? ", " : "", r->info.values[n]);
         const char *s = closest(value, r->info.values, n, 0);
-        if (s)
+        if (r->info.type == TD_OPTION_TEXT) /* profile */
+            td__msg(msg, cap, "bad value '%s' for %s: not a built-in profile (%s)%s%s%s", value,
+                    name, list, s ? "; did you mean '" : "", s ? s : "", s ? "'?" : "");
+        else if (s)
             td__msg(msg, cap, "bad value '%s' for %s: one of %s; did you mean '%s'?", value, name,
                     list, s);
         else

@@ -121,6 +121,7 @@ void td_tree_free(td_tree *t)
     free(t->like);
     free(t->q);
     td_model_free((td_model *)t->opt.model); /* loaded by its "model" option */
+    td_profile_free(t->profile);
     for (int i = 0; i < t->nsopt; i++) {
         free(t->skey[i]);
         free(t->sval[i]);
@@ -1107,6 +1108,14 @@ int td_tree_prepare(td_tree *t, char *msg, size_t cap)
     for (int i = 0; i < t->nsopt; i++) {
         const td_model *before = t->opt.model;
         rc = td_options_set_msg(&t->opt, t->kind, t->skey[i], t->sval[i], msg, cap);
+        if (rc == TD_ERANGE && td_option_find(t->skey[i][0] == '-' ? t->skey[i] + 2 : t->skey[i]) ==
+                                   td_option_find("profile")) {
+            /* Not a built-in profile: a profile file, which the tree owns. */
+            td_profile_free(t->profile);
+            t->profile = NULL;
+            rc = td_profile_open(&t->profile, t->sval[i], msg, cap);
+            t->opt.profile = t->profile;
+        }
         if (rc != TD_OK)
             return rc;
         if (before && t->opt.model != before) /* "model" given twice: the last wins */

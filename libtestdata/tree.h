@@ -41,6 +41,7 @@ struct td_tree {
     /* prepared */
     int prepared;
     td_options opt;
+    struct td_profile *profile; /* a profile file of the kind like, owned (opt borrows it) */
     int dist;             /* TD__DIST_* */
     uint64_t dmin, dmax;  /* fixed: dmin; uniform: [dmin, dmax] */
     uint64_t *q;          /* TD__DIST_TABLE: TD_TREE_QN + 1 points */

@@ -191,7 +191,7 @@ int cli_progress_mode(const cli_cmd *cmd, const cli_args *a);
 /* ---- commands ---------------------------------------------------------- */
 
 extern const cli_cmd cli_cmd_gen, cli_cmd_verify, cli_cmd_analyze, cli_cmd_completion,
-    cli_cmd_tree, cli_cmd_model;
+    cli_cmd_tree, cli_cmd_model, cli_cmd_profile;
 /* Every command, NULL-terminated (testdata.c). */
 extern const cli_cmd *const cli_commands[];
 

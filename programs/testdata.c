@@ -13,7 +13,7 @@
 #include <string.h>
 
 const cli_cmd *const cli_commands[] = {&cli_cmd_gen, &cli_cmd_verify, &cli_cmd_analyze,
-                                       &cli_cmd_tree, &cli_cmd_model, &cli_cmd_completion, NULL};
+                                       &cli_cmd_tree, &cli_cmd_model, &cli_cmd_profile, &cli_cmd_completion, NULL};
 
 static void main_help(FILE *f)
 {

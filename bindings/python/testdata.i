@@ -372,6 +372,70 @@ static int td_py_model_builder_save(td_model_builder *b, const char *path, char 
     return rc;
 }
 
+/* Profiles (TD_LIKE): each call's message on failure is the library's. */
+static int td_py_profile_open(const char *name_or_path, td_profile **out, char *MSGBUF)
+{
+    return td_profile_open(out, name_or_path, MSGBUF, 1024);
+}
+
+static int td_py_profile_loads(const void *buf, size_t len, td_profile **out, char *MSGBUF)
+{
+    return td_profile_load_msg(out, buf, len, MSGBUF, 1024);
+}
+
+static int td_py_profile_builder_new(uint64_t size_hint, uint64_t sample, uint32_t fingerprint,
+                                     const char *name, td_profile_builder **out)
+{
+    td_profile_options po;
+    td_profile_options_init(&po);
+    po.size_hint = size_hint;
+    if (sample)
+        po.sample_bytes = sample;
+    po.fingerprint = fingerprint;
+    po.name = name && name[0] ? name : NULL;
+    return td_profile_builder_new(out, &po);
+}
+
+static int td_py_profile_save(const td_profile *p, char **JSONOUT)
+{
+    size_t len = 0;
+    int rc = td_profile_save(p, NULL, 0, &len);
+    if (rc != TD_OK && rc != TD_ERANGE)
+        return rc;
+    *JSONOUT = (char *)malloc(len + 1);
+    if (!*JSONOUT)
+        return TD_ENOMEM;
+    rc = td_profile_save(p, *JSONOUT, len, &len);
+    (*JSONOUT)[rc == TD_OK ? len : 0] = '\0';
+    return rc;
+}
+
+static int td_py_profile_save_file(const td_profile *p, const char *path)
+{
+    return td_profile_save_file(p, path);
+}
+
+static int td_py_profile_fingerprint(const td_profile *p, int codec, double *RATIO, double *NSPB)
+{
+    return td_profile_fingerprint(p, codec, RATIO, NSPB);
+}
+
+static int td_py_profile_digest(const td_profile *p, char *MSGBUF)
+{
+    uint8_t d[32];
+    int rc = td_profile_digest(p, d);
+    for (int i = 0; rc == TD_OK && i < 32; i++)
+        snprintf(MSGBUF + 2 * i, 3, "%02x", d[i]);
+    return rc;
+}
+
+/* The options borrow the profile: the Python object that sets it keeps
+ * the profile's owner alive as long as the options. */
+static void td_py_options_set_profile(td_options *o, const td_profile *p)
+{
+    o->profile = p;
+}
+
 static int td_py_tree_scan(const char *path, char *TEXTBUF)
 {
     size_t len;
@@ -436,6 +500,14 @@ static int td_py_tree_scan(const char *path, char *TEXTBUF)
         SWIG_fail;
     }
     $result = SWIG_Python_AppendOutput($result, PyUnicode_FromString(buf$argnum));
+}
+%typemap(out) int td_py_profile_open, int td_py_profile_loads, int td_py_profile_digest {
+    $result = PyLong_FromLong($1);
+}
+%typemap(out) int td_py_profile_save_file {
+    if (td_py_error($1, arg2))
+        SWIG_fail;
+    $result = PyLong_FromLong($1);
 }
 %typemap(out) int td_py_verify_message { $result = PyLong_FromLong($1); }
 %typemap(out) int td_py_option_values { $result = PyLong_FromLong($1); }
@@ -731,6 +803,43 @@ struct td_stream {};
     ~td_stream() { td_stream_free($self); }
 }
 
+/* td_profile, td_profile_builder: opaque, owned by their Python objects
+ * (td_profile_free ignores built-in profiles, so owning one is harmless). */
+%nodefaultctor td_profile;
+struct td_profile {};
+%extend td_profile {
+    ~td_profile() { td_profile_free($self); }
+}
+%nodefaultctor td_profile_builder;
+struct td_profile_builder {};
+%extend td_profile_builder {
+    ~td_profile_builder() { td_profile_builder_free($self); }
+}
+%ignore td_options::profile;
+%ignore td_options::profile_pad_;
+%ignore td_profile_options;
+%ignore td_profile_info_t;
+%typemap(in, numinputs=0) td_profile **out (td_profile *temp = NULL) { $1 = &temp; }
+%typemap(argout) td_profile **out {
+    $result = SWIG_Python_AppendOutput($result, SWIG_NewPointerObj(temp$argnum, $*1_descriptor, SWIG_POINTER_OWN));
+    temp$argnum = NULL;
+}
+%typemap(freearg) td_profile **out { td_profile_free(temp$argnum); }
+%typemap(in, numinputs=0) td_profile_builder **out (td_profile_builder *temp = NULL) { $1 = &temp; }
+%typemap(argout) td_profile_builder **out {
+    $result = SWIG_Python_AppendOutput($result, SWIG_NewPointerObj(temp$argnum, $*1_descriptor, SWIG_POINTER_OWN));
+    temp$argnum = NULL;
+}
+%typemap(freearg) td_profile_builder **out { td_profile_builder_free(temp$argnum); }
+%typemap(check) td_profile_builder *b, const td_profile *p {
+    if (!$1)
+        SWIG_exception_fail(SWIG_TypeError, "in method '$symname', argument $argnum: got None");
+}
+%typemap(in, numinputs=0) double *RATIO (double temp = 0), double *NSPB (double temp = 0) { $1 = &temp; }
+%typemap(argout) double *RATIO, double *NSPB {
+    $result = SWIG_Python_AppendOutput($result, PyFloat_FromDouble(temp$argnum));
+}
+
 /* td_tree: opaque, freed by its owning Python object. */
 %nodefaultctor td_tree;
 struct td_tree {};
@@ -811,6 +920,18 @@ struct td_tree {};
 %rename("%s") td_tree_kind;
 %rename("%s") td_tree_option_count;
 %rename("%s") td_tree_option_get;
+%rename("%s") td_py_profile_open;
+%rename("%s") td_py_profile_loads;
+%rename("%s") td_py_profile_builder_new;
+%rename("%s") td_profile_builder_update;
+%rename("%s") td_profile_builder_finish;
+%rename("%s") td_py_profile_save;
+%rename("%s") td_py_profile_save_file;
+%rename("%s") td_py_profile_fingerprint;
+%rename("%s") td_py_profile_digest;
+%rename("%s") td_py_options_set_profile;
+%rename("%s") td_profile_builtin_name;
+%rename("%s") td_profile_name;
 
 %include "testdata.h"
 
@@ -844,3 +965,12 @@ int td_py_model_builder_save(td_model_builder *b, const char *path, char *MSGBUF
 /* Macros SWIG cannot evaluate on its own. */
 #undef TD_SIZE_UNBOUNDED
 %constant unsigned long long TD_SIZE_UNBOUNDED = TD_SIZE_UNBOUNDED;
+int td_py_profile_open(const char *name_or_path, td_profile **out, char *MSGBUF);
+int td_py_profile_loads(const void *buf, size_t len, td_profile **out, char *MSGBUF);
+int td_py_profile_builder_new(uint64_t size_hint, uint64_t sample, uint32_t fingerprint,
+                              const char *name, td_profile_builder **out);
+int td_py_profile_save(const td_profile *p, char **JSONOUT);
+int td_py_profile_save_file(const td_profile *p, const char *path);
+int td_py_profile_fingerprint(const td_profile *p, int codec, double *RATIO, double *NSPB);
+int td_py_profile_digest(const td_profile *p, char *MSGBUF);
+void td_py_options_set_profile(td_options *o, const td_profile *p);

@@ -261,7 +261,8 @@ def branch_scripts(td, build, quick):
     env = dict(os.environ, TESTDATA_CLI=str(td), TESTDATA=str(td),
                PYTHONPATH=str(build / "bindings" / "python"), TD_BUILD_DIR=str(build))
     for p in sorted(HERE.iterdir()):
-        if p.name in ("bench_core.py", "bench_python.py", "bench_tree.py", "report.py") or \
+        if p.name in ("bench_core.py", "bench_python.py", "bench_tree.py", "bench_like.py",
+                      "report.py") or \
                 not p.name.startswith("bench_"):
             continue
         if p.suffix == ".py":
@@ -540,6 +541,27 @@ def write_markdown(out, m, quick, kind_list, kres, core, py, comp, tx, scripts, 
           f"{100 * tx['copied_8grams']:.2f}%.\n")
     else:
         w("Not measured: this build has no `text` kind (or the corpus was not found).\n")
+
+    like_results = HERE / "results_like.txt"
+    if like_results.exists():
+        # Measured separately (tests/bench/bench_like.py takes tens of
+        # minutes): the committed summary and plot of its last full run.
+        w("## `like`: data like a sample\n")
+        w("For each file of ../shared/realdata and ../shared/corpus: `testdata profile FILE`, then "
+          "`testdata gen like` from the profile, compared with the file under each codec "
+          "(ratio, compressor CPU time per byte, independent 4/16/128 KiB blocks, 64 KiB-chunk "
+          "quantiles, dedup, shared runs), next to `compressible --ratio R` and fio's "
+          "`buffer_compress_percentage` at the sample's gzip -6 ratio. Reproduce: "
+          "`/usr/bin/python3 tests/bench/bench_like.py --cli build/programs/testdata --mib 8 "
+          "--tsv results_like.tsv`, plot with `tests/bench/plot_like.py results_like.tsv "
+          "docs/img/like.png`.\n")
+        if (ROOT / "docs" / "img" / "like.png").exists():
+            w("![like fidelity](img/like.png)\n")
+        text = like_results.read_text()
+        if "== summary" in text:  # the per-sample tables stay in the file
+            text = text[text.index("== summary"):]
+        w("Summary of `tests/bench/results_like.txt` (per-sample tables there):\n")
+        w("```text\n" + text.strip() + "\n```\n")
 
     if trees:
         write_trees(w, trees)

@@ -38,6 +38,8 @@ def test_command_options_documented(run, source_dir):
     assert gen_own == both | tags(source_dir, "gen")
     assert verify_own == both
     assert analyze_own == tags(source_dir, "analyze")
+    profile_own, _ = help_sections(run, "profile")
+    assert profile_own == tags(source_dir, "profile")
 
 
 def tree_help_sections(run, sub):

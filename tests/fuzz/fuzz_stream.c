@@ -59,6 +59,7 @@ static const struct {
     {"ratio", {"1", "1.5", "2", "3", "10", "100", "0.5", "1e6"}},
     {"dedup", {"1", "1.5", "2", "4", "100", "1.01", "0.9", "3"}},
     {"dedup_block", {"512", "4096", "64K", "1M", "1", "64", "4096", "16M"}},
+    {"profile", {"english", "html", "source", "database", "jpeg", "no-such", "json", "bitmap"}},
 };
 
 typedef struct ctx {

@@ -38,6 +38,8 @@ def test_stream_options_are_the_option_table():
         hint = hints[key]
         if o["type"] == "choice":
             assert literal_values(hint) == o["values"], key
+        elif o["type"] == "text" and key == "profile":  # a name, a path or a testdata.Profile
+            assert str in typing.get_args(hint), (key, hint)
         elif o["type"] == "text":  # a file name
             assert set(typing.get_args(hint)) == {str, os.PathLike[str]}, (key, hint)
         else:
@@ -235,7 +237,7 @@ def test_mypy_flags_misuse(tmp_path):
     assert not [ln for ln in lines if ln.startswith("good.py")], r.stdout
     flagged = {int(ln.split(":")[1]) for ln in lines if ln.startswith("bad.py")}
     assert flagged == {6, 7, 8, 9, 10, 11, 13, 14, 15, 16, 17, 18, 19, 20}, r.stdout
-    assert "Literal['zero', 'random', 'text', 'compressible']" in r.stdout
+    assert "Literal['zero', 'random', 'text', 'compressible', 'like']" in r.stdout
     assert "Literal['chacha20', 'fast']" in r.stdout
     assert 'Unexpected keyword argument "sed"' in r.stdout
     assert 'Unexpected keyword argument "file"' in r.stdout

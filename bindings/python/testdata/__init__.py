@@ -11,6 +11,8 @@
     testdata.verify_tree(tmp / "t", files=1000, total="100M", seed=7)
     m = testdata.build_model(["de.txt"], tmp / "de.tdm")      # a text model
     testdata.generate("text", "1M", model=m)                  # text like de.txt
+    p = testdata.profile(["sample.db"])                       # data like yours:
+    testdata.generate("like", "64M", profile=p)               # ... or profile="html"
 
 Sizes take an int or the CLI's strings ("100M", "1KB"); kind names and
 options are the CLI's (algorithm="fast", threads=2, dedup_block="64K" ...).
@@ -26,6 +28,7 @@ from . import capi
 from ._stream import (FORMAT_VERSION, UNBOUNDED, Error, MismatchError, Stream, analyze, fill,
                       generate, kinds, options, parse_size, shard_name, split_range, verify, write)
 from ._model import build_model
+from ._profile import Profile, builtin_profiles, profile
 from ._tree import Tree, TreeFile, TreeMismatchError, tree, tree_profile, verify_tree
 from ._types import (Algorithm, AnalysisDict, Kind, Seed, Size, StreamOptions, TreeOptions,
                      TreeProfile)
@@ -37,4 +40,4 @@ __all__ = ["Stream", "generate", "fill", "write", "verify", "analyze", "Error", 
            "Size", "Seed", "StreamOptions", "AnalysisDict", "UNBOUNDED", "FORMAT_VERSION", "capi",
            "Tree", "TreeFile", "TreeMismatchError", "tree", "verify_tree", "tree_profile",
            "TreeOptions", "TreeProfile",
-           "build_model"]
+           "build_model", "Profile", "profile", "builtin_profiles"]

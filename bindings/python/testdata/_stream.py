@@ -137,7 +137,8 @@ def kinds() -> List[str]:
 
 def options() -> List[Dict[str, Any]]:
     """The library's option table, one dict per option: key, type ("uint",
-    "size", "real", "choice" or "text": a file name), values (of a choice), range and default (as
+    "size", "real", "choice" or "text": a file name, or for profile a built-in name too),
+    values (of a choice; the suggested values of a text option: profile's built-ins), range and default (as
     written), kinds (the kind names it applies to) and help.  The keyword
     options of generate(), Stream() ... are these keys (seed is a parameter)."""
     types = {capi.TD_OPTION_UINT: "uint", capi.TD_OPTION_SIZE: "size",
@@ -167,6 +168,9 @@ def _options(kind_num: int, seed: object, options: Dict[str, Any]) -> capi.td_op
     (which words any error: the option, its valid values, did-you-mean)."""
     o = capi.td_options()
     for key, value in [("seed", seed)] + list(options.items()):
+        if key == "profile" and kind_num == capi.TD_LIKE:
+            _set_profile(o, value)
+            continue
         if isinstance(value, os.PathLike):  # model=pathlib.Path(...)
             value = os.fspath(value)
         if isinstance(value, str):
@@ -181,6 +185,19 @@ def _options(kind_num: int, seed: object, options: Dict[str, Any]) -> capi.td_op
             raise TypeError(f"option {key}: expected int, float or str, not {type(value).__name__}")
         capi.td_py_options_set(o, kind_num, _cstr(key, "option"), text)
     return o
+
+
+def _set_profile(o: capi.td_options, value: object) -> None:
+    """profile=: a Profile, a built-in name or a profile file (td_profile_open).
+    The C options borrow the profile, so o keeps its owner alive."""
+    from ._profile import Profile
+    if not isinstance(value, Profile):
+        if isinstance(value, bool) or not isinstance(value, (str, bytes, os.PathLike)):
+            raise TypeError("option profile: expected a testdata.Profile, a built-in profile "
+                            f"name or a path, not {type(value).__name__}")
+        value = Profile.load(value)
+    capi.td_py_options_set_profile(o, value._p)
+    setattr(o, "_td_profile", value)
 
 
 def _args(kind: object, size: object, seed: object,
@@ -247,6 +264,7 @@ class Stream(io.RawIOBase):
         self._seed = seed
         self._opts: Dict[str, Any] = dict(options)
         end = UNBOUNDED if self._size == UNBOUNDED else self._base + self._size
+        self._copts = opts  # it may hold the profile the stream was made from
         s = capi.td_stream_open(knum, end, opts)[1]
         capi.td_stream_seek(s, self._base)
         self._s = s

@@ -12,11 +12,13 @@ from __future__ import annotations
 import os
 from typing import List, Literal, TypedDict, Union
 
+from ._profile import Profile
+
 __all__ = ["Kind", "Algorithm", "Size", "Seed", "StreamOptions", "TreeOptions", "StrPath",
            "AnalysisDict", "TreeProfile"]
 
 #: A kind name (td_kind_name): what the bytes look like.
-Kind = Literal["zero", "random", "text", "compressible"]
+Kind = Literal["zero", "random", "text", "compressible", "like"]
 
 #: The values of the ``algorithm`` option (td_algorithm), for kind random.
 Algorithm = Literal["chacha20", "fast"]
@@ -44,6 +46,8 @@ class StreamOptions(TypedDict, total=False):
     dedup: Union[float, str]
     dedup_block: Union[int, str]
     model: StrPath
+    #: kind like: a testdata.Profile, a built-in profile name or a profile file.
+    profile: Union[str, "os.PathLike[str]", Profile]
 
 
 class TreeOptions(StreamOptions, total=False):

@@ -1,0 +1,181 @@
+"""Profiles of the `like` kind: build one from samples, load, save, built-ins.
+
+Only translation happens here: building, parsing, checking and writing
+profiles are the C library's (td_profile_builder_*, td_profile_open,
+td_profile_load_msg, td_profile_save_file), so a profile means the same to
+the CLI and to Python.
+"""
+from __future__ import annotations
+
+import os
+from typing import Any, Dict, Iterable, List, Optional, Tuple, Union
+
+from . import capi
+
+# A path as open() takes it (testdata.StrPath; _types imports this module).
+StrPath = Union[str, "os.PathLike[str]"]
+
+__all__ = ["Profile", "profile", "builtin_profiles"]
+
+# Fingerprint codecs, in td_codec order (gzip -6, zstd -3, lz4, xz -6).
+_CODECS = ("gzip", "zstd", "lz4", "xz")
+_CHUNK = 1 << 20
+
+
+def _fspath(path: object, what: str) -> str:
+    if isinstance(path, bool) or not isinstance(path, (str, bytes, os.PathLike)):
+        raise TypeError(f"{what} must be a str, bytes or os.PathLike, not {type(path).__name__}")
+    p = os.fspath(path)
+    s = os.fsdecode(p) if isinstance(p, bytes) else p
+    if "\0" in s:
+        raise ValueError(f"{what} {s!r} contains a NUL character")
+    return s
+
+
+class Profile:
+    """The statistics of a sample from which kind "like" generates data that
+    compresses like it, in ratio and in speed (docs/format.md, "like").  It
+    holds counts, never the sample's content.
+
+        p = testdata.profile(["sample.db"])            # build from files
+        p.save("sample.json")
+        p = testdata.Profile.load("sample.json")
+        data = testdata.generate("like", "64M", profile=p)
+        testdata.generate("like", "1M", profile="html")  # a built-in, by name
+
+    Immutable; safe to share between threads and streams.
+    """
+
+    def __init__(self, handle: capi.td_profile) -> None:
+        """Wraps a capi handle; use load(), loads(), builtin() or profile()."""
+        if not isinstance(handle, capi.td_profile):
+            raise TypeError("use testdata.profile(), Profile.load(), loads() or builtin()")
+        self._p = handle
+
+    @classmethod
+    def load(cls, path: Union[StrPath, bytes]) -> Profile:
+        """A profile file, or a built-in profile by name (what --profile takes).
+        OSError if the file cannot be read, ValueError if it is not a profile."""
+        p = _fspath(path, "path")
+        try:
+            return cls(capi.td_py_profile_open(p)[1])
+        except ValueError as e:
+            if not os.path.exists(p) and capi.td_profile_builtin_name(0) is not None:
+                raise FileNotFoundError(2, str(e), p) from None
+            raise ValueError(f"{p}: {e}") from None
+
+    @classmethod
+    def loads(cls, data: Union[bytes, bytearray, memoryview, str]) -> Profile:
+        """A profile from its JSON form (ValueError with the reason if invalid)."""
+        if isinstance(data, str):
+            data = data.encode("utf-8")
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise TypeError(f"data must be bytes or str, not {type(data).__name__}")
+        return cls(capi.td_py_profile_loads(data)[1])
+
+    @classmethod
+    def builtin(cls, name: str) -> Profile:
+        """A built-in profile by name (ValueError if there is none)."""
+        if not isinstance(name, str):
+            raise TypeError(f"name must be a str, not {type(name).__name__}")
+        if name not in builtin_profiles():
+            raise ValueError(f"no built-in profile {name!r} (built-ins: {', '.join(builtin_profiles())})")
+        return cls(capi.td_py_profile_open(name)[1])
+
+    def save(self, path: StrPath) -> None:
+        """Write the JSON form to path (atomically: a regular file is replaced
+        only once complete)."""
+        capi.td_py_profile_save_file(self._p, _fspath(path, "path"))
+
+    def dumps(self) -> str:
+        """The JSON form, as `testdata profile --dump` prints it."""
+        return str(capi.td_py_profile_save(self._p)[1])
+
+    @property
+    def name(self) -> str:
+        """The profile's name ("" if it has none; a built-in's name)."""
+        return str(capi.td_profile_name(self._p) or "")
+
+    @property
+    def digest(self) -> str:
+        """Hex BLAKE2b-256 of the model: two profiles with different digests
+        never give the same bytes."""
+        return str(capi.td_py_profile_digest(self._p)[1])
+
+    def fingerprint(self) -> Dict[str, Tuple[float, float]]:
+        """{codec: (ratio, CPU ns per byte)} of the sample, as measured when
+        profiling; {} when not measured (built-ins, --no-fingerprint)."""
+        out: Dict[str, Tuple[float, float]] = {}
+        for i, c in enumerate(_CODECS):
+            try:
+                _, ratio, ns = capi.td_py_profile_fingerprint(self._p, i)
+            except ValueError:
+                return {}
+            out[c] = (float(ratio), float(ns))
+        return out
+
+    def __reduce__(self) -> Tuple[Any, Tuple[str]]:
+        """Pickled as its JSON form (Dask and multiprocessing send profiles
+        to workers); the model, so the bytes, are the same after loading."""
+        return (Profile.loads, (self.dumps(),))
+
+    def __repr__(self) -> str:
+        return f"<testdata.Profile {self.name or '(unnamed)'} {self.digest[:16]}>"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Profile) and other.digest == self.digest
+
+    def __hash__(self) -> int:
+        return hash(self.digest)
+
+
+def builtin_profiles() -> List[str]:
+    """Names of the built-in profiles."""
+    out: List[str] = []
+    while True:
+        n = capi.td_profile_builtin_name(len(out))
+        if n is None:
+            return out
+        out.append(n)
+
+
+def profile(paths: Union[StrPath, bytes, Iterable[Union[StrPath, bytes]]], *,
+            sample_bytes: Optional[int] = None, fingerprint: bool = True,
+            name: Optional[str] = None) -> Profile:
+    """Build a Profile from samples: files (their bytes one after the other,
+    as `testdata profile FILE...`), or bytes-like objects.  Memory stays
+    bounded whatever their size; sample_bytes caps what is parsed (default
+    8 MiB, in 1 MiB regions spread over the input)."""
+    items: List[object]
+    if isinstance(paths, (str, bytes, bytearray, memoryview, os.PathLike)):
+        items = [paths]
+    else:
+        items = list(paths)
+    hint = 0
+    for it in items:
+        if isinstance(it, (bytes, bytearray, memoryview)):
+            hint += memoryview(it).nbytes
+        else:
+            hint += os.path.getsize(_fspath(it, "path"))
+    if sample_bytes is not None and (isinstance(sample_bytes, bool) or
+                                     not isinstance(sample_bytes, int) or sample_bytes <= 0):
+        raise ValueError(f"sample_bytes must be a positive int, not {sample_bytes!r}")
+    if name is not None and not isinstance(name, str):
+        raise TypeError(f"name must be a str, not {type(name).__name__}")
+    try:
+        b = capi.td_py_profile_builder_new(hint, sample_bytes or 0, 1 if fingerprint else 0,
+                                           name or "")[1]
+    except ValueError as e:
+        raise ValueError(f"bad profile name {name!r}: printable ASCII of at most 63 bytes "
+                         f"({e})") from None
+    for it in items:
+        if isinstance(it, (bytes, bytearray, memoryview)):
+            capi.td_profile_builder_update(b, it)
+            continue
+        with open(_fspath(it, "path"), "rb") as f:
+            while True:
+                chunk = f.read(_CHUNK)
+                if not chunk:
+                    break
+                capi.td_profile_builder_update(b, chunk)
+    return Profile(capi.td_profile_builder_finish(b)[1])

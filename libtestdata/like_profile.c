@@ -1,0 +1,1636 @@
+/*
+ * Profiles for the `like` kind: building one from a sample, loading and
+ * saving the JSON form, built-in profiles, and the canonical digest.
+ *
+ * The builder keeps up to sample_bytes of the input in regions of at most
+ * 1 MiB (all of it when it is small; otherwise regions spread over the
+ * input: evenly when the size is known, by doubling stride when it is
+ * not), so memory is bounded whatever the input size.  finish() parses each
+ * region with an LZ77 parser (hash chains, lazy matching, repeat offsets)
+ * and turns the parse into the statistics of the model: the joint
+ * distribution of literal-run lengths and offset classes, match lengths per
+ * class, literal categories and context models per position bin.  The model
+ * holds counts only: nothing of the sample's content but byte values and
+ * their frequencies.
+ */
+#include "like.h"
+#include "like_json.h"
+#include "codec.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <pthread.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define REGION TDL_DOC_MAX
+#define DEFAULT_SAMPLE (8ull * 1024 * 1024)
+#define FP_BYTES (1u << 20)
+
+/* ------------------------------------------------------------------------ */
+/* Sampling tables                                                           */
+/* ------------------------------------------------------------------------ */
+
+typedef struct slot_rem {
+    uint64_t rem;
+    uint32_t idx;
+} slot_rem;
+
+static int cmp_rem(const void *a, const void *b)
+{
+    const slot_rem *x = a, *y = b;
+    if (x->rem != y->rem)
+        return x->rem > y->rem ? -1 : 1;
+    return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+int tdl_slots(const uint32_t *cnt, unsigned n, uint16_t *out)
+{
+    uint64_t T = 0;
+    unsigned used = 0, k = 0, nr = 0;
+    uint32_t *q;
+    slot_rem *rem;
+    for (unsigned i = 0; i < n; i++)
+        T += cnt[i];
+    if (T == 0 || n > 65536)
+        return TD_EINVAL;
+    q = malloc(n * sizeof *q);
+    rem = malloc(n * sizeof *rem);
+    if (!q || !rem) {
+        free(q);
+        free(rem);
+        return TD_ENOMEM;
+    }
+    for (unsigned i = 0; i < n; i++) {
+        uint64_t x = (uint64_t)cnt[i] * TDL_SLOTS;
+        q[i] = (uint32_t)(x / T);
+        used += q[i];
+        if (cnt[i])
+            rem[nr++] = (slot_rem){x % T, i};
+    }
+    /* The leftover slots (fewer than the nonzero entries) go to the largest
+     * remainders, ties to the lower index. */
+    qsort(rem, nr, sizeof *rem, cmp_rem);
+    for (unsigned j = 0; used < TDL_SLOTS; j++, used++)
+        q[rem[j].idx]++;
+    for (unsigned i = 0; i < n; i++)
+        for (uint32_t j = 0; j < q[i]; j++)
+            out[k++] = (uint16_t)i;
+    free(q);
+    free(rem);
+    return TD_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The LZ77 parse                                                            */
+/* ------------------------------------------------------------------------ */
+
+typedef struct pseq {
+    uint32_t ll, ml, of; /* literal run, match length (0: trailing literals), distance */
+    int32_t rep;         /* 0..2 when the distance is a repeat offset, else -1 */
+} pseq;
+
+#define HBITS 17
+#define CHAIN 32
+
+static inline uint32_t h4(const uint8_t *p)
+{
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return (v * 2654435761u) >> (32 - HBITS);
+}
+
+static inline uint32_t mlen(const uint8_t *a, const uint8_t *b, const uint8_t *end)
+{
+    const uint8_t *s = b;
+    while (b + 8 <= end) {
+        uint64_t x, y;
+        memcpy(&x, a, 8);
+        memcpy(&y, b, 8);
+        if (x != y)
+            return (uint32_t)(b - s) + (uint32_t)(__builtin_ctzll(x ^ y) >> 3);
+        a += 8;
+        b += 8;
+    }
+    while (b < end && *a == *b) {
+        a++;
+        b++;
+    }
+    return (uint32_t)(b - s);
+}
+
+/* Longest-match lazy parse of buf[0..n): matches of >= 4 bytes found through
+ * hash chains (32 candidates) and the three repeat offsets, one step of lazy
+ * evaluation, extended backwards into the pending literals.  Repeat
+ * offsets start unset (the generator starts each document the same way). */
+static int lz_parse(const uint8_t *buf, uint32_t n, pseq **out, size_t *nout)
+{
+    uint32_t *head = malloc(sizeof(uint32_t) << HBITS);
+    uint32_t *prev = malloc(sizeof(uint32_t) * ((size_t)n + 1));
+    pseq *s = malloc(sizeof(pseq) * ((size_t)n / 4 + 2));
+    uint32_t rep[3] = {0, 0, 0}, i = 0, anchor = 0, ins = 0;
+    unsigned nrep = 0;
+    size_t ns = 0;
+    const uint8_t *end = buf + n;
+
+    if (!head || !prev || !s) {
+        free(head);
+        free(prev);
+        free(s);
+        return TD_ENOMEM;
+    }
+    memset(head, 0xff, sizeof(uint32_t) << HBITS);
+#define INSERT_UPTO(x)                                                                             \
+    while (ins < (x) && ins + 4 <= n) {                                                            \
+        uint32_t hh = h4(buf + ins);                                                               \
+        prev[ins] = head[hh];                                                                      \
+        head[hh] = ins;                                                                            \
+        ins++;                                                                                     \
+    }
+    while (i + TDL_MINMATCH <= n) {
+        uint32_t best = 0, bdist = 0;
+        int brep = -1;
+        for (unsigned r = 0; r < nrep; r++) {
+            if (rep[r] > i || (r == 0 && i == anchor && ns > 0))
+                continue; /* rep0 right after a match would only extend it */
+            uint32_t l = mlen(buf + i - rep[r], buf + i, end);
+            if (l >= TDL_MINMATCH && l > best) {
+                best = l;
+                bdist = rep[r];
+                brep = (int)r;
+            }
+        }
+        INSERT_UPTO(i);
+        uint32_t c = head[h4(buf + i)];
+        for (int d = CHAIN; c != UINT32_MAX && d > 0; d--) {
+            uint32_t l = mlen(buf + c, buf + i, end);
+            if (l > best + (brep >= 0)) {
+                best = l;
+                bdist = i - c;
+                brep = -1;
+            }
+            if (l >= 4096)
+                break;
+            c = prev[c];
+        }
+        if (best < TDL_MINMATCH) {
+            i++;
+            continue;
+        }
+        if (i + 1 + TDL_MINMATCH <= n) {
+            INSERT_UPTO(i + 1);
+            uint32_t c2 = head[h4(buf + i + 1)], b2 = 0;
+            for (int d = CHAIN; c2 != UINT32_MAX && d > 0; d--) {
+                uint32_t l = mlen(buf + c2, buf + i + 1, end);
+                if (l > b2)
+                    b2 = l;
+                if (l >= 4096)
+                    break;
+                c2 = prev[c2];
+            }
+            if (b2 > best + 1) {
+                i++;
+                continue;
+            }
+        }
+        while (i > anchor && i > bdist && buf[i - 1] == buf[i - 1 - bdist]) {
+            i--;
+            best++;
+        }
+        if (brep < 0)
+            for (unsigned r = 0; r < nrep; r++)
+                if (rep[r] == bdist && !(r == 0 && i == anchor && ns)) {
+                    brep = (int)r;
+                    break;
+                }
+        s[ns++] = (pseq){i - anchor, best, bdist, brep};
+        if (brep == 1) {
+            uint32_t t = rep[1];
+            rep[1] = rep[0];
+            rep[0] = t;
+        } else if (brep == 2) {
+            uint32_t t = rep[2];
+            rep[2] = rep[1];
+            rep[1] = rep[0];
+            rep[0] = t;
+        } else if (brep < 0) {
+            rep[2] = rep[1];
+            rep[1] = rep[0];
+            rep[0] = bdist;
+            if (nrep < 3)
+                nrep++;
+        }
+        i += best;
+        anchor = i;
+    }
+#undef INSERT_UPTO
+    s[ns++] = (pseq){n - anchor, 0, 0, -1};
+    free(head);
+    free(prev);
+    *out = s;
+    *nout = ns;
+    return TD_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Builder                                                                   */
+/* ------------------------------------------------------------------------ */
+
+typedef struct region {
+    uint8_t *buf;
+    uint32_t len;
+} region;
+
+struct td_profile_builder {
+    td_profile_options o;
+    uint64_t total;       /* bytes seen */
+    uint64_t max_regions;
+    uint64_t stride;      /* unknown size: region i is kept when i % stride == 0 */
+    uint64_t hint_regions;/* known size: regions in the input */
+    uint64_t next_pick, picks;
+    region *r;
+    size_t nr;
+    uint64_t cur_index;   /* index of the region being received */
+    int cur_kept;
+    uint32_t cur_len;
+    uint8_t *cur;
+    int finished;
+    char name[TDL_NAME_MAX];
+};
+
+void td_profile_options_init(td_profile_options *o)
+{
+    if (!o)
+        return;
+    memset(o, 0, sizeof *o);
+    o->size_hint = TD_SIZE_UNBOUNDED;
+    o->sample_bytes = DEFAULT_SAMPLE;
+    o->fingerprint = 1;
+}
+
+void td_profile_builder_free(td_profile_builder *b)
+{
+    if (!b)
+        return;
+    for (size_t i = 0; i < b->nr; i++)
+        free(b->r[i].buf);
+    free(b->r);
+    free(b->cur);
+    free(b);
+}
+
+static int keep_region(td_profile_builder *b, uint64_t index)
+{
+    if (b->hint_regions) {
+        /* Known size: pick max_regions regions evenly, the i-th being
+         * floor(i * hint / max). */
+        if (b->picks < b->max_regions && index == b->next_pick) {
+            b->picks++;
+            b->next_pick = b->picks * b->hint_regions / b->max_regions;
+            return 1;
+        }
+        return 0;
+    }
+    if (index % b->stride)
+        return 0;
+    if (b->nr >= b->max_regions) {
+        /* Unknown size: double the stride and drop the regions now off it. */
+        size_t w = 0;
+        b->stride *= 2;
+        for (size_t i = 0; i < b->nr; i++) {
+            if ((i * (b->stride / 2)) % b->stride == 0)
+                b->r[w++] = b->r[i];
+            else
+                free(b->r[i].buf);
+        }
+        b->nr = w;
+        if (index % b->stride)
+            return 0;
+    }
+    return 1;
+}
+
+int td_profile_builder_new(td_profile_builder **out, const td_profile_options *o)
+{
+    td_profile_options def;
+    td_profile_builder *b;
+    if (!out)
+        return TD_EINVAL;
+    *out = NULL;
+    if (!o) {
+        td_profile_options_init(&def);
+        o = &def;
+    }
+    if (o->sample_bytes == 0)
+        return TD_ERANGE;
+    if (o->name) {
+        size_t n = strlen(o->name);
+        if (n >= TDL_NAME_MAX)
+            return TD_ERANGE;
+        for (size_t i = 0; i < n; i++)
+            if (o->name[i] < 0x20 || o->name[i] > 0x7e)
+                return TD_EINVAL;
+    }
+    b = calloc(1, sizeof *b);
+    if (!b)
+        return TD_ENOMEM;
+    b->o = *o;
+    b->o.name = NULL;
+    if (o->name)
+        snprintf(b->name, sizeof b->name, "%s", o->name);
+    b->max_regions = o->sample_bytes / REGION + (o->sample_bytes % REGION != 0);
+    if (b->max_regions > 4096)
+        b->max_regions = 4096;
+    b->stride = 1;
+    if (o->size_hint != TD_SIZE_UNBOUNDED) {
+        uint64_t nreg = o->size_hint / REGION + (o->size_hint % REGION != 0);
+        if (nreg > b->max_regions)
+            b->hint_regions = nreg;
+    }
+    b->r = calloc((size_t)b->max_regions, sizeof *b->r);
+    b->cur = malloc(REGION);
+    if (!b->r || !b->cur) {
+        td_profile_builder_free(b);
+        return TD_ENOMEM;
+    }
+    b->cur_kept = keep_region(b, 0);
+    *out = b;
+    return TD_OK;
+}
+
+static int close_region(td_profile_builder *b)
+{
+    if (b->cur_kept && b->cur_len) {
+        uint8_t *copy = malloc(b->cur_len);
+        if (!copy)
+            return TD_ENOMEM;
+        memcpy(copy, b->cur, b->cur_len);
+        b->r[b->nr].buf = copy;
+        b->r[b->nr].len = b->cur_len;
+        b->nr++;
+    }
+    b->cur_len = 0;
+    b->cur_index++;
+    b->cur_kept = keep_region(b, b->cur_index);
+    return TD_OK;
+}
+
+int td_profile_builder_update(td_profile_builder *b, const void *buf, size_t len)
+{
+    const uint8_t *p = buf;
+    if (!b || (!buf && len) || b->finished)
+        return TD_EINVAL;
+    if (len > UINT64_MAX - b->total)
+        return TD_ERANGE;
+    b->total += len;
+    while (len) {
+        size_t n = REGION - b->cur_len;
+        if (n > len)
+            n = len;
+        if (b->cur_kept)
+            memcpy(b->cur + b->cur_len, p, n);
+        b->cur_len += (uint32_t)n;
+        p += n;
+        len -= n;
+        if (b->cur_len == REGION) {
+            int rc = close_region(b);
+            if (rc != TD_OK)
+                return rc;
+        }
+    }
+    return TD_OK;
+}
+
+/* Statistics being gathered over all regions (doubles would round; these
+ * are exact counts). */
+typedef struct acc {
+    uint64_t seq[TDL_NOC][TDL_NVC];
+    uint64_t ml[TDL_NOC][TDL_NVC];
+    uint64_t same_n[TDL_NOC], same_d[TDL_NOC];
+    uint64_t cat[TDL_NBINS][2][TDL_NCAT];
+    uint64_t lit[TDL_NBINS][256][256];
+    uint64_t jun[256][256];
+} acc;
+
+static unsigned offset_class(const tdl_model *m, const pseq *s)
+{
+    if (s->rep >= 0)
+        return (unsigned)s->rep;
+    for (unsigned x = 0; x < m->nx; x++)
+        if (m->xdist[x] == s->of)
+            return TDL_OC_X + x;
+    return TDL_OC_B + tdl_vcode(s->of);
+}
+
+/* Scale counts so that their total is at most 2^20 (nonzero stays >= 1). */
+static void scale_counts(const uint64_t *in, uint32_t *out, unsigned n)
+{
+    uint64_t T = 0;
+    for (unsigned i = 0; i < n; i++)
+        T += in[i];
+    for (unsigned i = 0; i < n; i++) {
+        if (T <= (1u << 20)) {
+            out[i] = (uint32_t)in[i];
+        } else {
+            uint64_t v = in[i] ? (uint64_t)((unsigned __int128)in[i] * (1u << 20) / T) : 0;
+            out[i] = in[i] && v == 0 ? 1u : (uint32_t)v;
+        }
+    }
+}
+
+/* Context groups: the g-1 busiest contexts get a group each (ties to the
+ * lower byte), all others share the last one. */
+static void group_contexts(uint64_t (*c)[256], unsigned g, tdl_ctxmodel *out)
+{
+    uint64_t tot[256];
+    int order[256];
+    unsigned used = 0;
+    for (int a = 0; a < 256; a++) {
+        tot[a] = 0;
+        for (int b = 0; b < 256; b++)
+            tot[a] += c[a][b];
+        order[a] = a;
+        used += tot[a] != 0;
+    }
+    for (int i = 1; i < 256; i++) { /* insertion sort: count desc, byte asc */
+        int x = order[i], j = i - 1;
+        while (j >= 0 && (tot[order[j]] < tot[x] || (tot[order[j]] == tot[x] && order[j] > x))) {
+            order[j + 1] = order[j];
+            j--;
+        }
+        order[j + 1] = x;
+    }
+    if (used == 0)
+        used = 1;
+    if (g > used)
+        g = used;
+    memset(out, 0, sizeof *out);
+    out->ngroups = g;
+    uint64_t merged[TDL_MAXG][256];
+    memset(merged, 0, sizeof merged);
+    for (int i = 0; i < 256; i++) {
+        int a = order[i];
+        unsigned grp = (unsigned)i < g - 1 ? (unsigned)i : g - 1;
+        out->map[a] = (uint8_t)grp;
+        for (int b = 0; b < 256; b++)
+            merged[grp][b] += c[a][b];
+    }
+    for (unsigned k = 0; k < g; k++) {
+        uint64_t t = 0;
+        for (int b = 0; b < 256; b++)
+            t += merged[k][b];
+        if (!t) /* a group never seen (empty sample): uniform */
+            for (int b = 0; b < 256; b++)
+                merged[k][b] = 1;
+        scale_counts(merged[k], out->cnt[k], 256);
+    }
+}
+
+/* 64-bit fingerprint of a 4 KiB block (dedup counting only). */
+static uint64_t block_hash(const uint8_t *p)
+{
+    uint64_t h = 0x9e3779b97f4a7c15ull;
+    for (unsigned i = 0; i < 4096; i += 8)
+        h = td__wymix(h ^ td__load64le(p + i), TD_WY_P0 + i);
+    return h;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Ratio and CPU ns/byte of each td_codec on buf (the profile's fingerprint),
+ * by the same compressors and settings as td_analyze. */
+static void fingerprint(const uint8_t *buf, size_t n, td_profile *p)
+{
+    td_codecs *c = NULL;
+    if (!n || td__codecs_new(&c, n) != TD_OK)
+        return;
+    for (int k = 0; k < TDL_NFP; k++) {
+        uint64_t csize = 0, ns = 0;
+        if (td__codecs_compress(c, k, buf, n, &csize, &ns) != TD_OK) {
+            td__codecs_free(c);
+            return;
+        }
+        p->fp_ratio[k] = csize ? (double)n / (double)csize : 0;
+        p->fp_ns[k] = (double)ns / (double)n;
+    }
+    p->have_fp = 1;
+    td__codecs_free(c);
+}
+
+int tdl_profile_finalize(td_profile *p)
+{
+    tdj_out o = {0};
+    tdl_model_json(&p->m, &o);
+    if (o.err) {
+        free(o.buf);
+        return TD_ENOMEM;
+    }
+    crypto_generichash(p->digest, 32, (const unsigned char *)o.buf, o.len, NULL, 0);
+    free(o.buf);
+    return TD_OK;
+}
+
+static size_t model_json_size(const tdl_model *m)
+{
+    tdj_out o = {0};
+    tdl_model_json(m, &o);
+    size_t n = o.err ? SIZE_MAX : o.len;
+    free(o.buf);
+    return n;
+}
+
+static int build_model(td_profile_builder *b, td_profile *p)
+{
+    tdl_model *m = &p->m;
+    acc *a = calloc(1, sizeof *a);
+    uint32_t maxlen0 = 1;
+    for (size_t i = 0; i < b->nr; i++)
+        if (b->r[i].len > maxlen0)
+            maxlen0 = b->r[i].len;
+    uint32_t *dh = calloc((size_t)maxlen0 + 1, sizeof *dh);
+    pseq **ps = calloc(b->nr ? b->nr : 1, sizeof *ps);
+    size_t *nps = calloc(b->nr ? b->nr : 1, sizeof *nps);
+    uint64_t nm = 0;
+    int rc = TD_ENOMEM;
+
+    if (!a || !dh || !ps || !nps)
+        goto out;
+    memset(m, 0, sizeof *m);
+    m->dedup = 65536;
+    uint32_t maxlen = 0;
+    for (size_t i = 0; i < b->nr; i++)
+        if (b->r[i].len > maxlen)
+            maxlen = b->r[i].len;
+    m->doc = maxlen < TDL_DOC_MIN ? TDL_DOC_MIN : maxlen;
+
+    /* 1. Parse every region; histogram of explicit distances. */
+    for (size_t i = 0; i < b->nr; i++) {
+        rc = lz_parse(b->r[i].buf, b->r[i].len, &ps[i], &nps[i]);
+        if (rc != TD_OK)
+            goto out;
+        for (size_t k = 0; k < nps[i]; k++)
+            if (ps[i][k].ml && ps[i][k].rep < 0) {
+                dh[ps[i][k].of]++;
+                nm++;
+            }
+    }
+    /* 2. Exact distances: the most used ones, each >= 8 uses and >= 0.3%
+     * of explicit matches. */
+    /* One pass keeps the 32 most used (ties: the shorter distance first). */
+    m->nx = 0;
+    for (uint32_t d = 1; d <= maxlen0 && d < TDL_DOC_MAX; d++) {
+        uint32_t c = dh[d];
+        if (c < 8 || (uint64_t)c * 1000 < 3 * nm)
+            continue;
+        if (m->nx == TDL_NX && c <= dh[m->xdist[TDL_NX - 1]])
+            continue;
+        unsigned at = m->nx < TDL_NX ? m->nx++ : TDL_NX - 1;
+        while (at > 0 && dh[m->xdist[at - 1]] < c) {
+            m->xdist[at] = m->xdist[at - 1];
+            at--;
+        }
+        m->xdist[at] = d;
+    }
+    /* 3. Literal periods: of d in 1..64 and the exact distances, the two
+     * that most often hold the same byte as a literal. */
+    {
+        uint32_t cand[64 + TDL_NX];
+        uint64_t eq[64 + TDL_NX];
+        unsigned nc = 0;
+        for (uint32_t d = 1; d <= 64; d++)
+            cand[nc++] = d;
+        for (unsigned x = 0; x < m->nx; x++)
+            if (m->xdist[x] > 64)
+                cand[nc++] = m->xdist[x];
+        memset(eq, 0, sizeof eq);
+        for (size_t i = 0; i < b->nr; i++) {
+            const uint8_t *buf = b->r[i].buf;
+            uint32_t pos = 0;
+            for (size_t k = 0; k < nps[i]; k++) {
+                for (uint32_t j = 0; j < ps[i][k].ll; j++, pos++)
+                    for (unsigned c = 0; c < nc; c++)
+                        eq[c] += cand[c] <= pos && buf[pos] == buf[pos - cand[c]];
+                pos += ps[i][k].ml;
+            }
+        }
+        for (int t = 0; t < 2; t++) {
+            unsigned best = nc;
+            for (unsigned c = 0; c < nc; c++)
+                if ((t == 0 || cand[c] != m->per[0]) && eq[c] && (best == nc || eq[c] > eq[best]))
+                    best = c;
+            m->per[t] = best == nc ? 0 : cand[best];
+        }
+        if (!m->per[0])
+            m->per[1] = 0;
+    }
+    /* 4. Statistics. */
+    for (size_t i = 0; i < b->nr; i++) {
+        const uint8_t *buf = b->r[i].buf;
+        uint32_t rep[3] = {0, 0, 0}, pos = 0;
+        unsigned nrep = 0;
+        for (size_t k = 0; k < nps[i]; k++) {
+            const pseq *s = &ps[i][k];
+            for (uint32_t j = 0; j < s->ll; j++, pos++) {
+                unsigned bin = tdl_bin(pos), first = j == 0 && k > 0;
+                uint32_t cd[5] = {nrep > 0 ? rep[0] : 0, nrep > 1 ? rep[1] : 0, nrep > 2 ? rep[2] : 0,
+                                  m->per[0], m->per[1]};
+                unsigned cat = 5;
+                for (unsigned c = 0; c < 5; c++)
+                    if (cd[c] && cd[c] <= pos && buf[pos] == buf[pos - cd[c]] && !(first && c == 0)) {
+                        cat = c;
+                        break;
+                    }
+                a->cat[bin][first][cat]++;
+                if (cat == 5)
+                    a->lit[bin][pos ? buf[pos - 1] : 0][buf[pos]]++;
+            }
+            if (!s->ml)
+                break;
+            unsigned oc = offset_class(m, s);
+            if (k > 0 && ps[i][k - 1].ml) {
+                a->same_d[oc]++;
+                a->same_n[oc] += ps[i][k - 1].ll == s->ll && ps[i][k - 1].ml == s->ml;
+            }
+            a->seq[oc][tdl_vcode(s->ll)]++;
+            a->ml[oc][tdl_vcode(s->ml - TDL_MINMATCH)]++;
+            if (s->rep == 1) {
+                uint32_t t = rep[1];
+                rep[1] = rep[0];
+                rep[0] = t;
+            } else if (s->rep == 2) {
+                uint32_t t = rep[2];
+                rep[2] = rep[1];
+                rep[1] = rep[0];
+                rep[0] = t;
+            } else if (s->rep < 0) {
+                rep[2] = rep[1];
+                rep[1] = rep[0];
+                rep[0] = s->of;
+                if (nrep < 3)
+                    nrep++;
+            }
+            pos += s->ml;
+        }
+    }
+    /* The junction model is P(byte | previous byte) over all bytes, so
+     * that sources chosen by it keep the sample's byte pairs. */
+    for (size_t i = 0; i < b->nr; i++)
+        for (uint32_t j = 1; j < b->r[i].len; j++)
+            a->jun[b->r[i].buf[j - 1]][b->r[i].buf[j]]++;
+    /* 5. Counts into the model. */
+    {
+        uint64_t tot = 0;
+        for (unsigned o = 0; o < TDL_NOC; o++)
+            for (unsigned l = 0; l < TDL_NVC; l++)
+                tot += a->seq[o][l];
+        if (!tot) { /* no match at all: long literal runs, matches that never fit */
+            unsigned far = TDL_OC_B + tdl_vcode(TDL_DOC_MAX - 1);
+            a->seq[far][TDL_NVC - 1] = 1;
+            a->ml[far][0] = 1;
+        }
+        /* Joint counts scaled as one distribution, match lengths per class. */
+        uint64_t flat[TDL_NOC * TDL_NVC];
+        uint32_t fl[TDL_NOC * TDL_NVC];
+        for (unsigned o = 0; o < TDL_NOC; o++)
+            for (unsigned l = 0; l < TDL_NVC; l++)
+                flat[o * TDL_NVC + l] = a->seq[o][l];
+        scale_counts(flat, fl, TDL_NOC * TDL_NVC);
+        for (unsigned o = 0; o < TDL_NOC; o++)
+            for (unsigned l = 0; l < TDL_NVC; l++)
+                m->seq[o][l] = fl[o * TDL_NVC + l];
+        for (unsigned o = 0; o < TDL_NOC; o++) {
+            scale_counts(a->ml[o], m->ml[o], TDL_NVC);
+            m->same[o] = a->same_d[o] ? (uint32_t)(a->same_n[o] * 65536 / a->same_d[o]) : 0;
+            /* A class may have lengths but no (scaled) joint count: drop its
+             * lengths too, so every stored class is drawable. */
+            uint64_t t = 0;
+            for (unsigned l = 0; l < TDL_NVC; l++)
+                t += m->seq[o][l];
+            if (!t) {
+                memset(m->ml[o], 0, sizeof m->ml[o]);
+                m->same[o] = 0;
+            }
+        }
+        /* A position bin with few literals (a small sample has none past
+         * 2 KiB) borrows the counts of all bins, so that its bytes still
+         * look like the sample's. */
+        uint64_t cat_all[2][TDL_NCAT] = {{0}};
+        for (unsigned bin = 0; bin < TDL_NBINS; bin++)
+            for (unsigned f = 0; f < 2; f++)
+                for (unsigned c = 0; c < TDL_NCAT; c++)
+                    cat_all[f][c] += a->cat[bin][f][c];
+        for (unsigned bin = 0; bin < TDL_NBINS; bin++)
+            for (unsigned f = 0; f < 2; f++) {
+                uint64_t t = 0, row[TDL_NCAT];
+                for (unsigned c = 0; c < TDL_NCAT; c++)
+                    t += a->cat[bin][f][c];
+                for (unsigned c = 0; c < TDL_NCAT; c++)
+                    row[c] = a->cat[bin][f][c] + (t < 64 ? cat_all[f][c] + cat_all[!f][c] * (c != 0) : 0);
+                scale_counts(row, m->cat[bin][f], TDL_NCAT);
+            }
+        for (unsigned bin = 0; bin < TDL_NBINS; bin++) {
+            uint64_t t = 0;
+            for (int x = 0; x < 256; x++)
+                for (int y = 0; y < 256; y++)
+                    t += a->lit[bin][x][y];
+            if (t >= 64)
+                continue;
+            for (unsigned q = 0; q < TDL_NBINS; q++) {
+                uint64_t tq = 0;
+                for (int x = 0; x < 256 && q != bin; x++)
+                    for (int y = 0; y < 256; y++)
+                        tq += a->lit[q][x][y];
+                if (q == bin || tq == 0)
+                    continue;
+                for (int x = 0; x < 256; x++)
+                    for (int y = 0; y < 256; y++)
+                        a->lit[bin][x][y] += a->lit[q][x][y];
+            }
+        }
+    }
+    /* A bin whose fresh literals carry no information a compressor could
+     * use (order-0 entropy >= 7.95 bits over >= 4096 literals: compressed or
+     * encrypted data) is stored as exactly uniform, with no categories: its
+     * bytes are then generated eight per draw. */
+    int uniform[TDL_NBINS] = {0};
+    for (unsigned bin = 0; bin < TDL_NBINS; bin++) {
+        uint64_t h[256] = {0}, t = 0;
+        for (int x = 0; x < 256; x++)
+            for (int y = 0; y < 256; y++)
+                h[y] += a->lit[bin][x][y];
+        for (int y = 0; y < 256; y++)
+            t += h[y];
+        double H = 0;
+        for (int y = 0; y < 256; y++)
+            if (h[y])
+                H -= (double)h[y] / (double)t * log2((double)h[y] / (double)t);
+        uniform[bin] = t >= 4096 && H >= 7.95;
+    }
+    /* 6. Context models, with as many groups as fit the size budget. */
+    for (unsigned g = TDL_MAXG; g >= 2; g /= 2) {
+        for (unsigned bin = 0; bin < TDL_NBINS; bin++)
+            group_contexts(a->lit[bin], bin == TDL_NBINS - 1 ? g : (g > 16 ? 16 : g), &m->lit[bin]);
+        group_contexts(a->jun, g, &m->jun);
+        for (unsigned bin = 0; bin < TDL_NBINS; bin++) {
+            if (!uniform[bin])
+                continue;
+            memset(&m->lit[bin], 0, sizeof m->lit[bin]);
+            m->lit[bin].ngroups = 1;
+            for (int y = 0; y < 256; y++)
+                m->lit[bin].cnt[0][y] = 1;
+            for (unsigned f = 0; f < 2; f++) {
+                uint64_t t = 0;
+                for (unsigned c = 0; c < TDL_NCAT; c++)
+                    t += m->cat[bin][f][c];
+                memset(m->cat[bin][f], 0, sizeof m->cat[bin][f]);
+                m->cat[bin][f][TDL_NCAT - 1] = (uint32_t)(t ? t : 1);
+            }
+        }
+        if (model_json_size(m) <= TDL_MAX_JSON - 4096)
+            break;
+    }
+    /* Still too big (pathological): drop the rarest length entries. */
+    for (uint32_t floor_c = 1; model_json_size(m) > TDL_MAX_JSON - 4096 && floor_c < (1u << 20);
+         floor_c *= 2) {
+        for (unsigned o = 0; o < TDL_NOC; o++)
+            for (unsigned l = 0; l < TDL_NVC; l++) {
+                uint64_t t = 0;
+                for (unsigned q = 0; q < TDL_NVC; q++)
+                    t += m->ml[o][q];
+                if (m->ml[o][l] <= floor_c && m->ml[o][l] * 2 < t)
+                    m->ml[o][l] = 0;
+            }
+    }
+    rc = TD_OK;
+out:
+    for (size_t i = 0; ps && i < b->nr; i++)
+        free(ps[i]);
+    free(ps);
+    free(nps);
+    free(dh);
+    free(a);
+    return rc;
+}
+
+int td_profile_builder_update_fd(td_profile_builder *b, int fd)
+{
+    const size_t cap = 1u << 20;
+    uint8_t *buf;
+    int rc = TD_OK;
+    if (!b || fd < 0)
+        return TD_EINVAL;
+    buf = malloc(cap);
+    if (!buf)
+        return TD_ENOMEM;
+#ifdef POSIX_FADV_SEQUENTIAL
+    (void)posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+#endif
+    for (;;) {
+        ssize_t n = read(fd, buf, cap);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            int e = errno;
+            free(buf);
+            errno = e;
+            return TD_EIO;
+        }
+        if (n == 0)
+            break;
+        rc = td_profile_builder_update(b, buf, (size_t)n);
+        if (rc != TD_OK)
+            break;
+    }
+    free(buf);
+    return rc;
+}
+
+int td_profile_builder_finish(td_profile_builder *b, td_profile **out)
+{
+    td_profile *p;
+    int rc;
+    if (!b || !out || b->finished)
+        return TD_EINVAL;
+    *out = NULL;
+    b->finished = 1;
+    if (b->cur_len) {
+        rc = close_region(b);
+        if (rc != TD_OK)
+            return rc;
+    }
+    rc = td__sodium_ready();
+    if (rc != TD_OK)
+        return rc;
+    p = calloc(1, sizeof *p);
+    if (!p)
+        return TD_ENOMEM;
+    p->source_bytes = b->total;
+    memcpy(p->name, b->name, sizeof p->name);
+    for (size_t i = 0; i < b->nr; i++)
+        p->sampled_bytes += b->r[i].len;
+    rc = build_model(b, p);
+    if (rc != TD_OK) {
+        free(p);
+        return rc;
+    }
+    /* Dedup over whole 4 KiB blocks of the kept regions. */
+    {
+        size_t nb = 0, k = 0, cons = 0;
+        for (size_t i = 0; i < b->nr; i++)
+            nb += b->r[i].len / 4096;
+        uint64_t *h = nb ? malloc(nb * sizeof *h) : NULL;
+        if (nb && !h) {
+            free(p);
+            return TD_ENOMEM;
+        }
+        for (size_t i = 0; i < b->nr; i++)
+            for (uint32_t o = 0; o + 4096 <= b->r[i].len; o += 4096) {
+                const uint8_t *q = b->r[i].buf + o;
+                size_t j = 1;
+                while (j < 4096 && q[j] == q[0])
+                    j++;
+                if (j == 4096)
+                    cons++;
+                else
+                    h[k++] = block_hash(q);
+            }
+        if (k) /* no qsort of an empty (NULL) array */
+            qsort(h, k, sizeof *h, cmp_u64);
+        size_t uniq = 0;
+        for (size_t i = 0; i < k; i++)
+            uniq += i == 0 || h[i] != h[i - 1];
+        p->dedup = uniq ? (double)k / (double)uniq : 1.0;
+        p->const4k = nb ? (double)cons / (double)nb : 0.0;
+        free(h);
+        /* The generator repeats 4 KiB blocks only when the sample clearly
+         * does (one-byte blocks come from the model's long runs already). */
+        double dq = p->dedup > 64.0 ? 64.0 : p->dedup;
+        p->m.dedup = dq > 1.005 ? (uint32_t)llround(dq * 65536.0) : 65536u;
+    }
+    if (b->o.fingerprint && b->nr)
+        fingerprint(b->r[0].buf, b->r[0].len < FP_BYTES ? b->r[0].len : FP_BYTES, p);
+    rc = tdl_profile_finalize(p);
+    if (rc != TD_OK) {
+        free(p);
+        return rc;
+    }
+    *out = p;
+    return TD_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* JSON                                                                      */
+/* ------------------------------------------------------------------------ */
+
+static void ctx_json(const tdl_ctxmodel *c, tdj_out *o)
+{
+    tdj_raw(o, "\"map\":[");
+    for (int a = 0; a < 256; a++) {
+        if (a)
+            tdj_raw(o, ",");
+        tdj_int(o, c->map[a]);
+    }
+    tdj_raw(o, "],\"groups\":[");
+    for (unsigned g = 0; g < c->ngroups; g++) {
+        int first = 1;
+        tdj_raw(o, g ? ",[" : "[");
+        for (int b = 0; b < 256; b++) {
+            if (!c->cnt[g][b])
+                continue;
+            if (!first)
+                tdj_raw(o, ",");
+            first = 0;
+            tdj_int(o, b);
+            tdj_raw(o, ",");
+            tdj_int(o, c->cnt[g][b]);
+        }
+        tdj_raw(o, "]");
+    }
+    tdj_raw(o, "]");
+}
+
+void tdl_model_json(const tdl_model *m, tdj_out *o)
+{
+    int first = 1;
+    tdj_raw(o, "{\"doc\":");
+    tdj_int(o, m->doc);
+    tdj_raw(o, ",\"dedup\":");
+    tdj_int(o, m->dedup);
+    tdj_raw(o, ",\"dist\":[");
+    for (unsigned x = 0; x < m->nx; x++) {
+        if (x)
+            tdj_raw(o, ",");
+        tdj_int(o, m->xdist[x]);
+    }
+    tdj_raw(o, "],\"periods\":[");
+    tdj_int(o, m->per[0]);
+    tdj_raw(o, ",");
+    tdj_int(o, m->per[1]);
+    tdj_raw(o, "],\"seq\":[");
+    for (unsigned oc = 0; oc < TDL_NOC; oc++)
+        for (unsigned l = 0; l < TDL_NVC; l++)
+            if (m->seq[oc][l]) {
+                tdj_raw(o, first ? "[" : ",[");
+                first = 0;
+                tdj_int(o, oc);
+                tdj_raw(o, ",");
+                tdj_int(o, l);
+                tdj_raw(o, ",");
+                tdj_int(o, m->seq[oc][l]);
+                tdj_raw(o, "]");
+            }
+    tdj_raw(o, "],\"ml\":[");
+    first = 1;
+    for (unsigned oc = 0; oc < TDL_NOC; oc++)
+        for (unsigned l = 0; l < TDL_NVC; l++)
+            if (m->ml[oc][l]) {
+                tdj_raw(o, first ? "[" : ",[");
+                first = 0;
+                tdj_int(o, oc);
+                tdj_raw(o, ",");
+                tdj_int(o, l);
+                tdj_raw(o, ",");
+                tdj_int(o, m->ml[oc][l]);
+                tdj_raw(o, "]");
+            }
+    tdj_raw(o, "],\"same\":[");
+    first = 1;
+    for (unsigned oc = 0; oc < TDL_NOC; oc++)
+        if (m->same[oc]) {
+            tdj_raw(o, first ? "[" : ",[");
+            first = 0;
+            tdj_int(o, oc);
+            tdj_raw(o, ",");
+            tdj_int(o, m->same[oc]);
+            tdj_raw(o, "]");
+        }
+    tdj_raw(o, "],\"lit\":[");
+    for (unsigned bin = 0; bin < TDL_NBINS; bin++) {
+        tdj_raw(o, bin ? ",{\"cat\":[" : "{\"cat\":[");
+        for (unsigned f = 0; f < 2; f++) {
+            tdj_raw(o, f ? ",[" : "[");
+            for (unsigned c = 0; c < TDL_NCAT; c++) {
+                if (c)
+                    tdj_raw(o, ",");
+                tdj_int(o, m->cat[bin][f][c]);
+            }
+            tdj_raw(o, "]");
+        }
+        tdj_raw(o, "],");
+        ctx_json(&m->lit[bin], o);
+        tdj_raw(o, "}");
+    }
+    tdj_raw(o, "],\"junction\":{");
+    ctx_json(&m->jun, o);
+    tdj_raw(o, "}}");
+}
+
+static int msgf(char *msg, size_t cap, const char *s)
+{
+    if (msg && cap)
+        snprintf(msg, cap, "%s", s);
+    return TD_EINVAL;
+}
+
+int tdl_model_check(const tdl_model *m, char *msg, size_t cap)
+{
+    uint64_t tot = 0;
+    if (m->doc < TDL_DOC_MIN || m->doc > TDL_DOC_MAX)
+        return msgf(msg, cap, "model.doc must be 1024 .. 1048576");
+    if (m->dedup < 65536 || m->dedup > 64u * 65536u)
+        return msgf(msg, cap, "model.dedup must be 65536 .. 4194304");
+    if (m->nx > TDL_NX)
+        return msgf(msg, cap, "model.dist: at most 32 distances");
+    for (unsigned x = 0; x < m->nx; x++) {
+        if (m->xdist[x] < 1 || m->xdist[x] >= TDL_DOC_MAX)
+            return msgf(msg, cap, "model.dist: distances must be 1 .. 1048575");
+        for (unsigned y = 0; y < x; y++)
+            if (m->xdist[y] == m->xdist[x])
+                return msgf(msg, cap, "model.dist: distances must be distinct");
+    }
+    for (int t = 0; t < 2; t++)
+        if (m->per[t] >= TDL_DOC_MAX)
+            return msgf(msg, cap, "model.periods: periods must be 0 .. 1048575");
+    for (unsigned oc = 0; oc < TDL_NOC; oc++) {
+        uint64_t s = 0, l = 0;
+        for (unsigned c = 0; c < TDL_NVC; c++) {
+            s += m->seq[oc][c];
+            l += m->ml[oc][c];
+        }
+        if (s && oc >= TDL_OC_X && oc < TDL_OC_B && oc - TDL_OC_X >= m->nx)
+            return msgf(msg, cap, "model.seq: exact-distance class without a distance");
+        if (s && oc >= TDL_OC_B && oc - TDL_OC_B > tdl_vcode(TDL_DOC_MAX - 1))
+            return msgf(msg, cap, "model.seq: distance bucket beyond 2^20");
+        if (s && !l)
+            return msgf(msg, cap, "model.ml: an offset class of model.seq has no match lengths");
+        if (s > (1u << 24) || l > (1u << 24))
+            return msgf(msg, cap, "model.seq/ml: counts too large");
+        if (m->same[oc] > 65536)
+            return msgf(msg, cap, "model.same: values must be 0 .. 65536");
+        tot += s;
+    }
+    if (!tot)
+        return msgf(msg, cap, "model.seq: no sequence with a nonzero count");
+    const tdl_ctxmodel *cm[TDL_NBINS + 1];
+    for (unsigned bin = 0; bin < TDL_NBINS; bin++) {
+        cm[bin] = &m->lit[bin];
+        for (unsigned f = 0; f < 2; f++) {
+            uint64_t s = 0;
+            for (unsigned c = 0; c < TDL_NCAT; c++)
+                s += m->cat[bin][f][c];
+            if (s > (1u << 24))
+                return msgf(msg, cap, "model.lit.cat: counts too large");
+        }
+    }
+    cm[TDL_NBINS] = &m->jun;
+    for (unsigned i = 0; i <= TDL_NBINS; i++) {
+        const tdl_ctxmodel *c = cm[i];
+        if (c->ngroups < 1 || c->ngroups > TDL_MAXG)
+            return msgf(msg, cap, "model.lit/junction: 1 .. 32 groups");
+        for (int a = 0; a < 256; a++)
+            if (c->map[a] >= c->ngroups)
+                return msgf(msg, cap, "model.lit/junction: map names a missing group");
+        for (unsigned g = 0; g < c->ngroups; g++) {
+            uint64_t s = 0;
+            for (int b = 0; b < 256; b++)
+                s += c->cnt[g][b];
+            if (!s || s > (1u << 24))
+                return msgf(msg, cap, "model.lit/junction: each group needs a total of 1 .. 2^24");
+        }
+    }
+    return TD_OK;
+}
+
+/* Readers of the "model" object. */
+typedef struct rd {
+    const tdj_doc *d;
+    char *msg;
+    size_t cap;
+} rd;
+
+static int bad(rd *r, const char *what)
+{
+    return msgf(r->msg, r->cap, what);
+}
+
+static int get_u32(rd *r, const tdj_node *n, uint32_t lo, uint32_t hi, uint32_t *v, const char *what)
+{
+    if (!n || n->type != TDJ_NUM || !n->is_int || n->ival < lo || n->ival > hi) {
+        if (r->msg && r->cap)
+            snprintf(r->msg, r->cap, "%s: expected an integer %u .. %u", what, lo, hi);
+        return TD_EINVAL;
+    }
+    *v = (uint32_t)n->ival;
+    return TD_OK;
+}
+
+static int read_ctx(rd *r, const tdj_node *o, tdl_ctxmodel *c, const char *what)
+{
+    const tdj_node *map = tdj_get(r->d, o, "map"), *gr = tdj_get(r->d, o, "groups");
+    char w[96];
+    if (!map || map->type != TDJ_ARR || map->count != 256) {
+        snprintf(w, sizeof w, "%s.map: expected an array of 256 group numbers", what);
+        return bad(r, w);
+    }
+    if (!gr || gr->type != TDJ_ARR || gr->count < 1 || gr->count > TDL_MAXG) {
+        snprintf(w, sizeof w, "%s.groups: expected an array of 1 .. 32 groups", what);
+        return bad(r, w);
+    }
+    for (const tdj_node *k = o->first ? &r->d->nodes[o->first] : NULL; k; k = tdj_next(r->d, k)) {
+        const char *ks = tdj_keystr(r->d, k);
+        if (strcmp(ks, "map") && strcmp(ks, "groups") && strcmp(ks, "cat")) {
+            snprintf(w, sizeof w, "%s: unknown key \"%.32s\"", what, ks);
+            return bad(r, w);
+        }
+    }
+    c->ngroups = gr->count;
+    int a = 0;
+    snprintf(w, sizeof w, "%s.map", what);
+    for (const tdj_node *e = tdj_child(r->d, map); e; e = tdj_next(r->d, e), a++) {
+        uint32_t v;
+        if (get_u32(r, e, 0, c->ngroups - 1, &v, w) != TD_OK)
+            return TD_EINVAL;
+        c->map[a] = (uint8_t)v;
+    }
+    unsigned g = 0;
+    snprintf(w, sizeof w, "%s.groups", what);
+    for (const tdj_node *e = tdj_child(r->d, gr); e; e = tdj_next(r->d, e), g++) {
+        int last = -1;
+        if (e->type != TDJ_ARR || e->count % 2)
+            return bad(r, "groups: each group is a flat array of (byte, count) pairs");
+        for (const tdj_node *x = tdj_child(r->d, e); x; x = tdj_next(r->d, x)) {
+            uint32_t sym, cnt;
+            if (get_u32(r, x, 0, 255, &sym, w) != TD_OK)
+                return TD_EINVAL;
+            x = tdj_next(r->d, x);
+            if (get_u32(r, x, 1, 1u << 24, &cnt, w) != TD_OK)
+                return TD_EINVAL;
+            if ((int)sym <= last)
+                return bad(r, "groups: byte values must increase within a group");
+            last = (int)sym;
+            c->cnt[g][sym] = cnt;
+        }
+    }
+    return TD_OK;
+}
+
+static int read_triples(rd *r, const tdj_node *arr, uint32_t tab[TDL_NOC][TDL_NVC], const char *what)
+{
+    if (!arr || arr->type != TDJ_ARR)
+        return bad(r, what);
+    int prev = -1;
+    for (const tdj_node *e = tdj_child(r->d, arr); e; e = tdj_next(r->d, e)) {
+        uint32_t oc, c, n;
+        if (e->type != TDJ_ARR || e->count != 3)
+            return bad(r, what);
+        const tdj_node *x = tdj_child(r->d, e);
+        if (get_u32(r, x, 0, TDL_NOC - 1, &oc, what) || get_u32(r, tdj_next(r->d, x), 0, TDL_NVC - 1, &c, what) ||
+            get_u32(r, tdj_next(r->d, tdj_next(r->d, x)), 1, 1u << 24, &n, what))
+            return TD_EINVAL;
+        if ((int)(oc * TDL_NVC + c) <= prev) {
+            char w[96];
+            snprintf(w, sizeof w, "%s: entries must be sorted and distinct", what);
+            return bad(r, w);
+        }
+        prev = (int)(oc * TDL_NVC + c);
+        tab[oc][c] = n;
+    }
+    return TD_OK;
+}
+
+static int read_model(rd *r, const tdj_node *mo, tdl_model *m)
+{
+    static const char *const keys[] = {"doc", "dedup", "dist", "periods", "seq", "ml", "same", "lit", "junction"};
+    const tdj_doc *d = r->d;
+    const tdj_node *n;
+    if (!mo || mo->type != TDJ_OBJ)
+        return bad(r, "profile: \"model\" must be an object");
+    for (const tdj_node *k = tdj_child(d, mo); k; k = tdj_next(d, k)) {
+        int ok = 0;
+        for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+            ok |= strcmp(tdj_keystr(d, k), keys[i]) == 0;
+        if (!ok) {
+            char w[96];
+            snprintf(w, sizeof w, "model: unknown key \"%.32s\"", tdj_keystr(d, k));
+            return bad(r, w);
+        }
+    }
+    memset(m, 0, sizeof *m);
+    if (get_u32(r, tdj_get(d, mo, "doc"), TDL_DOC_MIN, TDL_DOC_MAX, &m->doc, "model.doc") ||
+        get_u32(r, tdj_get(d, mo, "dedup"), 65536, 64u * 65536u, &m->dedup, "model.dedup"))
+        return TD_EINVAL;
+    n = tdj_get(d, mo, "dist");
+    if (!n || n->type != TDJ_ARR || n->count > TDL_NX)
+        return bad(r, "model.dist: expected an array of at most 32 distances");
+    for (const tdj_node *e = tdj_child(d, n); e; e = tdj_next(d, e))
+        if (get_u32(r, e, 1, TDL_DOC_MAX - 1, &m->xdist[m->nx++], "model.dist"))
+            return TD_EINVAL;
+    n = tdj_get(d, mo, "periods");
+    if (!n || n->type != TDJ_ARR || n->count != 2)
+        return bad(r, "model.periods: expected two periods");
+    if (get_u32(r, tdj_child(d, n), 0, TDL_DOC_MAX - 1, &m->per[0], "model.periods") ||
+        get_u32(r, tdj_next(d, tdj_child(d, n)), 0, TDL_DOC_MAX - 1, &m->per[1], "model.periods"))
+        return TD_EINVAL;
+    if (read_triples(r, tdj_get(d, mo, "seq"), m->seq, "model.seq: expected [class, code, count] triples") ||
+        read_triples(r, tdj_get(d, mo, "ml"), m->ml, "model.ml: expected [class, code, count] triples"))
+        return TD_EINVAL;
+    n = tdj_get(d, mo, "same");
+    if (!n || n->type != TDJ_ARR)
+        return bad(r, "model.same: expected an array of [class, p16] pairs");
+    int prev = -1;
+    for (const tdj_node *e = tdj_child(d, n); e; e = tdj_next(d, e)) {
+        uint32_t oc, q;
+        if (e->type != TDJ_ARR || e->count != 2)
+            return bad(r, "model.same: expected [class, p16] pairs");
+        if (get_u32(r, tdj_child(d, e), 0, TDL_NOC - 1, &oc, "model.same") ||
+            get_u32(r, tdj_next(d, tdj_child(d, e)), 1, 65536, &q, "model.same"))
+            return TD_EINVAL;
+        if ((int)oc <= prev)
+            return bad(r, "model.same: classes must be sorted and distinct");
+        prev = (int)oc;
+        m->same[oc] = q;
+    }
+    n = tdj_get(d, mo, "lit");
+    if (!n || n->type != TDJ_ARR || n->count != TDL_NBINS)
+        return bad(r, "model.lit: expected 4 position bins");
+    unsigned bin = 0;
+    for (const tdj_node *e = tdj_child(d, n); e; e = tdj_next(d, e), bin++) {
+        const tdj_node *cat = tdj_get(d, e, "cat");
+        if (e->type != TDJ_OBJ || !cat || cat->type != TDJ_ARR || cat->count != 2)
+            return bad(r, "model.lit: each bin needs \"cat\": two rows of 6 counts");
+        unsigned f = 0;
+        for (const tdj_node *row = tdj_child(d, cat); row; row = tdj_next(d, row), f++) {
+            unsigned c = 0;
+            if (row->type != TDJ_ARR || row->count != TDL_NCAT)
+                return bad(r, "model.lit.cat: rows of 6 counts");
+            for (const tdj_node *x = tdj_child(d, row); x; x = tdj_next(d, x), c++)
+                if (get_u32(r, x, 0, 1u << 24, &m->cat[bin][f][c], "model.lit.cat"))
+                    return TD_EINVAL;
+        }
+        if (read_ctx(r, e, &m->lit[bin], "model.lit"))
+            return TD_EINVAL;
+    }
+    n = tdj_get(d, mo, "junction");
+    if (!n || n->type != TDJ_OBJ || tdj_get(d, n, "cat"))
+        return bad(r, "model.junction: expected an object with map and groups");
+    if (read_ctx(r, n, &m->jun, "model.junction"))
+        return TD_EINVAL;
+    return tdl_model_check(m, r->msg, r->cap);
+}
+
+static double num_or(const tdj_node *n, double def)
+{
+    return n && n->type == TDJ_NUM && isfinite(n->dval) ? n->dval : def;
+}
+
+static int load_impl(td_profile *p, const void *buf, size_t len, char *msg, size_t cap)
+{
+    tdj_doc d;
+    rd r;
+    int rc;
+    if (len > TDL_MAX_JSON) {
+        msgf(msg, cap, "profile larger than 64 KiB");
+        return TD_ERANGE;
+    }
+    rc = tdj_parse(&d, buf, len, msg, cap);
+    if (rc != TD_OK)
+        return rc;
+    r.d = &d;
+    r.msg = msg;
+    r.cap = cap;
+    const tdj_node *root = &d.nodes[0];
+    const tdj_node *fmt = tdj_get(&d, root, "format"), *ver = tdj_get(&d, root, "version");
+    rc = TD_EINVAL;
+    if (root->type != TDJ_OBJ) {
+        bad(&r, "profile: expected a JSON object");
+        goto out;
+    }
+    if (!fmt || !tdj_str(&d, fmt) || strcmp(tdj_str(&d, fmt), "libtestdata-profile")) {
+        bad(&r, "profile: \"format\" must be \"libtestdata-profile\"");
+        goto out;
+    }
+    if (!ver || ver->type != TDJ_NUM || !ver->is_int || ver->ival != 1) {
+        bad(&r, "profile: unsupported \"version\" (this library reads version 1)");
+        goto out;
+    }
+    const tdj_node *nm = tdj_get(&d, root, "name");
+    if (nm) {
+        if (!tdj_str(&d, nm) || nm->count >= TDL_NAME_MAX) {
+            bad(&r, "profile: \"name\" must be a string of at most 63 bytes");
+            goto out;
+        }
+        memcpy(p->name, tdj_str(&d, nm), nm->count + 1);
+    }
+    const tdj_node *src = tdj_get(&d, root, "source");
+    if (src) {
+        const tdj_node *b = tdj_get(&d, src, "bytes"), *s = tdj_get(&d, src, "sampled");
+        if (b && b->type == TDJ_NUM && b->is_int && b->ival >= 0)
+            p->source_bytes = (uint64_t)b->ival;
+        if (s && s->type == TDJ_NUM && s->is_int && s->ival >= 0)
+            p->sampled_bytes = (uint64_t)s->ival;
+    }
+    const tdj_node *fp = tdj_get(&d, root, "fingerprint");
+    p->dedup = 1.0;
+    if (fp && fp->type == TDJ_OBJ) {
+        p->dedup = num_or(tdj_get(&d, fp, "dedup4k"), 1.0);
+        p->const4k = num_or(tdj_get(&d, fp, "const4k"), 0.0);
+        if (!(p->dedup >= 1.0 && p->dedup <= TD_DEDUP_MAX_RATIO) || !(p->const4k >= 0 && p->const4k <= 1)) {
+            bad(&r, "fingerprint: dedup4k must be 1 .. 2^20 and const4k 0 .. 1");
+            goto out;
+        }
+        for (int c = 0; c < TDL_NFP; c++) {
+            const tdj_node *e = tdj_get(&d, fp, td_codec_name(c));
+            if (e && e->type == TDJ_OBJ) {
+                p->fp_ratio[c] = num_or(tdj_get(&d, e, "ratio"), 0);
+                p->fp_ns[c] = num_or(tdj_get(&d, e, "ns_per_byte"), 0);
+                p->have_fp = 1;
+            }
+        }
+    }
+    rc = read_model(&r, tdj_get(&d, root, "model"), &p->m);
+    if (rc == TD_OK)
+        rc = tdl_profile_finalize(p);
+out:
+    tdj_free(&d);
+    return rc;
+}
+
+int td_profile_load_msg(td_profile **out, const void *buf, size_t len, char *msg, size_t msgcap)
+{
+    td_profile *p;
+    int rc;
+    if (msg && msgcap)
+        msg[0] = 0;
+    if (!out || (!buf && len))
+        return TD_EINVAL;
+    *out = NULL;
+    rc = td__sodium_ready();
+    if (rc != TD_OK)
+        return rc;
+    p = calloc(1, sizeof *p);
+    if (!p)
+        return TD_ENOMEM;
+    rc = load_impl(p, buf, len, msg, msgcap);
+    if (rc != TD_OK) {
+        free(p);
+        return rc;
+    }
+    *out = p;
+    return TD_OK;
+}
+
+int td_profile_load(td_profile **out, const void *buf, size_t len)
+{
+    return td_profile_load_msg(out, buf, len, NULL, 0);
+}
+
+int td_profile_load_file_msg(td_profile **out, const char *path, char *msg, size_t msgcap)
+{
+    char *buf;
+    ssize_t n;
+    size_t len = 0;
+    int fd;
+    if (!out || !path)
+        return TD_EINVAL;
+    *out = NULL;
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        if (msg && msgcap)
+            snprintf(msg, msgcap, "%s: %s", path, strerror(errno));
+        return TD_EIO;
+    }
+    buf = malloc(TDL_MAX_JSON + 1);
+    if (!buf) {
+        close(fd);
+        return TD_ENOMEM;
+    }
+    /* Read at most one byte past the limit: a larger file is rejected
+     * without reading it all. */
+    while (len <= TDL_MAX_JSON && (n = read(fd, buf + len, TDL_MAX_JSON + 1 - len)) != 0) {
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            int e = errno;
+            if (msg && msgcap)
+                snprintf(msg, msgcap, "%s: %s", path, strerror(e));
+            free(buf);
+            close(fd);
+            errno = e;
+            return TD_EIO;
+        }
+        len += (size_t)n;
+    }
+    close(fd);
+    int rc = td_profile_load_msg(out, buf, len, msg, msgcap);
+    free(buf);
+    return rc;
+}
+
+int td_profile_load_file(td_profile **out, const char *path)
+{
+    return td_profile_load_file_msg(out, path, NULL, 0);
+}
+
+static void profile_json(const td_profile *p, tdj_out *o)
+{
+    tdj_raw(o, "{\n  \"format\": \"libtestdata-profile\",\n  \"version\": 1,\n");
+    if (p->name[0]) {
+        tdj_raw(o, "  \"name\": ");
+        tdj_string(o, p->name);
+        tdj_raw(o, ",\n");
+    }
+    tdj_raw(o, "  \"source\": {\"bytes\": ");
+    tdj_int(o, (int64_t)(p->source_bytes > INT64_MAX ? INT64_MAX : p->source_bytes));
+    tdj_raw(o, ", \"sampled\": ");
+    tdj_int(o, (int64_t)p->sampled_bytes);
+    tdj_raw(o, "},\n  \"fingerprint\": {");
+    if (p->have_fp) {
+        for (int c = 0; c < TDL_NFP; c++) {
+            tdj_raw(o, "\"");
+            tdj_raw(o, td_codec_name(c));
+            tdj_raw(o, "\": {\"ratio\": ");
+            tdj_fixed(o, p->fp_ratio[c], 3);
+            tdj_raw(o, ", \"ns_per_byte\": ");
+            tdj_fixed(o, p->fp_ns[c], 2);
+            tdj_raw(o, "}, ");
+        }
+    }
+    tdj_raw(o, "\"dedup4k\": ");
+    tdj_fixed(o, p->dedup, 4);
+    tdj_raw(o, ", \"const4k\": ");
+    tdj_fixed(o, p->const4k, 4);
+    tdj_raw(o, "},\n  \"model\": ");
+    tdl_model_json(&p->m, o);
+    tdj_raw(o, "\n}\n");
+}
+
+int td_profile_save(const td_profile *p, void *buf, size_t cap, size_t *len)
+{
+    tdj_out o = {0};
+    if (!p || !len || (!buf && cap))
+        return TD_EINVAL;
+    profile_json(p, &o);
+    if (o.err) {
+        free(o.buf);
+        return TD_ENOMEM;
+    }
+    *len = o.len;
+    if (o.len > cap) {
+        free(o.buf);
+        return TD_ERANGE;
+    }
+    memcpy(buf, o.buf, o.len);
+    free(o.buf);
+    return TD_OK;
+}
+
+int td_profile_save_file(const td_profile *p, const char *path)
+{
+    tdj_out o = {0};
+    td_output *out = NULL;
+    int rc;
+    if (!p || !path)
+        return TD_EINVAL;
+    profile_json(p, &o);
+    if (o.err) {
+        free(o.buf);
+        return TD_ENOMEM;
+    }
+    rc = td_output_open(&out, path, 0);
+    if (rc == TD_OK) {
+        rc = td_output_write(out, o.buf, o.len);
+        if (rc == TD_OK)
+            rc = td_output_commit(out);
+        else
+            td_output_abort(out);
+    }
+    free(o.buf);
+    return rc;
+}
+
+int td_profile_open(td_profile **out, const char *name_or_path, char *msg, size_t msgcap)
+{
+    const td_profile *b;
+    int rc;
+    if (!out || !name_or_path)
+        return TD_EINVAL;
+    *out = NULL;
+    b = td_profile_builtin(name_or_path);
+    if (b) {
+        /* Built-ins are immutable and td_profile_free ignores them. */
+        *out = (td_profile *)(uintptr_t)b;
+        return TD_OK;
+    }
+    rc = td_profile_load_file_msg(out, name_or_path, msg, msgcap);
+    if (rc == TD_EIO && errno == ENOENT && msg && msgcap) {
+        char names[256] = "";
+        for (unsigned i = 0; td_profile_builtin_name(i); i++)
+            (void)td__msg(names + strlen(names), sizeof names - strlen(names), "%s%s",
+                          i ? ", " : "", td_profile_builtin_name(i));
+        td__msg(msg, msgcap, "'%s' is neither a built-in profile (%s) nor a profile file",
+                name_or_path, names);
+        errno = ENOENT;
+    }
+    return rc;
+}
+
+void td_profile_free(td_profile *p)
+{
+    if (p && !p->builtin)
+        free(p);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Built-in profiles                                                         */
+/* ------------------------------------------------------------------------ */
+
+/* Parsed once, on first use, into memory kept for the life of the process:
+ * the objects are immutable afterwards, so sharing them is thread-safe. */
+static pthread_once_t builtin_once = PTHREAD_ONCE_INIT;
+static td_profile *builtin_objs;
+
+static void builtin_init(void)
+{
+    td_profile *objs = calloc(tdl_nbuiltins ? tdl_nbuiltins : 1, sizeof *objs);
+    if (!objs || td__sodium_ready() != TD_OK) {
+        free(objs);
+        return;
+    }
+    for (unsigned i = 0; i < tdl_nbuiltins; i++) {
+        if (load_impl(&objs[i], tdl_builtins[i].json, strlen(tdl_builtins[i].json), NULL, 0) != TD_OK) {
+            free(objs);
+            return; /* a broken table is a build error; the tests catch it */
+        }
+        snprintf(objs[i].name, sizeof objs[i].name, "%s", tdl_builtins[i].name);
+        objs[i].builtin = 1;
+    }
+    builtin_objs = objs;
+}
+
+const td_profile *td_profile_builtin(const char *name)
+{
+    if (!name)
+        return NULL;
+    pthread_once(&builtin_once, builtin_init);
+    if (!builtin_objs)
+        return NULL;
+    for (unsigned i = 0; i < tdl_nbuiltins; i++)
+        if (strcmp(tdl_builtins[i].name, name) == 0)
+            return &builtin_objs[i];
+    return NULL;
+}
+
+const char *td_profile_builtin_name(unsigned i)
+{
+    return i < tdl_nbuiltins ? tdl_builtins[i].name : NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Accessors                                                                 */
+/* ------------------------------------------------------------------------ */
+
+const char *td_profile_name(const td_profile *p)
+{
+    return p ? p->name : NULL;
+}
+
+int td_profile_digest(const td_profile *p, uint8_t out[32])
+{
+    if (!p || !out)
+        return TD_EINVAL;
+    memcpy(out, p->digest, 32);
+    return TD_OK;
+}
+
+int td_profile_fingerprint(const td_profile *p, int codec, double *ratio, double *ns_per_byte)
+{
+    if (!p || codec < 0 || codec >= TDL_NFP)
+        return TD_EINVAL;
+    if (!p->have_fp)
+        return TD_ERANGE;
+    if (ratio)
+        *ratio = p->fp_ratio[codec];
+    if (ns_per_byte)
+        *ns_per_byte = p->fp_ns[codec];
+    return TD_OK;
+}
+
+int td_profile_info(const td_profile *p, td_profile_info_t *info)
+{
+    if (!p || !info)
+        return TD_EINVAL;
+    memset(info, 0, sizeof *info);
+    info->source_bytes = p->source_bytes;
+    info->sampled_bytes = p->sampled_bytes;
+    info->doc_bytes = p->m.doc;
+    info->dedup = p->dedup;
+    info->const4k = p->const4k;
+    return TD_OK;
+}

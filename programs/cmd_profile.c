@@ -1,0 +1,245 @@
+/* testdata profile [--sample SIZE] [--name NAME] [--no-fingerprint] [-o PROFILE] FILE... | -
+ *        testdata profile --check PROFILE FILE...
+ *        testdata profile --dump PROFILE */
+#define _GNU_SOURCE
+#include "cli.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+enum { O_OUTPUT, O_SAMPLE, O_NAME, O_NOFP, O_CHECK, O_DUMP };
+
+static const cli_opt profile_opts[] = {
+    [O_OUTPUT] = {"output", 'o', "FILE",
+                  "write the profile to FILE (default stdout); a regular FILE is replaced only "
+                  "once complete"},
+    [O_SAMPLE] = {"sample", 0, "SIZE",
+                  "parse at most SIZE bytes (default 8M), in 1 MiB regions spread over the "
+                  "input"},
+    [O_NAME] = {"name", 0, "NAME", "a name stored in the profile (printable ASCII, at most 63 "
+                                   "bytes)"},
+    [O_NOFP] = {"no-fingerprint", 0, NULL, "do not measure the compressors (faster)"},
+    [O_CHECK] = {"check", 0, "PROFILE",
+                 "measure each FILE and print its ratio and compressor cost next to PROFILE's "
+                 "(a file or a built-in name), with the error"},
+    [O_DUMP] = {"dump", 0, "PROFILE", "print PROFILE (a file or a built-in name) as JSON"},
+    {NULL, 0, NULL, NULL},
+};
+
+/* Profile pos[0..n) as one sample; TD_OK or a code with the message printed. */
+static int profile_inputs(const char *const *pos, int n, uint64_t sample, int fp,
+                          const char *name, td_profile **out)
+{
+    td_profile_options po;
+    td_profile_builder *b = NULL;
+    uint64_t hint = 0;
+    int rc;
+
+    td_profile_options_init(&po);
+    for (int i = 0; i < n; i++) {
+        struct stat st;
+        if (strcmp(pos[i], "-") == 0 || stat(pos[i], &st) != 0 || !S_ISREG(st.st_mode)) {
+            hint = TD_SIZE_UNBOUNDED;
+            break;
+        }
+        hint += (uint64_t)st.st_size;
+    }
+    po.size_hint = hint;
+    po.fingerprint = (uint32_t)fp;
+    po.name = name;
+    if (sample)
+        po.sample_bytes = sample;
+    rc = td_profile_builder_new(&b, &po);
+    if (rc != TD_OK) {
+        if (name && (rc == TD_ERANGE || rc == TD_EINVAL))
+            cli_usage_error("bad --name '%s': printable ASCII of at most 63 bytes", name);
+        cli_error("profile: %s", td_strerror(rc));
+        return rc;
+    }
+    for (int i = 0; i < n && rc == TD_OK; i++) {
+        int stdin_ = strcmp(pos[i], "-") == 0;
+        int fd = stdin_ ? STDIN_FILENO : open(pos[i], O_RDONLY | O_CLOEXEC);
+        if (fd < 0) {
+            cli_error("cannot open '%s': %s", pos[i], strerror(errno));
+            rc = TD_EIO;
+            break;
+        }
+        rc = td_profile_builder_update_fd(b, fd);
+        if (rc == TD_EIO)
+            cli_error("read error on '%s': %s", stdin_ ? "stdin" : pos[i], strerror(errno));
+        else if (rc != TD_OK)
+            cli_error("profile '%s': %s", stdin_ ? "stdin" : pos[i], td_strerror(rc));
+        if (!stdin_)
+            close(fd);
+    }
+    if (rc == TD_OK) {
+        rc = td_profile_builder_finish(b, out);
+        if (rc != TD_OK)
+            cli_error("profile: %s", td_strerror(rc));
+    }
+    td_profile_builder_free(b);
+    return rc;
+}
+
+static void print_fingerprint(FILE *f, const char *what, const td_profile *p)
+{
+    td_profile_info_t info;
+    td_profile_info(p, &info);
+    fprintf(f, "%s: %llu bytes (%llu parsed, documents of %u bytes), 4 KiB dedup %.3f\n", what,
+            (unsigned long long)info.source_bytes, (unsigned long long)info.sampled_bytes,
+            info.doc_bytes, info.dedup);
+    for (int c = 0; c < TD_CODEC_COUNT; c++) {
+        double r, ns;
+        if (td_profile_fingerprint(p, c, &r, &ns) == TD_OK && ns > 0)
+            fprintf(f, "  %-8s ratio %7.3f  %7.1f ns/byte  %8.1f MB/s\n", td_codec_label(c), r,
+                    ns, 1e3 / ns);
+        else if (td_profile_fingerprint(p, c, &r, &ns) == TD_OK)
+            fprintf(f, "  %-8s ratio %7.3f  (no timing)\n", td_codec_label(c), r);
+    }
+}
+
+/* A profile named on the command line (a built-in or a file), or exit 2. */
+static td_profile *open_profile(const char *what, const char *name_or_path)
+{
+    td_profile *p = NULL;
+    char msg[512] = "";
+    int rc = td_profile_open(&p, name_or_path, msg, sizeof msg);
+    if (rc != TD_OK)
+        cli_usage_error("bad %s '%s': %s", what, name_or_path, msg[0] ? msg : td_strerror(rc));
+    return p;
+}
+
+/* The JSON of p to stdout, or to path through the library's atomic output. */
+static int write_profile(const td_profile *p, const char *path)
+{
+    size_t len = 0;
+    char *j;
+    int rc;
+
+    if (path && strcmp(path, "-") != 0) {
+        rc = td_profile_save_file(p, path);
+        if (rc != TD_OK) {
+            cli_error("cannot write '%s': %s", path, rc == TD_EIO ? strerror(errno) : td_strerror(rc));
+            return CLI_EXIT_FAIL;
+        }
+        return 0;
+    }
+    (void)td_profile_save(p, NULL, 0, &len);
+    j = malloc(len ? len : 1);
+    rc = j ? td_profile_save(p, j, len, &len) : TD_ENOMEM;
+    if (rc != TD_OK) {
+        free(j);
+        cli_error("profile: %s", td_strerror(rc));
+        return CLI_EXIT_FAIL;
+    }
+    if (fwrite(j, 1, len, stdout) != len || fflush(stdout) != 0) {
+        int e = errno;
+        free(j);
+        if (e == EPIPE)
+            return 128 + SIGPIPE;
+        cli_error("write error on stdout: %s", strerror(e ? e : EIO));
+        return CLI_EXIT_FAIL;
+    }
+    free(j);
+    return 0;
+}
+
+static int check(const cli_args *a, uint64_t sample)
+{
+    td_profile *ref = open_profile("--check profile", a->val[O_CHECK]);
+    int status = 0;
+
+    print_fingerprint(stdout, a->val[O_CHECK], ref);
+    for (int i = 0; i < a->npos; i++) {
+        td_profile *p = NULL;
+        if (profile_inputs(&a->pos[i], 1, sample, 1, NULL, &p) != TD_OK) {
+            status = CLI_EXIT_FAIL;
+            continue;
+        }
+        printf("%s\n", strcmp(a->pos[i], "-") == 0 ? "stdin" : a->pos[i]);
+        printf("  %-8s %8s %8s %7s | %9s %9s %7s\n", "codec", "ratio", "profile", "error",
+               "ns/byte", "profile", "cost");
+        for (int c = 0; c < TD_CODEC_COUNT; c++) {
+            double r, ns, rr, rns;
+            if (td_profile_fingerprint(p, c, &r, &ns) != TD_OK ||
+                td_profile_fingerprint(ref, c, &rr, &rns) != TD_OK)
+                continue;
+            if (rns > 0)
+                printf("  %-8s %8.3f %8.3f %+6.1f%% | %9.1f %9.1f %6.2fx\n", td_codec_label(c), r,
+                       rr, rr > 0 ? 100.0 * (r / rr - 1) : 0.0, ns, rns, ns / rns);
+            else /* built-ins keep ratios, not timings (they depend on the machine) */
+                printf("  %-8s %8.3f %8.3f %+6.1f%% | %9.1f %9s %7s\n", td_codec_label(c), r, rr,
+                       rr > 0 ? 100.0 * (r / rr - 1) : 0.0, ns, "-", "-");
+        }
+        td_profile_free(p);
+    }
+    if (td_profile_fingerprint(ref, 0, NULL, NULL) == TD_ERANGE)
+        printf("(%s has no fingerprint: it was made with --no-fingerprint)\n", a->val[O_CHECK]);
+    td_profile_free(ref);
+    if (fflush(stdout) != 0) {
+        cli_error("write error on stdout: %s", strerror(errno));
+        return CLI_EXIT_FAIL;
+    }
+    return status;
+}
+
+static int run(const cli_cmd *cmd, int argc, char **argv)
+{
+    cli_args a;
+    uint64_t sample = 0;
+    td_profile *p = NULL;
+    int rc;
+
+    cli_parse(cmd, argc, argv, &a);
+    if (a.val[O_DUMP]) {
+        if (a.npos)
+            cli_usage_error("--dump takes no FILE");
+        p = open_profile("--dump profile", a.val[O_DUMP]);
+        rc = write_profile(p, NULL);
+        td_profile_free(p);
+        return rc;
+    }
+    if (a.npos < 1)
+        cli_usage_error("profile needs FILE... or - for stdin");
+    if (a.val[O_SAMPLE]) {
+        sample = cli_parse_size(a.val[O_SAMPLE], "--sample");
+        if (sample == 0 || sample == TD_SIZE_UNBOUNDED)
+            cli_usage_error("bad --sample '%s': %s", a.val[O_SAMPLE], td_strerror(TD_ERANGE));
+    }
+    if (a.val[O_CHECK]) {
+        if (a.val[O_OUTPUT] || a.val[O_NAME])
+            cli_usage_error("--check takes neither -o nor --name");
+        return check(&a, sample);
+    }
+    if (profile_inputs(a.pos, a.npos, sample, !a.count[O_NOFP], a.val[O_NAME], &p) != TD_OK)
+        return CLI_EXIT_FAIL;
+    print_fingerprint(stderr, "sample", p);
+    rc = write_profile(p, a.val[O_OUTPUT]);
+    td_profile_free(p);
+    return rc;
+}
+
+const cli_cmd cli_cmd_profile = {
+    .name = "profile",
+    .args = "FILE... [-o PROFILE] | --check PROFILE FILE... | --dump PROFILE",
+    .summary = "statistics to generate data like FILE (gen like --profile)",
+    .description =
+        "Read samples (the FILEs one after the other, or stdin) and write a profile: the\n"
+        "statistics from which 'testdata gen like SIZE --profile PROFILE' makes data that\n"
+        "compresses like them, in ratio and in speed.  The profile (JSON, at most 64 KiB,\n"
+        "docs/format.md) holds counts, never content.  The sample's fingerprint (ratio and\n"
+        "compressor CPU time of gzip -6, zstd -3, lz4 and xz -6) is printed on stderr.\n"
+        "Memory stays bounded whatever the input size.",
+    .operands = "  FILE               a sample (any number, read as one); '-' reads stdin\n",
+    .opts = profile_opts,
+    .stream_opts = 0,
+    .footer = "Built-in profiles: english, html, source, executable, json, lines, database,\n"
+              "office, pdf, bitmap, protobuf, jpeg (testdata profile --dump NAME shows one).\n"
+              "Exit status: 0 done, 1 a file could not be read or written, 2 usage error.\n",
+    .complete = "F",
+    .run = run,
+};

@@ -1,0 +1,196 @@
+"""Fidelity measures of data against a sample, for bench_like.py.
+
+Every function takes bytes and returns plain numbers, so the same code
+measures a sample, data generated from its profile, and the peers.
+Compressors run in process (the Python bindings of the Debian libraries),
+so their CPU time is time.process_time() around the call.
+"""
+import bz2
+import hashlib
+import lzma
+import time
+import zlib
+
+import brotli
+import lz4.block
+import lz4.frame
+import numpy as np
+import snappy
+import zstandard
+
+# name -> compress(bytes) -> bytes.  As the command-line tools write them
+# (gzip/zstd/lz4/xz/bzip2/brotli frames; snappy's raw block format, as
+# python3-snappy's compress()).
+def _gzip(level):
+    def f(b):
+        c = zlib.compressobj(level, zlib.DEFLATED, 31)
+        return c.compress(b) + c.flush()
+    return f
+
+
+def _zstd(level):
+    def f(b):
+        return zstandard.ZstdCompressor(level=level).compress(b)
+    return f
+
+
+def _lz4(level):
+    def f(b):
+        return lz4.frame.compress(b, compression_level=level, block_size=lz4.frame.BLOCKSIZE_MAX4MB,
+                                  content_checksum=True)
+    return f
+
+
+CODECS = {
+    "gzip-1": _gzip(1),
+    "gzip-6": _gzip(6),
+    "zstd-3": _zstd(3),
+    "zstd-19": _zstd(19),
+    "lz4-1": _lz4(0),
+    "lz4-9": _lz4(9),
+    "xz-6": lambda b: lzma.compress(b, preset=6),
+    "bzip2-9": lambda b: bz2.compress(b, 9),
+    "brotli-5": lambda b: brotli.compress(b, quality=5),
+    "snappy": lambda b: snappy.compress(b),
+}
+RATIO_CODECS = list(CODECS)
+COST_CODECS = ["gzip-6", "zstd-3", "lz4-1", "xz-6", "brotli-5"]
+FAST_CODECS = ["gzip-6", "zstd-3", "lz4-1", "snappy"]
+
+
+def ratio(codec, data):
+    if not data:
+        return 1.0
+    return len(data) / len(CODECS[codec](data))
+
+
+def ratios(data, codecs=RATIO_CODECS):
+    return {c: ratio(c, data) for c in codecs}
+
+
+def cost_ns(codec, data, piece=None, min_total=1 << 20, reps=3):
+    """CPU ns per input byte of compressing data in pieces of `piece` bytes
+    (default: all of it at once), at least min_total bytes (pieces repeat
+    from the start if needed), best of reps, less the cost of compressing
+    an empty input (the codec's fixed start-up, which dominates tiny
+    samples)."""
+    f = CODECS[codec]
+    piece = piece or len(data)
+    pieces = [data[i:i + piece] for i in range(0, len(data), piece)]
+    pieces = [p for p in pieces if len(p) == piece] or pieces[:1]
+    work = []
+    total = 0
+    i = 0
+    while total < min_total or not work:
+        p = pieces[i % len(pieces)]
+        work.append(p)
+        total += len(p)
+        i += 1
+        if i >= 4096:
+            break
+    best = None
+    for _ in range(reps):
+        t0 = time.process_time()
+        for p in work:
+            f(p)
+        t1 = time.process_time()
+        for p in work:
+            f(b"x")
+        t2 = time.process_time()
+        t = max((t1 - t0) - (t2 - t1), 1e-9)
+        best = t if best is None else min(best, t)
+    return best / total * 1e9
+
+
+def block_ratio(codec, data, bs):
+    """Independent blocks of bs bytes (the last may be short), as a file
+    system or array compresses them: raw lz4 blocks, zstd frames."""
+    if codec == "lz4":
+        f = lambda b: lz4.block.compress(b, mode="default", store_size=False)
+    elif codec == "zstd-3":
+        cctx = zstandard.ZstdCompressor(level=3, write_content_size=False, write_checksum=False)
+        f = cctx.compress
+    else:
+        raise ValueError(codec)
+    tot = 0
+    comp = 0
+    for i in range(0, len(data), bs):
+        b = data[i:i + bs]
+        tot += len(b)
+        comp += min(len(f(b)), len(b))  # a file system stores a block raw when it does not shrink
+    return tot / comp
+
+
+def chunk_quantiles(data, chunk=65536, qs=(10, 50, 90)):
+    """p10/p50/p90 of per-chunk zstd -3 ratios.  A short last chunk counts
+    only when it is the only one or at least a quarter of a chunk."""
+    cctx = zstandard.ZstdCompressor(level=3)
+    rs = []
+    for i in range(0, len(data), chunk):
+        b = data[i:i + chunk]
+        if len(b) < chunk // 4 and rs:
+            continue
+        rs.append(len(b) / len(cctx.compress(b)))
+    a = np.array(rs)
+    return [float(np.percentile(a, q)) for q in qs]
+
+
+def dedup_ratio(data, bs=4096):
+    n = len(data) // bs
+    if n == 0:
+        return 1.0
+    s = {hashlib.blake2b(data[i * bs:(i + 1) * bs], digest_size=16).digest() for i in range(n)}
+    return n / len(s)
+
+
+def _window_hashes(a, w):
+    """64-bit polynomial hashes of every w-byte window of uint8 array a."""
+    n = len(a) - w + 1
+    if n <= 0:
+        return np.zeros(0, dtype=np.uint64)
+    h = np.zeros(n, dtype=np.uint64)
+    P = np.uint64(0x100000001b3)
+    with np.errstate(over="ignore"):
+        for j in range(w):
+            h = h * P + a[j:j + n].astype(np.uint64)
+    return h
+
+
+def shared_runs(sample, data, w=32):
+    """Number of w-byte windows of data that also occur in sample, and how
+    many of them are not one repeated byte.  Returns (all, non_constant,
+    example_offset or -1)."""
+    sa = np.frombuffer(sample, dtype=np.uint8)
+    da = np.frombuffer(data, dtype=np.uint8)
+    hs = np.unique(_window_hashes(sa, w))
+    hd = _window_hashes(da, w)
+    if len(hs) == 0 or len(hd) == 0:
+        return 0, 0, -1
+    hit = np.nonzero(np.isin(hd, hs))[0]
+    allc = 0
+    nonconst = 0
+    example = -1
+    for off in hit[:200000]:
+        win = data[off:off + w]
+        if win.count(win[0]) == w:
+            allc += 1  # one repeated byte: allowed, not verified further
+            continue
+        if sample.find(win) < 0:
+            continue  # a hash collision
+        allc += 1
+        nonconst += 1
+        if example < 0:
+            example = int(off)
+    return allc, nonconst, example
+
+
+def speed_mbs(codec, data, reps=3):
+    """Compression speed, MB (10^6 B) per CPU second, best of reps."""
+    f = CODECS[codec]
+    best = None
+    for _ in range(reps):
+        t0 = time.process_time()
+        f(data)
+        t = time.process_time() - t0
+        best = t if best is None else min(best, t)
+    return len(data) / max(best, 1e-9) / 1e6

@@ -1,0 +1,511 @@
+/* The like kind and profiles: golden vectors, invariance, profile round
+ * trips, the builder's chunking invariance, hostile profile input, and the
+ * "statistics, never content" property on real samples. */
+#include "td_test_util.h"
+
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#ifndef TD_SHARED_DIR
+#define TD_SHARED_DIR "/work/shared"
+#endif
+
+static const struct {
+    const char *profile;
+    uint64_t seed, offset;
+    const char *sha256;
+} golden[] = {
+#include "golden_like.inc"
+};
+
+static td_options like_opts(const char *profile, uint64_t seed)
+{
+    td_options o;
+    td_options_init(&o);
+    o.profile = td_profile_builtin(profile);
+    cr_assert_not_null(o.profile, "built-in profile %s", profile);
+    o.seed = seed;
+    return o;
+}
+
+Test(like, kind_registered)
+{
+    int k = -1;
+    cr_assert_eq(td_kind_from_name("like", &k), TD_OK);
+    cr_assert_eq(k, TD_LIKE);
+    cr_assert_str_eq(td_kind_name(TD_LIKE), "like");
+}
+
+Test(like, golden_vectors)
+{
+    for (size_t i = 0; i < sizeof golden / sizeof golden[0]; i++) {
+        td_options o = like_opts(golden[i].profile, golden[i].seed);
+        char hex[65];
+        td_test_digest(TD_LIKE, &o, golden[i].offset, 1u << 20, hex);
+        cr_expect_str_eq(hex, golden[i].sha256, "%s seed %llu offset %llu", golden[i].profile,
+                         (unsigned long long)golden[i].seed, (unsigned long long)golden[i].offset);
+    }
+}
+
+Test(like, builtins_exist_and_load)
+{
+    unsigned n = 0;
+    for (unsigned i = 0; td_profile_builtin_name(i); i++, n++) {
+        const char *name = td_profile_builtin_name(i);
+        const td_profile *p = td_profile_builtin(name);
+        cr_assert_not_null(p, "%s", name);
+        cr_assert_str_eq(td_profile_name(p), name);
+        td_profile_free((td_profile *)p); /* ignored for built-ins */
+        cr_assert_eq(td_profile_builtin(name), p, "built-ins are static objects");
+    }
+    cr_assert_geq(n, 6, "at least six classes of real data");
+    cr_assert_null(td_profile_builtin("no-such-profile"));
+    cr_assert_null(td_profile_builtin(NULL));
+}
+
+Test(like, chunking_seek_threads)
+{
+    /* Documents of 1 MiB (english) across block and document boundaries,
+     * and far into the stream; small documents (source): many per block. */
+    td_options o = like_opts("english", 7);
+    td_test_check_invariance(TD_LIKE, &o, (UINT64_C(1) << 40) - 300000, 600000);
+    o = like_opts("source", 3);
+    td_test_check_invariance(TD_LIKE, &o, 999, 1u << 19);
+    /* Under the dedup layer (duplicates repeat the first 4 KiB of a block). */
+    o = like_opts("html", 5);
+    o.dedup = 2.5;
+    td_test_check_invariance(TD_LIKE, &o, 4096 * 3 + 17, 1u << 19);
+}
+
+Test(like, profiles_and_seeds_differ)
+{
+    unsigned char a[65536], b[65536];
+    td_options o1 = like_opts("english", 1), o2 = like_opts("english", 2), o3 = like_opts("html", 1);
+    cr_assert_eq(td_fill(TD_LIKE, &o1, 0, a, sizeof a), TD_OK);
+    cr_assert_eq(td_fill(TD_LIKE, &o2, 0, b, sizeof b), TD_OK);
+    cr_assert(memcmp(a, b, sizeof a) != 0);
+    cr_assert_eq(td_fill(TD_LIKE, &o3, 0, b, sizeof b), TD_OK);
+    cr_assert(memcmp(a, b, sizeof a) != 0);
+    /* NULL profile is the built-in english. */
+    td_options od;
+    td_options_init(&od);
+    od.seed = 1;
+    cr_assert_eq(td_fill(TD_LIKE, &od, 0, b, sizeof b), TD_OK);
+    cr_assert(memcmp(a, b, sizeof a) == 0);
+}
+
+Test(like, options_set_profile)
+{
+    td_options o;
+    td_options_init(&o);
+    cr_assert_eq(td_options_set(&o, TD_LIKE, "profile", "html"), TD_OK);
+    cr_assert_eq(o.profile, td_profile_builtin("html"));
+    cr_assert_eq(td_options_set(&o, TD_LIKE, "profile", "/no/such/profile.json"), TD_ERANGE);
+    cr_assert_eq(o.profile, td_profile_builtin("html"), "unchanged on failure");
+    cr_assert_eq(td_options_set(&o, TD_RANDOM, "profile", "html"), TD_EOPTION);
+    cr_assert_eq(td_options_set(&o, TD_LIKE, "ratio", "3"), TD_EOPTION);
+    cr_assert_eq(td_options_set(&o, TD_LIKE, "dedup", "2"), TD_OK);
+}
+
+static char *save_alloc(const td_profile *p, size_t *len)
+{
+    cr_assert_eq(td_profile_save(p, NULL, 0, len), TD_ERANGE);
+    char *j = malloc(*len);
+    cr_assert_not_null(j);
+    size_t n2 = 0;
+    cr_assert_eq(td_profile_save(p, j, *len, &n2), TD_OK);
+    cr_assert_eq(n2, *len);
+    return j;
+}
+
+Test(like, save_load_round_trip)
+{
+    for (unsigned i = 0; td_profile_builtin_name(i); i++) {
+        const td_profile *p = td_profile_builtin(td_profile_builtin_name(i));
+        size_t len, len2;
+        char *j = save_alloc(p, &len);
+        cr_assert_leq(len, TD_PROFILE_MAX_JSON);
+        td_profile *q;
+        char msg[256];
+        cr_assert_eq(td_profile_load_msg(&q, j, len, msg, sizeof msg), TD_OK, "%s", msg);
+        uint8_t d1[32], d2[32];
+        cr_assert_eq(td_profile_digest(p, d1), TD_OK);
+        cr_assert_eq(td_profile_digest(q, d2), TD_OK);
+        cr_assert(memcmp(d1, d2, 32) == 0);
+        char *j2 = save_alloc(q, &len2);
+        cr_assert_eq(len, len2);
+        cr_assert(memcmp(j, j2, len) == 0, "save(load(save(p))) == save(p)");
+        /* Same bytes from the loaded copy. */
+        unsigned char a[200000], b[200000];
+        td_options o1, o2;
+        td_options_init(&o1);
+        td_options_init(&o2);
+        o1.profile = p;
+        o2.profile = q;
+        cr_assert_eq(td_fill(TD_LIKE, &o1, 12345, a, sizeof a), TD_OK);
+        cr_assert_eq(td_fill(TD_LIKE, &o2, 12345, b, sizeof b), TD_OK);
+        cr_assert(memcmp(a, b, sizeof a) == 0);
+        /* And through a file. */
+        char path[] = "/tmp/td_like_XXXXXX";
+        int fd = mkstemp(path);
+        cr_assert_geq(fd, 0);
+        close(fd);
+        cr_assert_eq(td_profile_save_file(q, path), TD_OK);
+        td_profile *r;
+        cr_assert_eq(td_profile_load_file(&r, path), TD_OK);
+        cr_assert_eq(td_profile_digest(r, d2), TD_OK);
+        cr_assert(memcmp(d1, d2, 32) == 0);
+        unlink(path);
+        td_profile_free(r);
+        td_profile_free(q);
+        free(j);
+        free(j2);
+    }
+}
+
+/* A deterministic sample with some structure: words from a tiny vocabulary,
+ * numbers, and a repeated header every few KiB. */
+static unsigned char *make_sample(size_t n)
+{
+    static const char *const w[] = {"alpha ", "beta ", "gamma ", "delta\n", "epsilon, ", "zeta. "};
+    unsigned char *s = malloc(n);
+    uint64_t r = 99;
+    cr_assert_not_null(s);
+    for (size_t i = 0; i < n;) {
+        if (i % 5000 < 40) {
+            s[i] = (unsigned char)("HEADER-LINE-0123456789-abcdefghijklmn\n\n"[i % 5000]);
+            i++;
+            continue;
+        }
+        uint64_t x = td_test_rand(&r);
+        if (x % 7 == 0) {
+            s[i++] = (unsigned char)('0' + (x >> 8) % 10);
+            continue;
+        }
+        const char *t = w[(x >> 16) % 6];
+        for (; *t && i < n; t++)
+            s[i++] = (unsigned char)*t;
+    }
+    return s;
+}
+
+static td_profile *build(const unsigned char *s, size_t n, size_t chunk, uint64_t hint, uint64_t sample)
+{
+    td_profile_options po;
+    td_profile_builder *b;
+    td_profile *p;
+    uint64_t rng = chunk;
+    td_profile_options_init(&po);
+    po.fingerprint = 0;
+    po.size_hint = hint;
+    if (sample)
+        po.sample_bytes = sample;
+    cr_assert_eq(td_profile_builder_new(&b, &po), TD_OK);
+    for (size_t done = 0; done < n;) {
+        size_t k = chunk ? 1 + td_test_rand(&rng) % chunk : n - done;
+        if (k > n - done)
+            k = n - done;
+        cr_assert_eq(td_profile_builder_update(b, s + done, k), TD_OK);
+        done += k;
+    }
+    cr_assert_eq(td_profile_builder_update(b, NULL, 0), TD_OK);
+    cr_assert_eq(td_profile_builder_finish(b, &p), TD_OK);
+    cr_assert_eq(td_profile_builder_finish(b, &p), TD_EINVAL, "finished twice");
+    cr_assert_eq(td_profile_builder_update(b, s, 1), TD_EINVAL, "update after finish");
+    td_profile_builder_free(b);
+    return p;
+}
+
+Test(like, builder_chunking_invariant)
+{
+    size_t n = 3u << 20;
+    unsigned char *s = make_sample(n);
+    td_profile *ref = build(s, n, 0, TD_SIZE_UNBOUNDED, 0);
+    size_t lref;
+    char *jref = save_alloc(ref, &lref);
+    size_t chunks[] = {1, 7, 4096, 1u << 20, (1u << 20) + 1};
+    for (size_t i = 0; i < sizeof chunks / sizeof chunks[0]; i++) {
+        if (chunks[i] == 1 && n > (1u << 20))
+            continue; /* byte by byte is tested on a smaller sample below */
+        td_profile *p = build(s, n, chunks[i], TD_SIZE_UNBOUNDED, 0);
+        size_t l;
+        char *j = save_alloc(p, &l);
+        cr_assert(l == lref && memcmp(j, jref, l) == 0, "chunk %zu gives another profile", chunks[i]);
+        free(j);
+        td_profile_free(p);
+    }
+    td_profile *small1 = build(s, 200000, 1, TD_SIZE_UNBOUNDED, 0);
+    td_profile *small2 = build(s, 200000, 0, TD_SIZE_UNBOUNDED, 0);
+    uint8_t d1[32], d2[32];
+    td_profile_digest(small1, d1);
+    td_profile_digest(small2, d2);
+    cr_assert(memcmp(d1, d2, 32) == 0, "byte-by-byte updates");
+    /* Sampling: a 2 MiB budget over 3 MiB, with and without a size hint,
+     * still gives a valid profile and bounded work. */
+    td_profile *h = build(s, n, 65536, n, 2u << 20);
+    td_profile *u = build(s, n, 65536, TD_SIZE_UNBOUNDED, 2u << 20);
+    td_profile_info_t ih, iu;
+    cr_assert_eq(td_profile_info(h, &ih), TD_OK);
+    cr_assert_eq(td_profile_info(u, &iu), TD_OK);
+    cr_assert_eq(ih.source_bytes, n);
+    cr_assert_leq(ih.sampled_bytes, 2u << 20);
+    cr_assert_leq(iu.sampled_bytes, 2u << 20);
+    cr_assert_eq(ih.doc_bytes, 1u << 20);
+    td_profile_free(h);
+    td_profile_free(u);
+    td_profile_free(small1);
+    td_profile_free(small2);
+    td_profile_free(ref);
+    free(jref);
+    free(s);
+}
+
+Test(like, tiny_and_empty_samples)
+{
+    unsigned char one = 'x', zeros[5000] = {0};
+    td_profile *p = build(&one, 0, 0, TD_SIZE_UNBOUNDED, 0);
+    td_options o;
+    td_options_init(&o);
+    o.profile = p;
+    unsigned char buf[10000];
+    cr_assert_eq(td_fill(TD_LIKE, &o, 0, buf, sizeof buf), TD_OK);
+    td_profile_free(p);
+    p = build(&one, 1, 0, TD_SIZE_UNBOUNDED, 0);
+    o.profile = p;
+    cr_assert_eq(td_fill(TD_LIKE, &o, 0, buf, sizeof buf), TD_OK);
+    td_profile_free(p);
+    p = build(zeros, sizeof zeros, 0, TD_SIZE_UNBOUNDED, 0);
+    o.profile = p;
+    cr_assert_eq(td_fill(TD_LIKE, &o, 0, buf, sizeof buf), TD_OK);
+    size_t nz = 0;
+    for (size_t i = 0; i < sizeof buf; i++)
+        nz += buf[i] == 0;
+    cr_assert_gt(nz, sizeof buf * 9 / 10, "zeros look like zeros");
+    td_profile_free(p);
+}
+
+static int load_str(const char *s, char *msg, size_t cap)
+{
+    td_profile *p = NULL;
+    int rc = td_profile_load_msg(&p, s, strlen(s), msg, cap);
+    if (rc == TD_OK)
+        td_profile_free(p);
+    else
+        cr_assert_null(p);
+    return rc;
+}
+
+Test(like, bad_profile_input)
+{
+    char msg[256];
+    size_t len;
+    const td_profile *html = td_profile_builtin("html");
+    char *good = save_alloc(html, &len);
+    static const struct {
+        const char *text;
+        int rc;
+    } cases[] = {
+        {"", TD_ESYNTAX},
+        {"{", TD_ESYNTAX},
+        {"[1,2,]", TD_ESYNTAX},
+        {"{\"a\":1,}", TD_ESYNTAX},
+        {"{\"a\":1 \"b\":2}", TD_ESYNTAX},
+        {"{'a':1}", TD_ESYNTAX},
+        {"{\"a\":01}", TD_ESYNTAX},
+        {"{\"a\":1.}", TD_ESYNTAX},
+        {"{\"a\":-}", TD_ESYNTAX},
+        {"{\"a\":1e}", TD_ESYNTAX},
+        {"{\"a\":NaN}", TD_ESYNTAX},
+        {"{\"a\":\"\\x\"}", TD_ESYNTAX},
+        {"{\"a\":\"\\ud800\"}", TD_ESYNTAX},
+        {"{\"a\":\"\\u0000\"}", TD_ESYNTAX},
+        {"{\"a\":\"\xc0\xaf\"}", TD_ESYNTAX},
+        {"{\"a\":\"\xed\xa0\x80\"}", TD_ESYNTAX},
+        {"{\"a\":\"tab\there\"}", TD_ESYNTAX},
+        {"{\"a\":1,\"a\":2}", TD_ESYNTAX},
+        {"{\"a\":1} x", TD_ESYNTAX},
+        {"/* c */ {}", TD_ESYNTAX},
+        {"{\"a\":99999999999999999999}", TD_ERANGE},
+        {"{\"a\":1e999}", TD_ERANGE},
+        {"[]", TD_EINVAL},
+        {"{}", TD_EINVAL},
+        {"{\"format\":\"libtestdata-profile\",\"version\":2}", TD_EINVAL},
+        {"{\"format\":\"something-else\",\"version\":1}", TD_EINVAL},
+        {"{\"format\":\"libtestdata-profile\",\"version\":1}", TD_EINVAL},
+        {"{\"format\":\"libtestdata-profile\",\"version\":1,\"model\":[]}", TD_EINVAL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        msg[0] = 0;
+        int rc = load_str(cases[i].text, msg, sizeof msg);
+        cr_expect_eq(rc, cases[i].rc, "case %zu (%s): rc %d, expected %d: %s", i, cases[i].text, rc,
+                     cases[i].rc, msg);
+        cr_expect_neq(msg[0], 0, "case %zu has a message", i);
+    }
+    /* Deep nesting, many values, too large. */
+    char *deep = malloc(200001);
+    memset(deep, '[', 100000);
+    memset(deep + 100000, ']', 100000);
+    deep[200000] = 0;
+    td_profile *p = NULL;
+    cr_assert_eq(td_profile_load_msg(&p, deep, 60000, msg, sizeof msg), TD_ERANGE); /* > 32 deep */
+    cr_assert_eq(td_profile_load(&p, deep, 200000), TD_ERANGE); /* > 64 KiB */
+    free(deep);
+    /* Mutations of a good profile: each must fail cleanly or load. */
+    uint64_t rng = 5;
+    char *m = malloc(len + 1);
+    for (int t = 0; t < 3000; t++) {
+        memcpy(m, good, len);
+        int edits = 1 + (int)(td_test_rand(&rng) % 4);
+        for (int e = 0; e < edits; e++) {
+            size_t at = td_test_rand(&rng) % len;
+            static const char alphabet[] = "0123456789[]{},:\"-.e x";
+            m[at] = alphabet[td_test_rand(&rng) % (sizeof alphabet - 1)];
+        }
+        size_t l = t % 7 == 0 ? td_test_rand(&rng) % len : len;
+        p = NULL;
+        int rc = td_profile_load_msg(&p, m, l, msg, sizeof msg);
+        cr_assert(rc == TD_OK || rc == TD_ESYNTAX || rc == TD_EINVAL || rc == TD_ERANGE, "rc %d", rc);
+        if (rc == TD_OK) {
+            td_options o;
+            unsigned char buf[4096];
+            td_options_init(&o);
+            o.profile = p;
+            cr_assert_eq(td_fill(TD_LIKE, &o, 0, buf, sizeof buf), TD_OK);
+            td_profile_free(p);
+        } else {
+            cr_assert_neq(msg[0], 0);
+        }
+    }
+    free(m);
+    /* Arguments. */
+    cr_assert_eq(td_profile_load(NULL, good, len), TD_EINVAL);
+    cr_assert_eq(td_profile_load(&p, NULL, 1), TD_EINVAL);
+    cr_assert_eq(td_profile_load_file(&p, "/no/such/file.json"), TD_EIO);
+    cr_assert_eq(td_profile_save(NULL, NULL, 0, &len), TD_EINVAL);
+    cr_assert_eq(td_profile_builder_new(NULL, NULL), TD_EINVAL);
+    td_profile_options po;
+    td_profile_options_init(&po);
+    po.sample_bytes = 0;
+    td_profile_builder *b;
+    cr_assert_eq(td_profile_builder_new(&b, &po), TD_ERANGE);
+    td_profile_builder_free(NULL);
+    td_profile_free(NULL);
+    free(good);
+}
+
+/* No run of 16 bytes of a sample appears in its profile's JSON. */
+static void check_no_runs(const unsigned char *s, size_t n, const char *what)
+{
+    td_profile *p = build(s, n, 0, n, 0);
+    size_t len;
+    char *j = save_alloc(p, &len);
+    /* Hash every 16-byte window of the profile, then look each window of
+     * the sample up (exact comparison on hash hits). */
+    size_t nw = len >= 16 ? len - 15 : 0, cap = 1;
+    while (cap < nw * 2)
+        cap *= 2;
+    uint32_t *tab = calloc(cap, sizeof *tab);
+    cr_assert_not_null(tab);
+    for (size_t i = 0; i < nw; i++) {
+        uint64_t h = 0;
+        for (int k = 0; k < 16; k++)
+            h = h * 1000003u + (unsigned char)j[i + k];
+        size_t at = (size_t)(h * 0x9e3779b97f4a7c15ull >> 32) & (cap - 1);
+        while (tab[at])
+            at = (at + 1) & (cap - 1);
+        tab[at] = (uint32_t)i + 1;
+    }
+    size_t hits = 0;
+    for (size_t i = 0; i + 16 <= n; i++) {
+        uint64_t h = 0;
+        for (int k = 0; k < 16; k++)
+            h = h * 1000003u + s[i + k];
+        size_t at = (size_t)(h * 0x9e3779b97f4a7c15ull >> 32) & (cap - 1);
+        for (; tab[at]; at = (at + 1) & (cap - 1))
+            if (memcmp(j + tab[at] - 1, s + i, 16) == 0)
+                hits++;
+    }
+    cr_expect_eq(hits, 0, "%s: %zu runs of 16 sample bytes appear in the profile", what, hits);
+    free(tab);
+    free(j);
+    td_profile_free(p);
+}
+
+Test(like, profile_holds_no_content)
+{
+    static const char *const files[] = {
+        "realdata/cp.html", "realdata/fields.c", "realdata/fireworks.jpeg", "realdata/geo.protodata",
+        "realdata/grammar.lsp", "realdata/html", "realdata/kennedy.xls", "realdata/kppkn.gtb",
+        "realdata/paper-100k.pdf", "realdata/ptt5", "realdata/sum", "realdata/urls.10K",
+        "realdata/xargs.1", "corpus/alice29.txt", "corpus/asyoulik.txt", "corpus/lcet10.txt",
+        "corpus/plrabn12.txt", "/usr/include/zlib.h", "/usr/include/lz4.h",
+        "/usr/share/iso-codes/json/iso_639-3.json", "/bin/gzip"};
+    unsigned tested = 0;
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        char path[512];
+        if (files[i][0] == '/')
+            snprintf(path, sizeof path, "%s", files[i]);
+        else
+            snprintf(path, sizeof path, "%s/%s", TD_SHARED_DIR, files[i]);
+        FILE *f = fopen(path, "rb");
+        if (!f)
+            continue;
+        struct stat st;
+        fstat(fileno(f), &st);
+        size_t n = (size_t)st.st_size;
+        unsigned char *s = malloc(n ? n : 1);
+        cr_assert_eq(fread(s, 1, n, f), n);
+        fclose(f);
+        check_no_runs(s, n, path);
+        free(s);
+        tested++;
+    }
+    unsigned char *s = make_sample(1u << 20);
+    check_no_runs(s, 1u << 20, "synthetic sample");
+    free(s);
+    if (!tested)
+        cr_log_warn("no real samples found under %s: only the synthetic one was checked", TD_SHARED_DIR);
+}
+
+Test(like, fingerprint_measured)
+{
+    unsigned char *s = make_sample(300000);
+    td_profile_options po;
+    td_profile_builder *b;
+    td_profile *p;
+    td_profile_options_init(&po);
+    cr_assert_eq(td_profile_builder_new(&b, &po), TD_OK);
+    cr_assert_eq(td_profile_builder_update(b, s, 300000), TD_OK);
+    cr_assert_eq(td_profile_builder_finish(b, &p), TD_OK);
+    td_profile_builder_free(b);
+    for (int c = 0; c < TD_CODEC_COUNT; c++) {
+        double r = 0, ns = 0;
+        cr_assert_eq(td_profile_fingerprint(p, c, &r, &ns), TD_OK);
+        cr_assert_gt(r, 1.5, "codec %d ratio %f", c, r);
+        cr_assert_gt(ns, 0);
+    }
+    cr_assert_eq(td_profile_fingerprint(p, 99, NULL, NULL), TD_EINVAL);
+    td_profile_free(p);
+    free(s);
+}
+
+#ifdef TD_CLI
+Test(like, cli_gen_verify_profile)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "%s gen like 3M --profile html --seed 5 | %s verify like 3M --profile html --seed 5 -q",
+             TD_CLI, TD_CLI);
+    cr_assert_eq(system(cmd), 0);
+    snprintf(cmd, sizeof cmd,
+             "%s gen text 300K --seed 1 | %s profile - -o /tmp/td_like_cli.json 2>/dev/null && "
+             "%s gen like 2M --profile /tmp/td_like_cli.json | %s verify like 2M --profile "
+             "/tmp/td_like_cli.json -q",
+             TD_CLI, TD_CLI, TD_CLI, TD_CLI);
+    cr_assert_eq(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "%s gen like 1M --profile /no/such.json >/dev/null 2>&1", TD_CLI);
+    cr_assert_eq(WEXITSTATUS(system(cmd)), 2);
+    unlink("/tmp/td_like_cli.json");
+}
+#endif

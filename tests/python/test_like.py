@@ -1,0 +1,91 @@
+"""The like kind from Python: profiles built, saved, loaded, built-ins; the
+same bytes as the CLI; the pytest fixtures with profile=."""
+import subprocess
+
+import pytest
+
+import testdata
+
+
+def test_builtins_and_generate():
+    names = testdata.builtin_profiles()
+    assert len(names) >= 6 and "html" in names
+    assert "like" in testdata.kinds()
+    a = testdata.generate("like", "200K", profile="html", seed=3)
+    b = testdata.generate("like", "200K", profile=testdata.Profile.builtin("html"), seed=3)
+    assert a == b and len(a) == 200 * 1024
+    assert a != testdata.generate("like", "200K", profile="json", seed=3)
+    assert testdata.Profile.builtin("html").name == "html"
+    assert testdata.Profile.builtin("html") == testdata.Profile.load("html")
+    fp = testdata.Profile.builtin("html").fingerprint()  # built-ins: ratios, no timings
+    assert set(fp) == {"gzip", "zstd", "lz4", "xz"} and all(ns == 0 for _, ns in fp.values())
+    with pytest.raises(ValueError, match="no built-in profile"):
+        testdata.Profile.builtin("no-such")
+    with pytest.raises(FileNotFoundError, match="neither a built-in profile"):
+        testdata.generate("like", "1K", profile="no-such-profile-or-file")
+    with pytest.raises(TypeError, match="option profile"):
+        testdata.generate("like", "1K", profile=3)
+    with pytest.raises(ValueError, match="does not apply"):
+        testdata.generate("random", "1K", profile="html")
+
+
+def test_profile_save_load_round_trip(tmp_path, cli):
+    sample = tmp_path / "sample.txt"
+    sample.write_bytes(testdata.generate("text", "100K", seed=5))
+    p = testdata.profile([sample], name="mine")
+    assert p.name == "mine" and "mine" in repr(p)
+    fp = p.fingerprint()
+    assert set(fp) == {"gzip", "zstd", "lz4", "xz"} and all(r > 1.5 for r, _ in fp.values())
+    assert p == testdata.profile(sample.read_bytes(), name="mine")  # bytes: the same model
+    path = tmp_path / "p.json"
+    p.save(path)
+    q = testdata.Profile.load(path)
+    assert q == p and q.digest == p.digest and len(q.digest) == 64
+    x = testdata.generate("like", "300K", profile=q, seed=1)
+    assert x == testdata.generate("like", "300K", profile=p, seed=1)
+    assert x == testdata.generate("like", "300K", profile=str(path), seed=1)
+    assert x == testdata.generate("like", "300K", profile=path, seed=1)
+    assert testdata.generate("like", "300K", profile=testdata.Profile.loads(p.dumps()), seed=1) == x
+    import pickle
+    assert testdata.generate("like", "300K", profile=pickle.loads(pickle.dumps(p)), seed=1) == x
+    out = subprocess.run([cli, "gen", "like", "300K", "--profile", str(path), "--seed", "1"],
+                         stdout=subprocess.PIPE, check=True).stdout
+    assert out == x
+    with testdata.Stream("like", "1M", profile=str(path), seed=1) as f:
+        f.seek(1000)
+        assert f.read(5000) == testdata.generate("like", "1M", profile=q, seed=1)[1000:6000]
+    testdata.verify(x, "like", "300K", profile=q, seed=1)
+    with pytest.raises(testdata.MismatchError):
+        testdata.verify(x, "like", "300K", profile="english", seed=1)
+
+
+def test_bad_profile_input(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"format": "libtestdata-profile", "version": 1,}')
+    with pytest.raises(ValueError, match="bad.json"):
+        testdata.Profile.load(bad)
+    with pytest.raises(ValueError):
+        testdata.Profile.loads(b"[1, 2]")
+    with pytest.raises(ValueError, match="profile name"):
+        testdata.profile(b"abc" * 1000, name="x" * 100)
+    with pytest.raises(TypeError):
+        testdata.Profile.loads(3)  # type: ignore[arg-type]
+
+
+def test_fixtures_take_profile(testdata_file, testdata_stream, testdata_shared_file):
+    p = testdata_file("like", "64K", profile="json", seed=2)
+    assert p.read_bytes() == testdata.generate("like", "64K", profile="json", seed=2)
+    prof = testdata.Profile.builtin("source")
+    with testdata_stream("like", "10K", profile=prof, seed=2) as s:
+        assert s.read() == testdata.generate("like", "10K", profile="source", seed=2)
+    a = testdata_shared_file("like", "32K", profile="html", seed=4)
+    b = testdata_shared_file("like", "32K", profile="json", seed=4)
+    assert a != b and a.read_bytes() != b.read_bytes()
+
+
+def test_tree_of_like_files(tmp_path):
+    t = testdata.tree(tmp_path / "t", files=5, sizes="fixed:8K", kind="like", profile="html",
+                      seed=1)
+    testdata.verify_tree(t, files=5, sizes="fixed:8K", kind="like", profile="html", seed=1)
+    with pytest.raises(testdata.TreeMismatchError):
+        testdata.verify_tree(t, files=5, sizes="fixed:8K", kind="like", profile="json", seed=1)
