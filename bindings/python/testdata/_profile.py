@@ -59,9 +59,11 @@ class Profile:
         p = _fspath(path, "path")
         try:
             return cls(capi.td_py_profile_open(p)[1])
-        except ValueError as e:
+        except (ValueError, OSError) as e:
             if not os.path.exists(p) and capi.td_profile_builtin_name(0) is not None:
                 raise FileNotFoundError(2, str(e), p) from None
+            if isinstance(e, OSError):
+                raise
             raise ValueError(f"{p}: {e}") from None
 
     @classmethod
