@@ -956,9 +956,27 @@ static void ctx_json(const tdl_ctxmodel *c, tdj_out *o)
     tdj_raw(o, "]");
 }
 
-void tdl_model_json(const tdl_model *m, tdj_out *o)
+/* The nonzero counts of a class table as [class, code, count] triples. */
+static void sparse_json(tdj_out *o, const uint32_t t[TDL_NOC][TDL_NVC])
 {
     int first = 1;
+    for (unsigned oc = 0; oc < TDL_NOC; oc++)
+        for (unsigned l = 0; l < TDL_NVC; l++)
+            if (t[oc][l]) {
+                tdj_raw(o, first ? "[" : ",[");
+                first = 0;
+                tdj_int(o, oc);
+                tdj_raw(o, ",");
+                tdj_int(o, l);
+                tdj_raw(o, ",");
+                tdj_int(o, t[oc][l]);
+                tdj_raw(o, "]");
+            }
+}
+
+void tdl_model_json(const tdl_model *m, tdj_out *o)
+{
+    int first;
     tdj_raw(o, "{\"doc\":");
     tdj_int(o, m->doc);
     tdj_raw(o, ",\"dedup\":");
@@ -974,32 +992,9 @@ void tdl_model_json(const tdl_model *m, tdj_out *o)
     tdj_raw(o, ",");
     tdj_int(o, m->per[1]);
     tdj_raw(o, "],\"seq\":[");
-    for (unsigned oc = 0; oc < TDL_NOC; oc++)
-        for (unsigned l = 0; l < TDL_NVC; l++)
-            if (m->seq[oc][l]) {
-                tdj_raw(o, first ? "[" : ",[");
-                first = 0;
-                tdj_int(o, oc);
-                tdj_raw(o, ",");
-                tdj_int(o, l);
-                tdj_raw(o, ",");
-                tdj_int(o, m->seq[oc][l]);
-                tdj_raw(o, "]");
-            }
+    sparse_json(o, m->seq);
     tdj_raw(o, "],\"ml\":[");
-    first = 1;
-    for (unsigned oc = 0; oc < TDL_NOC; oc++)
-        for (unsigned l = 0; l < TDL_NVC; l++)
-            if (m->ml[oc][l]) {
-                tdj_raw(o, first ? "[" : ",[");
-                first = 0;
-                tdj_int(o, oc);
-                tdj_raw(o, ",");
-                tdj_int(o, l);
-                tdj_raw(o, ",");
-                tdj_int(o, m->ml[oc][l]);
-                tdj_raw(o, "]");
-            }
+    sparse_json(o, m->ml);
     tdj_raw(o, "],\"same\":[");
     first = 1;
     for (unsigned oc = 0; oc < TDL_NOC; oc++)
