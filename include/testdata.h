@@ -175,7 +175,10 @@ typedef struct td_options {
     /** TD_LIKE: the profile to generate from (borrowed: it must outlive
      *  every stream and call that uses these options; built-in profiles
      *  from td_profile_builtin() live forever).  NULL means the built-in
-     *  "english".  Other kinds ignore it. */
+     *  "english".  Other kinds ignore it.  td_options_set() with the key
+     *  "profile" takes a built-in name, or a profile file, which it loads:
+     *  the caller then owns it (td_profile_free(o->profile), which ignores
+     *  built-ins), as for "model". */
     union {
         const struct td_profile *profile;
         uint64_t profile_pad_;  /**< keeps the layout on 32-bit targets */

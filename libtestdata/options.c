@@ -69,9 +69,9 @@ static const opt_row rows[] = {
     {{"model", TD_OPTION_TEXT, "FILE", "text model to generate from (testdata model build)",
       NULL, "a text model file", "built-in English", K(TD_TEXT), 0},
      offsetof(td_options, model), ST_MODEL, CHECK_ALWAYS | STRICT, 0, 1, 0},
-    /* A pointer, not a number: td_options_set takes the names of built-in
-     * profiles; a profile file is opened by the caller, who owns it
-     * (td_profile_open) and sets td_options.profile. */
+    /* A pointer, not a number: td_options_set takes the name of a built-in
+     * profile, or a profile file, which it loads (td_profile_open) for the
+     * caller to own, as "model" does. */
     {{"profile", TD_OPTION_TEXT, "PROFILE",
       "the profile to generate data like: a built-in name or a file made by 'testdata profile'",
       tdl_builtin_names, "a built-in profile (english, html, source, ...) or a profile file",
@@ -227,10 +227,10 @@ static int parse_value(const opt_row *r, const char *text, double *v, uint64_t *
     case TD_OPTION_REAL:
         return td__parse_double(text, v);
     case TD_OPTION_TEXT:
-        if (r->store == ST_PROFILE) { /* a built-in name */
+        if (r->store == ST_PROFILE) { /* a built-in name, else (0) a file */
             *v = 0;
             *u = (uintptr_t)td_profile_builtin(text);
-            return *u ? TD_OK : TD_ERANGE;
+            return *text ? TD_OK : TD_ESYNTAX;
         }
         *v = 1; /* a model file: loaded by td_options_set_msg */
         return *text ? TD_OK : TD_ESYNTAX;
@@ -375,8 +375,10 @@ static void bad_value_msg(const opt_row *r, const char *given, const char *value
                           n ? ", " : "", r->info.values[n]);
         const char *s = closest(value, r->info.values, n, 0);
         if (r->info.type == TD_OPTION_TEXT) /* profile */
-            td__msg(msg, cap, "bad value '%s' for %s: not a built-in profile (%s)%s%s%s", value,
-                    name, list, s ? "; did you mean '" : "", s ? s : "", s ? "'?" : "");
+            td__msg(msg, cap,
+                    "bad value '%s' for %s: neither a built-in profile (%s) nor a profile "
+                    "file%s%s%s",
+                    value, name, list, s ? "; did you mean '" : "", s ? s : "", s ? "'?" : "");
         else if (s)
             td__msg(msg, cap, "bad value '%s' for %s: one of %s; did you mean '%s'?", value, name,
                     list, s);
@@ -440,6 +442,18 @@ int td_options_set_msg(td_options *o, int kind, const char *key, const char *val
             return rc;
         }
         n.model = m;
+    } else if (r->store == ST_PROFILE && !u) {
+        td_profile *p = NULL;
+        char why[384] = "", name[80];
+        rc = td_profile_open(&p, value, why, sizeof why);
+        if (rc == TD_EIO && errno == ENOENT) /* most likely a misspelt name */
+            bad_value_msg(r, key, value, TD_ERANGE, msg, cap);
+        else if (rc != TD_OK)
+            td__msg(msg, cap, "bad value '%s' for %s: %s", value, spelled(key, name, sizeof name),
+                    why);
+        if (rc != TD_OK)
+            return rc;
+        n.profile = p;
     } else {
         store_value(r, &n, v, u);
     }
@@ -448,6 +462,8 @@ int td_options_set_msg(td_options *o, int kind, const char *key, const char *val
         *o = n;
     else if (r->store == ST_MODEL)
         td_model_free((td_model *)n.model);
+    else if (r->store == ST_PROFILE)
+        td_profile_free((td_profile *)n.profile);
     return rc;
 }
 

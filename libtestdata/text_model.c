@@ -290,7 +290,7 @@ static void sep_split(tm_str *s, const uint8_t *p)
     }
     unsigned cls = 0;
     for (unsigned i = 0; i < s->len;) {
-        uint32_t c;
+        uint32_t c = 0;
         unsigned l = td__utf8_decode(p + i, s->len - i, &c);
         if (c == '.' || c == '!' || c == '?' || c == 0x2026 || c == 0x3002 || c == 0xFF01 ||
             c == 0xFF1F || c == 0x061F || c == 0x0964)

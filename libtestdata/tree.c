@@ -1105,21 +1105,21 @@ int td_tree_prepare(td_tree *t, char *msg, size_t cap)
         return rc;
     td_model_free((td_model *)t->opt.model); /* from a failed prepare */
     td_options_init(&t->opt);
+    td_profile_free(t->profile);
+    t->profile = NULL;
     for (int i = 0; i < t->nsopt; i++) {
         const td_model *before = t->opt.model;
         rc = td_options_set_msg(&t->opt, t->kind, t->skey[i], t->sval[i], msg, cap);
-        if (rc == TD_ERANGE && td_option_find(t->skey[i][0] == '-' ? t->skey[i] + 2 : t->skey[i]) ==
-                                   td_option_find("profile")) {
-            /* Not a built-in profile: a profile file, which the tree owns. */
-            td_profile_free(t->profile);
-            t->profile = NULL;
-            rc = td_profile_open(&t->profile, t->sval[i], msg, cap);
-            t->opt.profile = t->profile;
-        }
         if (rc != TD_OK)
             return rc;
-        if (before && t->opt.model != before) /* "model" given twice: the last wins */
+        /* Files loaded by "model" and "profile" are the tree's; given
+         * twice, the last wins.  (Built-in profiles are never freed.) */
+        if (before && t->opt.model != before)
             td_model_free((td_model *)before);
+        if (t->opt.profile != t->profile) {
+            td_profile_free(t->profile);
+            t->profile = (td_profile *)t->opt.profile;
+        }
     }
     rc = td_options_check_msg(t->kind, &t->opt, msg, cap);
     if (rc != TD_OK)

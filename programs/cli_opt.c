@@ -409,27 +409,20 @@ static int set_stream_opt(void *ctx, const char *key, const char *val, char *msg
 {
     stream_ctx *c = ctx;
     const td_model *before = c->opt->model;
-    if (strcmp(key, "--profile") == 0 && td_option_applies(td_option_find("profile"), c->kind) &&
-        !td_profile_builtin(val)) {
-        /* A profile file: the library loads it; the program keeps it
-         * (the options borrow it) until it ends. */
-        static td_profile *kept;
-        char pmsg[512] = "";
-        td_profile_free(kept);
-        kept = NULL;
-        if (td_profile_open(&kept, val, pmsg, sizeof pmsg) != TD_OK)
-            cli_usage_error("bad value '%s' for --profile: %s", val,
-                            pmsg[0] ? pmsg : "not a profile");
-        c->opt->profile = kept;
-        return TD_OK;
-    }
+    const td_profile *pbefore = c->opt->profile;
     int rc = td_options_set_msg(c->opt, c->kind, key, val, msg, cap);
+    /* --model and --profile files are the program's (the options borrow
+     * them): a later one wins, the one it replaces is released; the last
+     * lives until exit.  Built-in profiles are never freed. */
     if (rc == TD_OK && c->opt->model != before) {
-        /* --model loaded a model the program owns: a later --model wins,
-         * the one it replaces is released; the last lives until exit. */
         static td_model *kept;
         td_model_free(kept);
         kept = (td_model *)c->opt->model;
+    }
+    if (rc == TD_OK && c->opt->profile != pbefore) {
+        static td_profile *pkept;
+        td_profile_free(pkept);
+        pkept = (td_profile *)c->opt->profile;
     }
     return rc;
 }

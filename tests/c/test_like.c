@@ -101,8 +101,24 @@ Test(like, options_set_profile)
     td_options_init(&o);
     cr_assert_eq(td_options_set(&o, TD_LIKE, "profile", "html"), TD_OK);
     cr_assert_eq(o.profile, td_profile_builtin("html"));
-    cr_assert_eq(td_options_set(&o, TD_LIKE, "profile", "/no/such/profile.json"), TD_ERANGE);
+    cr_assert_eq(td_options_set(&o, TD_LIKE, "profile", "/no/such/profile.json"), TD_EIO);
     cr_assert_eq(o.profile, td_profile_builtin("html"), "unchanged on failure");
+    /* a profile file is loaded, for the caller to own (as "model") */
+    char path[] = "/tmp/td_like_opt_XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    close(fd);
+    cr_assert_eq(td_profile_save_file(td_profile_builtin("html"), path), TD_OK);
+    cr_assert_eq(td_options_set(&o, TD_LIKE, "profile", path), TD_OK);
+    cr_assert(o.profile && o.profile != td_profile_builtin("html"));
+    uint8_t a[4096], b[4096];
+    cr_assert_eq(td_fill(TD_LIKE, &o, 0, a, sizeof a), TD_OK);
+    const td_profile *loaded = o.profile;
+    o.profile = td_profile_builtin("html");
+    cr_assert_eq(td_fill(TD_LIKE, &o, 0, b, sizeof b), TD_OK);
+    cr_assert(memcmp(a, b, sizeof a) == 0, "the file is the built-in's profile");
+    td_profile_free((td_profile *)loaded);
+    unlink(path);
     cr_assert_eq(td_options_set(&o, TD_RANDOM, "profile", "html"), TD_EOPTION);
     cr_assert_eq(td_options_set(&o, TD_LIKE, "ratio", "3"), TD_EOPTION);
     cr_assert_eq(td_options_set(&o, TD_LIKE, "dedup", "2"), TD_OK);
