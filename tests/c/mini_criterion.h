@@ -63,6 +63,13 @@ mc_fail(int fatal, const char *file, int line, const char *expr, const char *fmt
         if (!(cond))                                                                           \
             mc_fail(fatal, __FILE__, __LINE__, text, " " __VA_ARGS__);                         \
     } while (0)
+#define cr_log_warn(...)                                                                       \
+    do {                                                                                       \
+        fputs("warning: ", stderr);                                                            \
+        fprintf(stderr, __VA_ARGS__);                                                          \
+        fputc('\n', stderr);                                                                   \
+    } while (0)
+#define cr_log_info(...) cr_log_warn(__VA_ARGS__)
 /* Each test runs in a process of its own, so skipping ends that process. */
 #define cr_skip_test(...)                                                                      \
     do {                                                                                       \
@@ -94,6 +101,8 @@ mc_fail(int fatal, const char *file, int line, const char *expr, const char *fmt
 #define cr_expect_lt(a, b, ...) MC_(0, (a) < (b), #a " < " #b, __VA_ARGS__)
 #define cr_assert_str_eq(a, b, ...) MC_(1, strcmp((a), (b)) == 0, #a " equals " #b, __VA_ARGS__)
 #define cr_expect_str_eq(a, b, ...) MC_(0, strcmp((a), (b)) == 0, #a " equals " #b, __VA_ARGS__)
+#define cr_assert_str_neq(a, b, ...) MC_(1, strcmp((a), (b)) != 0, #a " differs from " #b, __VA_ARGS__)
+#define cr_expect_str_neq(a, b, ...) MC_(0, strcmp((a), (b)) != 0, #a " differs from " #b, __VA_ARGS__)
 #define cr_assert_arr_eq(a, b, n, ...) MC_(1, memcmp((a), (b), (n)) == 0, #a " equals " #b, __VA_ARGS__)
 #define cr_expect_arr_eq(a, b, n, ...) MC_(0, memcmp((a), (b), (n)) == 0, #a " equals " #b, __VA_ARGS__)
 
