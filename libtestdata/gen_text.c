@@ -125,7 +125,7 @@ static void para_start(const td_model *m, lane *L)
 }
 
 /* Phase 1: choose the word. */
-static inline void phase_word(const td_model *m, lane *L)
+static inline __attribute__((always_inline)) void phase_word(const td_model *m, lane *L)
 {
     const uint32_t V = m->V;
     text_scratch *x = L->x;
@@ -187,7 +187,7 @@ static inline void phase_word(const td_model *m, lane *L)
 }
 
 /* Phase 2: draw its separator's slot. */
-static inline void phase_sep(const td_model *m, lane *L)
+static inline __attribute__((always_inline)) void phase_sep(const td_model *m, lane *L)
 {
     if (L->sid != UINT32_MAX)
         return;
@@ -204,7 +204,7 @@ static inline void phase_sep(const td_model *m, lane *L)
 /* Phase 3: the separator, then write the word and the separator.  The
  * separator goes in whole; if the next word does not fit on the line, its
  * gap and tail are taken back and the line broken there. */
-static inline void phase_emit(const td_model *m, lane *L)
+static inline __attribute__((always_inline)) void phase_emit(const td_model *m, lane *L)
 {
     const uint32_t V = m->V;
     const tm_word *wr = L->wr;
