@@ -34,6 +34,9 @@
 /* Blocks generated together, interleaved, so that their table lookups
  * overlap (each block is still made on its own: same bytes). */
 #define LANES 4
+/* Fills of at least this many bytes (a stream's buffer) build the model's
+ * spelling cache. */
+#define TEXT_CACHE_MIN (LANES * TEXT_BLOCK)
 
 typedef struct text_state {
     uint64_t k[4];
@@ -59,6 +62,7 @@ typedef struct lane {
     const tm_style *sty;
     const tm_str *pend; /* separator whose gap and tail are not written yet */
     const tm_word *wr;  /* record of the word in flight */
+    const uint8_t *tc;  /* rare-word spelling cache, or NULL */
     uint32_t prev, w, sid, ntok, nt, src;
     unsigned col, width, cls, copying, done;
 } lane;
@@ -121,7 +125,7 @@ static void para_start(const td_model *m, lane *L)
 }
 
 /* Phase 1: choose the word. */
-static inline void phase_word(const td_model *m, lane *L)
+static inline __attribute__((always_inline)) void phase_word(const td_model *m, lane *L)
 {
     const uint32_t V = m->V;
     text_scratch *x = L->x;
@@ -171,8 +175,11 @@ static inline void phase_word(const td_model *m, lane *L)
         *ce = nt;
         L->copying = (unsigned)copied;
     }
-    if (w == V) /* a rare word: its rank */
+    if (w == V) { /* a rare word: its rank */
         w = V + 1 + tail_rank(m->p.tail_r, (uint32_t)td__wyrand(&L->s));
+        if (L->tc && w - V - 1 < TM_TCACHE_N)
+            PREFETCH(L->tc + (size_t)(w - V - 1) * 32);
+    }
     L->w = w;
     L->sid = sid;
     L->wr = &m->words[w < V ? w : V];
@@ -180,7 +187,7 @@ static inline void phase_word(const td_model *m, lane *L)
 }
 
 /* Phase 2: draw its separator's slot. */
-static inline void phase_sep(const td_model *m, lane *L)
+static inline __attribute__((always_inline)) void phase_sep(const td_model *m, lane *L)
 {
     if (L->sid != UINT32_MAX)
         return;
@@ -197,7 +204,7 @@ static inline void phase_sep(const td_model *m, lane *L)
 /* Phase 3: the separator, then write the word and the separator.  The
  * separator goes in whole; if the next word does not fit on the line, its
  * gap and tail are taken back and the line broken there. */
-static inline void phase_emit(const td_model *m, lane *L)
+static inline __attribute__((always_inline)) void phase_emit(const td_model *m, lane *L)
 {
     const uint32_t V = m->V;
     const tm_word *wr = L->wr;
@@ -221,8 +228,21 @@ static inline void phase_emit(const td_model *m, lane *L)
         wl = wr->len;
         wc = wr->cols;
     } else {
-        wl = td__tm_tail_word(m, w - V - 1, L->cls != 0, tw, &wc);
-        wp = tw;
+        uint32_t rank = w - V - 1;
+        const uint8_t *e = L->tc && rank < TM_TCACHE_N ? L->tc + (size_t)rank * 32 : NULL;
+        if (e && e[30] != TM_TCACHE_NONE) {
+            wl = e[30];
+            wc = e[31];
+            wp = e;
+            if (L->cls != 0) {
+                memcpy(tw, e, 32);
+                td__tm_cap(tw, wl);
+                wp = tw;
+            }
+        } else {
+            wl = td__tm_tail_word(m, rank, L->cls != 0, tw, &wc);
+            wp = tw;
+        }
     }
     const tm_str *sp = &m->seps[sid >> 1], *pend = L->pend;
     unsigned final = sid & 1;
@@ -277,7 +297,7 @@ static inline void phase_emit(const td_model *m, lane *L)
  * bytes each, scribbling at most TEXT_SLACK bytes past them.
  */
 static void gen_blocks(const text_state *st, uint64_t bi, unsigned n, uint8_t *const *dst,
-                       text_scratch *x, size_t stop)
+                       text_scratch *x, size_t stop, const uint8_t *tc)
 {
     const td_model *m = st->m;
     lane L[LANES];
@@ -285,6 +305,7 @@ static void gen_blocks(const text_state *st, uint64_t bi, unsigned n, uint8_t *c
         memset(&L[i], 0, sizeof L[i]);
         L[i].dst = dst[i];
         L[i].x = &x[i];
+        L[i].tc = tc;
         L[i].s = td__wymix(st->k[0] ^ (bi + i), st->k[1] ^ TD_WY_P1) ^ st->k[2];
         para_start(m, &L[i]);
     }
@@ -325,6 +346,9 @@ static int text_fill(const void *state, uint64_t offset, uint8_t *buf, size_t le
     int rc = TD_OK;
     if (!x)
         return TD_ENOMEM;
+    /* The spelling cache costs a few ms to build (about 1 MiB of text),
+     * once per model: worth it for large fills only (same bytes either way). */
+    const uint8_t *tc = len >= TEXT_CACHE_MIN ? td__tm_tail_cache(st->m) : __atomic_load_n(&st->m->tcache, __ATOMIC_ACQUIRE);
 
     while (len) {
         /* up to LANES blocks at once; a block that is cut (first or last)
@@ -351,7 +375,7 @@ static int text_fill(const void *state, uint64_t offset, uint8_t *buf, size_t le
             used += k;
             n++;
         }
-        gen_blocks(st, bi, n, out, x, TEXT_BLOCK);
+        gen_blocks(st, bi, n, out, x, TEXT_BLOCK, tc);
         used = 0;
         for (unsigned i = 0; i < n; i++) {
             if (out[i] == scratch[i])
@@ -378,7 +402,8 @@ static int text_fill_block(const void *state, uint64_t bi, uint8_t *out, uint32_
     text_scratch *x = calloc(1, sizeof *x);
     if (!x)
         return TD_ENOMEM;
-    gen_blocks(state, bi, 1, &out, x, (size_t)end + TEXT_RESERVE);
+    gen_blocks(state, bi, 1, &out, x, (size_t)end + TEXT_RESERVE,
+               __atomic_load_n(&((const text_state *)state)->m->tcache, __ATOMIC_ACQUIRE));
     free(x);
     return TD_OK;
 }

@@ -583,7 +583,7 @@ out:
     return rc;
 }
 
-unsigned td__tm_tail_word(const td_model *m, uint32_t rank, int cap, uint8_t *out, unsigned *cols)
+static unsigned tail_spell(const td_model *m, uint32_t rank, uint8_t *out, unsigned *cols)
 {
     uint64_t s = td__wymix(m->tk[0] ^ rank, m->tk[1] ^ TD_WY_P1) ^ m->tk[1];
     uint32_t st = m->cstart;
@@ -609,24 +609,65 @@ unsigned td__tm_tail_word(const td_model *m, uint32_t rank, int cap, uint8_t *ou
         n++;
         st = next;
     }
-    if (cap) {
-        /* Capitalise the first letter: ASCII, Latin-1, Greek, Cyrillic. */
-        uint32_t c;
-        unsigned l = td__utf8_decode(out, len, &c);
-        uint32_t u = c;
-        if (c >= 'a' && c <= 'z')
-            u = c - 32;
-        else if ((c >= 0xE0 && c <= 0xFE && c != 0xF7) || (c >= 0x3B1 && c <= 0x3C9 && c != 0x3C2) ||
-                 (c >= 0x430 && c <= 0x44F))
-            u = c - 32;
-        else if (c >= 0x450 && c <= 0x45F)
-            u = c - 80;
-        if (u != c)
-            td__utf8_encode(u, out); /* same length in these ranges */
-        (void)l;
-    }
     *cols = n;
     return len;
+}
+
+void td__tm_cap(uint8_t *out, unsigned len)
+{
+    /* Capitalise the first letter: ASCII, Latin-1, Greek, Cyrillic. */
+    uint32_t c = 0;
+    td__utf8_decode(out, len, &c);
+    uint32_t u = c;
+    if (c >= 'a' && c <= 'z')
+        u = c - 32;
+    else if ((c >= 0xE0 && c <= 0xFE && c != 0xF7) || (c >= 0x3B1 && c <= 0x3C9 && c != 0x3C2) ||
+             (c >= 0x430 && c <= 0x44F))
+        u = c - 32;
+    else if (c >= 0x450 && c <= 0x45F)
+        u = c - 80;
+    if (u != c)
+        td__utf8_encode(u, out); /* same length in these ranges */
+}
+
+unsigned td__tm_tail_word(const td_model *m, uint32_t rank, int cap, uint8_t *out, unsigned *cols)
+{
+    unsigned len = tail_spell(m, rank, out, cols);
+    if (cap)
+        td__tm_cap(out, len);
+    return len;
+}
+
+const uint8_t *td__tm_tail_cache(const td_model *m)
+{
+    /* The model is immutable but for this cache, which is a pure function of
+     * it: whoever builds it first publishes it, the others free theirs. */
+    td_model *mm = (td_model *)m;
+    uint8_t *c = __atomic_load_n(&mm->tcache, __ATOMIC_ACQUIRE);
+    if (c)
+        return c;
+    c = malloc((size_t)TM_TCACHE_N * 32);
+    if (!c)
+        return NULL;
+    uint8_t tw[TM_WORD_MAX + 40];
+    for (uint32_t r = 0; r < TM_TCACHE_N; r++) {
+        uint8_t *e = c + (size_t)r * 32;
+        unsigned cols, len = tail_spell(m, r, tw, &cols);
+        memset(e, 0, 32);
+        if (len <= 30) {
+            memcpy(e, tw, len);
+            e[30] = (uint8_t)len;
+            e[31] = (uint8_t)cols;
+        } else {
+            e[30] = TM_TCACHE_NONE;
+        }
+    }
+    uint8_t *expect = NULL;
+    if (!__atomic_compare_exchange_n(&mm->tcache, &expect, c, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+        free(c);
+        c = expect;
+    }
+    return c;
 }
 
 static void model_free(td_model *m)
@@ -641,6 +682,7 @@ static void model_free(td_model *m)
     free(m->styles);
     free(m->cst);
     free(m->cent);
+    free(m->tcache);
     free(m);
 }
 

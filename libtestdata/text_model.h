@@ -129,7 +129,17 @@ struct td_model {
     tm_alias *cent;    /* values: next state or TM_END */
     uint32_t cstart;   /* state of an empty word */
     uint64_t tk[2];    /* key of rare-word spellings, from the model hash */
+    /* Spellings of ranks below TM_TCACHE_N (td__tm_tail_cache): NULL until
+     * the first large fill builds it; published once with a CAS. */
+    uint8_t *tcache;
 };
+
+/* Rare-word spelling cache: TM_TCACHE_N entries of 32 bytes, the word's
+ * bytes (uncapitalised) in 0..29, its length at 30 (TM_TCACHE_NONE: longer,
+ * spell it) and its code points at 31.  Ranks follow a Zipf tail, so the
+ * first 2^16 cover about two thirds of the rare words of the built-in model. */
+#define TM_TCACHE_N (1u << 16)
+#define TM_TCACHE_NONE 0xFFu
 
 /* Sampling: slot from bits 0..31 of r, acceptance from bits 32..47; bits
  * 48..63 are left for the caller. */
@@ -170,6 +180,14 @@ TD_HIDDEN void td__tm_unref(const td_model *m);
  * bytes); returns the length in bytes, *cols the code points. */
 TD_HIDDEN unsigned td__tm_tail_word(const td_model *m, uint32_t rank, int cap, uint8_t *out,
                                     unsigned *cols);
+
+/* The spelling cache of m, built on first use (NULL if out of memory: the
+ * caller spells). */
+TD_HIDDEN const uint8_t *td__tm_tail_cache(const td_model *m);
+
+/* Capitalise the first letter of out[0..len) in place (the rare words of
+ * sentence starts). */
+TD_HIDDEN void td__tm_cap(uint8_t *out, unsigned len);
 
 /* UTF-8 helpers (text_model.c). */
 TD_HIDDEN unsigned td__utf8_decode(const uint8_t *p, size_t n, uint32_t *cp);

@@ -166,6 +166,33 @@ Test(text, golden_small_model)
     cr_assert_eq(bad, 0, "%d golden vectors differ", bad);
 }
 
+/* Fills below a stream buffer spell rare words; large ones build the
+ * model's spelling cache and copy from it: the same bytes either way
+ * (small pieces of a fresh model first, then one large fill). */
+Test(text, spelling_cache_same_bytes)
+{
+    td_model *m = small_model(24 * 1024);
+    const size_t len = 1536 * 1024, piece = 60000;
+    uint8_t *a = malloc(len);
+    cr_assert_not_null(a);
+    td_options o;
+    td_options_init(&o);
+    o.seed = 7;
+    o.threads = 1;
+    o.model = m;
+    for (size_t i = 0; i < len; i += piece)
+        cr_assert_eq(td_fill(TD_TEXT, &o, 1000 + i, a + i, i + piece < len ? piece : len - i), TD_OK);
+    uint8_t *b = gen_m(m, 7, 1000, len, 1);
+    cr_assert_eq(memcmp(a, b, len), 0, "spelled and cached rare words differ");
+    /* and with the cache built, the small fills again */
+    for (size_t i = 0; i < len; i += piece)
+        cr_assert_eq(td_fill(TD_TEXT, &o, 1000 + i, a + i, i + piece < len ? piece : len - i), TD_OK);
+    cr_assert_eq(memcmp(a, b, len), 0, "small fills after the cache differ");
+    free(a);
+    free(b);
+    td_model_free(m);
+}
+
 Test(text, seeds_and_models_differ)
 {
     uint8_t *a = gen(0, 0, 4096, 1), *b = gen(1, 0, 4096, 1);
