@@ -400,7 +400,14 @@ static void gen_doc(const like_state *st, uint64_t j, uint8_t *out, uint32_t end
         if (rp < 0 && dist + 4 <= pos) {
             for (; rins + 4 <= pos; rins++)
                 put_recent(out, recent, rb, rins, tag);
-            uint32_t sp = pos - dist, v = td__load32le(out + sp);
+            /* A source closer than 4 bytes reaches past pos, which is not
+             * written yet: those bytes count as zero (docs/format.md). */
+            uint32_t sp = pos - dist, v = 0;
+            if (dist >= 4)
+                v = td__load32le(out + sp);
+            else
+                for (uint32_t t = 0; t < dist; t++)
+                    v |= (uint32_t)out[sp + t] << (8 * t);
             uint32_t ent = recent[(v * 2654435761u) >> (32 - rb)];
             uint32_t q = (ent & ~RECENT_POS) == tag ? ent & RECENT_POS : 0;
             if (q > sp + 1 && td__load32le(out + q - 1) == v)
