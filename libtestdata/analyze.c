@@ -427,12 +427,6 @@ int td_analysis_verdict(const td_analysis *r, char *buf, size_t cap)
         n = snprintf(buf, cap, "empty: there is nothing to transfer");
     } else if (top < 1.1) {
         n = snprintf(buf, cap, "incompressible: transfer speed reflects the raw link");
-    } else if (top < 2.0) {
-        fmt_approx(approx, sizeof approx, top);
-        n = snprintf(buf, cap,
-                     "slightly compressible (%sx under %s): a compressing link can look up "
-                     "to ~%sx faster than the raw link",
-                     best_s, td_codec_label(best), approx);
     } else if (synthetic(r)) {
         n = snprintf(buf, cap,
                      "compresses %sx under gzip -6 and %sx under lz4, like synthetic data: real "
@@ -440,6 +434,12 @@ int td_analysis_verdict(const td_analysis *r, char *buf, size_t cap)
                      "path's throughput will look too good (testdata profile makes data like "
                      "yours)",
                      gz, lz);
+    } else if (top < 2.0) {
+        fmt_approx(approx, sizeof approx, top);
+        n = snprintf(buf, cap,
+                     "slightly compressible (%sx under %s): a compressing link can look up "
+                     "to ~%sx faster than the raw link",
+                     best_s, td_codec_label(best), approx);
     } else {
         /* ssh/scp -C, HTTP and most filesystems use deflate-class codecs:
          * lead with gzip, mention the best when it is much better. */

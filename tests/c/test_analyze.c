@@ -104,7 +104,13 @@ Test(analyze, chunking_does_not_matter)
     cr_expect(same_analysis(&whole, &parts));
     cr_expect_gt(whole.ratio[TD_CODEC_GZIP], 1.3);
     cr_expect_lt(whole.ratio[TD_CODEC_GZIP], 2.0);
-    cr_expect(strncmp(whole.verdict, "slightly compressible", 21) == 0, "%s", whole.verdict);
+    /* random and zero halves: lz4 as good as gzip, so the synthetic verdict
+     * (it comes before "slightly compressible" once gzip reaches 1.5x) */
+    if (whole.ratio[TD_CODEC_GZIP] >= 1.5)
+        cr_expect(whole.synthetic && strstr(whole.verdict, "like synthetic data"), "%s",
+                  whole.verdict);
+    else
+        cr_expect(strncmp(whole.verdict, "slightly compressible", 21) == 0, "%s", whole.verdict);
     free(buf);
 }
 

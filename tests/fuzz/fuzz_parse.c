@@ -19,11 +19,12 @@
 #include <string.h>
 
 
-/* Model of td_parse_size: digits, then nothing, or one of K M G T P E (k too)
- * optionally followed by "iB" (1024) or "B" (1000).  Returns the status. */
+/* Model of td_parse_size, as GNU head -c reads sizes: digits, then nothing;
+ * "b" (512); or one of k K m M G T P E Z Y, optionally followed by "iB"
+ * (1024), "B" or "D" (1000).  Returns the status. */
 static int model_size(const char *t, uint64_t *out)
 {
-    unsigned __int128 v = 0, mul = 1;
+    unsigned __int128 v = 0;
     const char *p = t;
     if (strcmp(t, "inf") == 0 || strcmp(t, "unbounded") == 0) {
         *out = UINT64_MAX;
@@ -36,24 +37,26 @@ static int model_size(const char *t, uint64_t *out)
         if (v > UINT64_MAX)
             return TD_ERANGE; /* even if junk follows */
     }
-    if (*p) {
-        static const char units[] = "KMGTPE";
-        char c = *p == 'k' ? 'K' : *p;
+    if (*p == 'b' && !p[1]) {
+        v *= 512;
+    } else if (*p) {
+        static const char units[] = "KMGTPEZY";
+        char c = *p == 'k' ? 'K' : *p == 'm' ? 'M' : *p;
         const char *u = strchr(units, c);
         if (!c || !u)
             return TD_ESYNTAX;
         p++;
         unsigned base = 1024;
-        if (strcmp(p, "B") == 0)
+        if (strcmp(p, "B") == 0 || strcmp(p, "D") == 0)
             base = 1000;
         else if (*p && strcmp(p, "iB") != 0)
             return TD_ESYNTAX;
-        for (int i = 0; i <= (int)(u - units); i++)
-            mul *= base;
+        for (int i = 0; i <= (int)(u - units) && v <= UINT64_MAX; i++)
+            v *= base; /* v <= 2^64 before each step: no 128-bit overflow */
     }
-    if (v * mul > UINT64_MAX)
+    if (v > UINT64_MAX)
         return TD_ERANGE;
-    *out = (uint64_t)(v * mul);
+    *out = (uint64_t)v;
     return TD_OK;
 }
 
