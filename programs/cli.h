@@ -87,6 +87,8 @@ struct cli_cmd {
     int tree_opts;           /* also takes the library's tree options (td_tree_option_get);
                                 kept with the stream options, in order */
     const char *footer;      /* exit statuses, notes */
+    void (*notes)(FILE *f);  /* notes printed before the footer, made from the
+                                library's tables (lists that must not drift); or NULL */
     /* What the operands are, for shell completion (cmd_completion.c): one
      * letter per position: k KIND, s SIZE, f FILE, F FILE... (any number),
      * d DIR, h SHELL, c COMMAND; NULL for none. */

@@ -346,6 +346,10 @@ void cli_print_help(const cli_cmd *cmd, FILE *f)
         tree_option_help(f);
     if (cmd->stream_opts)
         stream_option_help(f);
+    if (cmd->notes) {
+        fputc('\n', f);
+        cmd->notes(f);
+    }
     if (cmd->footer)
         fprintf(f, "\n%s", cmd->footer);
 }
