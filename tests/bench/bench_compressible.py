@@ -21,6 +21,7 @@ Prints, in one run (all compressors in process, CPU time, this machine):
 
 Usage: tests/bench/bench_compressible.py [--cli build/programs/testdata]
        [--mib 32] [--quick] [--no-fio] [--plot docs/img/compressible_codecs.png]
+       tests/bench/bench_compressible.py --markdown SAVED_OUTPUT   (tables as Markdown)
 --quick: 4 MiB samples, fewer ratios, no zstd -19 / brotli -11: a few minutes.
 """
 import argparse
@@ -288,7 +289,7 @@ def plot(path, res, codecs):
     ax[0].set_xlabel("target ratio R")
     ax[0].set_ylabel("achieved / R - 1 (%)")
     ax[0].set_title("whole stream, per codec (solid: the main four)")
-    ax[0].set_ylim(-40, 20)
+    ax[0].set_ylim(-85, 30)
     ax[0].legend(fontsize=7, ncol=2)
     ax[0].grid(alpha=0.3)
     if res.get("pieces"):
@@ -313,6 +314,90 @@ def plot(path, res, codecs):
     print("\nplot written to %s" % path)
 
 
+def markdown(text):
+    """Markdown tables from this script's printed output (used by report.py for
+    docs/benchmarks.md, and by --markdown FILE)."""
+    lines = text.splitlines()
+    out = []
+    w = out.append
+    sec = None
+    codecs = []
+    cost_names = []
+    head = False
+    for ln in lines:
+        if ln.startswith("== "):
+            sec = ln.split(".")[0][3:]
+            if sec == "1":
+                size = ln.split(" on ")[-1].split(";")[0]
+                w("**Whole streams** (%s per R): deviation of the achieved ratio from R; bold: "
+                  "outside ±5%%; `fio` rows: fio's `buffer_compress_percentage` data for the "
+                  "same R (`-`: not measured).\n" % size)
+            elif sec == "2":
+                w("\n**Pieces**: data made with `--compress-block B`, each B-aligned B-byte "
+                  "piece compressed on its own (zstd -3 frame, LZ4 block, raw deflate -6), "
+                  "the same bytes compressed whole, and fio's data (`buffer_compress_chunk=B`) "
+                  "in the same pieces:\n")
+                w("| R | B | zstd-3 pieces | lz4-1 pieces | deflate-6 pieces | whole gzip-6 "
+                  "| whole zstd-3 | whole lz4-1 | whole xz-6 | fio zstd-3 / lz4-1 / deflate-6 "
+                  "pieces |")
+                w("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+            elif sec == "3":
+                w("\n**Compressor cost** at R = 3 and others: " + ln.split(":", 1)[1].strip()
+                  + " (> 1: that many times faster per byte than on English text; goal <= 2):\n")
+            elif sec == "4":
+                w("\n**Generation speed**: " + ln.split(" ", 2)[2].strip() + "\n")
+                head = True
+            elif sec == "5":
+                w("\n**Ceilings** (" + ln.split("(")[-1].rstrip(")") + "):\n")
+            continue
+        t = ln.split()
+        if not t:
+            continue
+        if sec == "1":
+            if t[0] == "R" and "worst" in t:
+                codecs = t[1:t.index("worst")]
+                w("| R | " + " | ".join(codecs) + " | worst main / others |")
+                w("|---|" + "---:|" * len(codecs) + "---|")
+            elif codecs and t[0] == "fio" and len(t) == len(codecs) + 1:
+                w("| fio | " + " | ".join(t[1:]) + " | |")
+            elif codecs and len(t) == len(codecs) + 4 and t[-2] == "/":
+                w("| %s | " % t[0] + " | ".join("**%s**" % x if abs(float(x.rstrip("%"))) > 5
+                                                else x for x in t[1:1 + len(codecs)]) +
+                  " | %s / %s |" % (t[-3], t[-1]))
+        elif sec == "2":
+            if "|" in ln and t[0][0].isdigit():
+                parts = [x.split() for x in ln.split("|")]
+                r, b = parts[0][0], parts[0][1]
+                w("| %s | %s | " % (r, b) + " | ".join(parts[0][2:] + parts[1]) +
+                  " | %s |" % " / ".join(parts[2]))
+        elif sec == "3":
+            if not cost_names and t[0] == "gzip-6":
+                cost_names = t
+                w("| | " + " | ".join(cost_names) + " |")
+                w("|---|" + "---:|" * len(cost_names))
+            elif cost_names and len(t) > len(cost_names) and not ln.startswith("   "):
+                label = " ".join(t[:len(t) - len(cost_names)])
+                w("| %s | " % label + " | ".join(t[-len(cost_names):]) + " |")
+        elif sec == "4":
+            if head and not ln.startswith("(not built"):
+                w("| stream | generation | lz4 -1 on it | generation / lz4 -1 |")
+                w("|---|---:|---:|---:|")
+                head = False
+            if t[0] == "random":
+                w("| random (chacha20) | %s | | |" % t[-1])
+            elif t[0] == "compressible" and "gen/lz4" in t:
+                i = t.index("lz4")
+                w("| %s | %s | %s | %sx |" % (" ".join(t[:i - 1]), t[i - 1], t[i + 4],
+                                               t[t.index("gen/lz4") + 1]))
+            elif ln.startswith("(not built"):
+                w(ln.strip())
+        elif sec == "5":
+            if t[0] == "--ratio":
+                w("- `--ratio %s`: " % t[1] + ", ".join("%s %s" % (t[k], t[k + 1])
+                                                     for k in range(2, len(t) - 1, 2)))
+    return "\n".join(out) + "\n"
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--cli", default="build/programs/testdata")
@@ -320,7 +405,13 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--no-fio", action="store_true")
     ap.add_argument("--plot", help="write a PNG (matplotlib)")
+    ap.add_argument("--markdown", metavar="OUTPUT",
+                    help="print the tables of a saved run's output as Markdown, and exit")
     a = ap.parse_args()
+    if a.markdown:
+        with open(a.markdown) as f:
+            sys.stdout.write(markdown(f.read()))
+        return 0
     cli = os.path.abspath(a.cli)
     size = (4 if a.quick else a.mib) << 20
     use_fio = not a.no_fio and shutil.which("fio")
