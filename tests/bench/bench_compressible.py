@@ -21,7 +21,8 @@ Prints, in one run (all compressors in process, CPU time, this machine):
 
 Usage: tests/bench/bench_compressible.py [--cli build/programs/testdata]
        [--mib 32] [--quick] [--no-fio] [--plot docs/img/compressible_codecs.png]
-       tests/bench/bench_compressible.py --markdown SAVED_OUTPUT   (tables as Markdown)
+       tests/bench/bench_compressible.py --markdown SAVED_OUTPUT [--plot PNG]
+--markdown: a saved run's tables as Markdown (and its plot), without measuring.
 --quick: 4 MiB samples, fewer ratios, no zstd -19 / brotli -11: a few minutes.
 """
 import argparse
@@ -279,9 +280,14 @@ def plot(path, res, codecs):
     import matplotlib.pyplot as plt
     fig, ax = plt.subplots(1, 2, figsize=(13, 4.8))
     rs = sorted(res["whole"])
+    cmap = plt.get_cmap("tab10")
+    # the main four in strong colours, the others dashed in the rest of tab10, then Dark2
+    pal = [cmap(i) for i in range(4, 10)] + [plt.get_cmap("Dark2")(i) for i in (0, 1)] + ["k"]
+    others = [c for c in codecs if c not in MAIN]
     for c in codecs:
         ys = [dev(res["whole"][r]["ours"][c], r) for r in rs]
-        ax[0].plot(rs, ys, marker="o", ms=3, lw=2 if c in MAIN else 1,
+        col = cmap(MAIN.index(c)) if c in MAIN else pal[others.index(c) % len(pal)]
+        ax[0].plot(rs, ys, marker="o", ms=3, lw=2.2 if c in MAIN else 1, color=col,
                    ls="-" if c in MAIN else "--", label=c)
     ax[0].axhspan(-3, 3, color="g", alpha=0.08)
     ax[0].axhspan(-5, 5, color="g", alpha=0.05)
@@ -295,11 +301,13 @@ def plot(path, res, codecs):
     if res.get("pieces"):
         keys = sorted(res["pieces"])
         blocks = sorted(set(B for B, _ in keys))
-        for B in blocks:
+        styles = ["-", "--", "-.", (0, (1, 1))]
+        for k, B in enumerate(blocks):
             rr = sorted(r for b, r in keys if b == B)
-            for c in PIECE:
+            for i, c in enumerate(PIECE):
                 ax[1].plot(rr, [dev(res["pieces"][(B, r)]["pieces"][c], r) for r in rr],
-                           marker="o", ms=3, label="%s %dK" % (c, B >> 10))
+                           marker="o", ms=3, color=cmap(2 * i), ls=styles[k % 4],
+                           label="%s %dK" % (c, B >> 10))
             if res["pieces"][(B, rr[0])]["fio"]:
                 ax[1].plot(rr, [dev(res["pieces"][(B, r)]["fio"]["zstd-3"], r) for r in rr],
                            ls=":", color="gray", label="fio zstd-3 %dK" % (B >> 10))
@@ -398,6 +406,31 @@ def markdown(text):
     return "\n".join(out) + "\n"
 
 
+def results(text):
+    """The whole-stream and piece results of a saved run's output (for --plot)."""
+    res = {"whole": {}, "pieces": {}}
+    sec, codecs = None, []
+    for ln in text.splitlines():
+        if ln.startswith("== "):
+            sec = ln.split(".")[0][3:]
+            continue
+        t = ln.split()
+        if sec == "1" and t and t[0] == "R" and "worst" in t:
+            codecs = t[1:t.index("worst")]
+        elif sec == "1" and codecs and len(t) == len(codecs) + 4 and t[-2] == "/":
+            r = float(t[0])
+            res["whole"][r] = {"ours": {c: r * (1 + float(x.rstrip("%")) / 100)
+                                        for c, x in zip(codecs, t[1:])}, "fio": {}}
+        elif sec == "2" and "|" in ln and t[0][0].isdigit():
+            parts = [x.split() for x in ln.split("|")]
+            r, B = float(parts[0][0]), int(parts[0][1].rstrip("K")) << 10
+            pc = {c: r * (1 + float(x.rstrip("%")) / 100) for c, x in zip(PIECE, parts[0][2:])}
+            fp = {c: r * (1 + float(x.rstrip("%")) / 100) for c, x in zip(PIECE, parts[2])
+                  if x != "-"}
+            res["pieces"][(B, r)] = {"pieces": pc, "fio": fp}
+    return res, codecs
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--cli", default="build/programs/testdata")
@@ -406,11 +439,16 @@ def main():
     ap.add_argument("--no-fio", action="store_true")
     ap.add_argument("--plot", help="write a PNG (matplotlib)")
     ap.add_argument("--markdown", metavar="OUTPUT",
-                    help="print the tables of a saved run's output as Markdown, and exit")
+                    help="print the tables of a saved run's output as Markdown (and with "
+                    "--plot, plot it), and exit")
     a = ap.parse_args()
     if a.markdown:
         with open(a.markdown) as f:
-            sys.stdout.write(markdown(f.read()))
+            text = f.read()
+        sys.stdout.write(markdown(text))
+        if a.plot:  # re-plot a saved run
+            res, codecs = results(text)
+            plot(a.plot, res, codecs)
         return 0
     cli = os.path.abspath(a.cli)
     size = (4 if a.quick else a.mib) << 20
