@@ -159,7 +159,8 @@ class Gen:
                                  "-I", os.path.join(root, "libtestdata"),
                                  os.path.join(root, "tools", "comp_calgen.c"),
                                  os.path.join(root, build, "libtestdata", "libtestdata.a"),
-                                 "-lsodium"] + extra + ["-lpthread", "-lm", "-o", self.exe],
+                                 "-lsodium"] + extra +
+                                ["-lzstd", "-llz4", "-llzma", "-lz", "-lpthread", "-lm", "-o", self.exe],
                                 stderr=subprocess.DEVNULL).returncode
             if rc == 0:
                 break

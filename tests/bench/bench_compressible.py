@@ -21,6 +21,8 @@ Prints, in one run (all compressors in process, CPU time, this machine):
 
 Usage: tests/bench/bench_compressible.py [--cli build/programs/testdata]
        [--mib 32] [--quick] [--no-fio] [--plot docs/img/compressible_codecs.png]
+       tests/bench/bench_compressible.py --markdown SAVED_OUTPUT [--plot PNG]
+--markdown: a saved run's tables as Markdown (and its plot), without measuring.
 --quick: 4 MiB samples, fewer ratios, no zstd -19 / brotli -11: a few minutes.
 """
 import argparse
@@ -228,7 +230,8 @@ def section_speed(cli, tmp, res):
             built = subprocess.run(
                 ["cc", "-O2", "-DTD_BENCH_LZ4", "-I", os.path.join(ROOT, "include"),
                  os.path.join(HERE, "bench_compressible_gen.c"), lib, "-llz4", "-lsodium"] +
-                extra + ["-lpthread", "-lm", "-o", exe], stderr=subprocess.DEVNULL).returncode == 0
+                extra + ["-lzstd", "-llzma", "-lz", "-lpthread", "-lm", "-o", exe],
+                stderr=subprocess.DEVNULL).returncode == 0
     if not built:
         print("(not built: needs cc, liblz4-dev and the static library)")
         return
@@ -277,9 +280,14 @@ def plot(path, res, codecs):
     import matplotlib.pyplot as plt
     fig, ax = plt.subplots(1, 2, figsize=(13, 4.8))
     rs = sorted(res["whole"])
+    cmap = plt.get_cmap("tab10")
+    # the main four in strong colours, the others dashed in the rest of tab10, then Dark2
+    pal = [cmap(i) for i in range(4, 10)] + [plt.get_cmap("Dark2")(i) for i in (0, 1)] + ["k"]
+    others = [c for c in codecs if c not in MAIN]
     for c in codecs:
         ys = [dev(res["whole"][r]["ours"][c], r) for r in rs]
-        ax[0].plot(rs, ys, marker="o", ms=3, lw=2 if c in MAIN else 1,
+        col = cmap(MAIN.index(c)) if c in MAIN else pal[others.index(c) % len(pal)]
+        ax[0].plot(rs, ys, marker="o", ms=3, lw=2.2 if c in MAIN else 1, color=col,
                    ls="-" if c in MAIN else "--", label=c)
     ax[0].axhspan(-3, 3, color="g", alpha=0.08)
     ax[0].axhspan(-5, 5, color="g", alpha=0.05)
@@ -287,17 +295,19 @@ def plot(path, res, codecs):
     ax[0].set_xlabel("target ratio R")
     ax[0].set_ylabel("achieved / R - 1 (%)")
     ax[0].set_title("whole stream, per codec (solid: the main four)")
-    ax[0].set_ylim(-40, 20)
+    ax[0].set_ylim(-85, 30)
     ax[0].legend(fontsize=7, ncol=2)
     ax[0].grid(alpha=0.3)
     if res.get("pieces"):
         keys = sorted(res["pieces"])
         blocks = sorted(set(B for B, _ in keys))
-        for B in blocks:
+        styles = ["-", "--", "-.", (0, (1, 1))]
+        for k, B in enumerate(blocks):
             rr = sorted(r for b, r in keys if b == B)
-            for c in PIECE:
+            for i, c in enumerate(PIECE):
                 ax[1].plot(rr, [dev(res["pieces"][(B, r)]["pieces"][c], r) for r in rr],
-                           marker="o", ms=3, label="%s %dK" % (c, B >> 10))
+                           marker="o", ms=3, color=cmap(2 * i), ls=styles[k % 4],
+                           label="%s %dK" % (c, B >> 10))
             if res["pieces"][(B, rr[0])]["fio"]:
                 ax[1].plot(rr, [dev(res["pieces"][(B, r)]["fio"]["zstd-3"], r) for r in rr],
                            ls=":", color="gray", label="fio zstd-3 %dK" % (B >> 10))
@@ -312,6 +322,115 @@ def plot(path, res, codecs):
     print("\nplot written to %s" % path)
 
 
+def markdown(text):
+    """Markdown tables from this script's printed output (used by report.py for
+    docs/benchmarks.md, and by --markdown FILE)."""
+    lines = text.splitlines()
+    out = []
+    w = out.append
+    sec = None
+    codecs = []
+    cost_names = []
+    head = False
+    for ln in lines:
+        if ln.startswith("== "):
+            sec = ln.split(".")[0][3:]
+            if sec == "1":
+                size = ln.split(" on ")[-1].split(";")[0]
+                w("**Whole streams** (%s per R): deviation of the achieved ratio from R; bold: "
+                  "outside ±5%%; `fio` rows: fio's `buffer_compress_percentage` data for the "
+                  "same R (`-`: not measured).\n" % size)
+            elif sec == "2":
+                w("\n**Pieces**: data made with `--compress-block B`, each B-aligned B-byte "
+                  "piece compressed on its own (zstd -3 frame, LZ4 block, raw deflate -6), "
+                  "the same bytes compressed whole, and fio's data (`buffer_compress_chunk=B`) "
+                  "in the same pieces:\n")
+                w("| R | B | zstd-3 pieces | lz4-1 pieces | deflate-6 pieces | whole gzip-6 "
+                  "| whole zstd-3 | whole lz4-1 | whole xz-6 | fio zstd-3 / lz4-1 / deflate-6 "
+                  "pieces |")
+                w("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+            elif sec == "3":
+                w("\n**Compressor cost** at R = 3 and others: " + ln.split(":", 1)[1].strip()
+                  + " (> 1: that many times faster per byte than on English text; goal <= 2):\n")
+            elif sec == "4":
+                w("\n**Generation speed**: " + ln.split(" ", 2)[2].strip() + "\n")
+                head = True
+            elif sec == "5":
+                w("\n**Ceilings** (" + ln.split("(")[-1].rstrip(")") + "):\n")
+            continue
+        t = ln.split()
+        if not t:
+            continue
+        if sec == "1":
+            if t[0] == "R" and "worst" in t:
+                codecs = t[1:t.index("worst")]
+                w("| R | " + " | ".join(codecs) + " | worst main / others |")
+                w("|---|" + "---:|" * len(codecs) + "---|")
+            elif codecs and t[0] == "fio" and len(t) == len(codecs) + 1:
+                w("| fio | " + " | ".join(t[1:]) + " | |")
+            elif codecs and len(t) == len(codecs) + 4 and t[-2] == "/":
+                w("| %s | " % t[0] + " | ".join("**%s**" % x if abs(float(x.rstrip("%"))) > 5
+                                                else x for x in t[1:1 + len(codecs)]) +
+                  " | %s / %s |" % (t[-3], t[-1]))
+        elif sec == "2":
+            if "|" in ln and t[0][0].isdigit():
+                parts = [x.split() for x in ln.split("|")]
+                r, b = parts[0][0], parts[0][1]
+                w("| %s | %s | " % (r, b) + " | ".join(parts[0][2:] + parts[1]) +
+                  " | %s |" % " / ".join(parts[2]))
+        elif sec == "3":
+            if not cost_names and t[0] == "gzip-6":
+                cost_names = t
+                w("| | " + " | ".join(cost_names) + " |")
+                w("|---|" + "---:|" * len(cost_names))
+            elif cost_names and len(t) > len(cost_names) and not ln.startswith("   "):
+                label = " ".join(t[:len(t) - len(cost_names)])
+                w("| %s | " % label + " | ".join(t[-len(cost_names):]) + " |")
+        elif sec == "4":
+            if head and not ln.startswith("(not built"):
+                w("| stream | generation | lz4 -1 on it | generation / lz4 -1 |")
+                w("|---|---:|---:|---:|")
+                head = False
+            if t[0] == "random":
+                w("| random (chacha20) | %s | | |" % t[-1])
+            elif t[0] == "compressible" and "gen/lz4" in t:
+                i = t.index("lz4")
+                w("| %s | %s | %s | %sx |" % (" ".join(t[:i - 1]), t[i - 1], t[i + 4],
+                                               t[t.index("gen/lz4") + 1]))
+            elif ln.startswith("(not built"):
+                w(ln.strip())
+        elif sec == "5":
+            if t[0] == "--ratio":
+                w("- `--ratio %s`: " % t[1] + ", ".join("%s %s" % (t[k], t[k + 1])
+                                                     for k in range(2, len(t) - 1, 2)))
+    return "\n".join(out) + "\n"
+
+
+def results(text):
+    """The whole-stream and piece results of a saved run's output (for --plot)."""
+    res = {"whole": {}, "pieces": {}}
+    sec, codecs = None, []
+    for ln in text.splitlines():
+        if ln.startswith("== "):
+            sec = ln.split(".")[0][3:]
+            continue
+        t = ln.split()
+        if sec == "1" and t and t[0] == "R" and "worst" in t:
+            codecs = t[1:t.index("worst")]
+        elif sec == "1" and codecs and len(t) == len(codecs) + 4 and t[-2] == "/":
+            r = float(t[0])
+            res["whole"][r] = {"ours": {c: r * (1 + float(x.rstrip("%")) / 100)
+                                        for c, x in zip(codecs, t[1:])}, "fio": {}}
+        elif sec == "2" and "|" in ln and t[0][0].isdigit():
+            parts = [x.split() for x in ln.split("|")]
+            r, B = float(parts[0][0]), int(parts[0][1].rstrip("K")) << 10
+            pc = {c: r * (1 + float(x.rstrip("%")) / 100) for c, x in zip(PIECE, parts[0][2:])}
+            fp = {c: r * (1 + float(x.rstrip("%")) / 100) for c, x in zip(PIECE, parts[2])
+                  if x != "-"}
+            res["pieces"][(B, r)] = {"pieces": pc, "fio": fp}
+    return res, codecs
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--cli", default="build/programs/testdata")
@@ -319,7 +438,18 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--no-fio", action="store_true")
     ap.add_argument("--plot", help="write a PNG (matplotlib)")
+    ap.add_argument("--markdown", metavar="OUTPUT",
+                    help="print the tables of a saved run's output as Markdown (and with "
+                    "--plot, plot it), and exit")
     a = ap.parse_args()
+    if a.markdown:
+        with open(a.markdown) as f:
+            text = f.read()
+        sys.stdout.write(markdown(text))
+        if a.plot:  # re-plot a saved run
+            res, codecs = results(text)
+            plot(a.plot, res, codecs)
+        return 0
     cli = os.path.abspath(a.cli)
     size = (4 if a.quick else a.mib) << 20
     use_fio = not a.no_fio and shutil.which("fio")
