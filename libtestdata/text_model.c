@@ -411,10 +411,15 @@ static void emap_free(emap *m)
     free(m->v);
 }
 
+/* Where a key's probe starts. */
+static inline size_t emap_home(const emap *m, uint64_t key)
+{
+    return (size_t)((key * 0x9E3779B97F4A7C15u) >> 20) & m->mask;
+}
+
 static inline size_t emap_slot(const emap *m, uint64_t key)
 {
-    uint64_t h = key * 0x9E3779B97F4A7C15u;
-    size_t i = (size_t)(h >> 20) & m->mask;
+    size_t i = emap_home(m, key);
     while (m->k[i] && m->k[i] != key)
         i = (i + 1) & m->mask;
     return i;
@@ -512,7 +517,7 @@ static int compile_chars(td_model *m)
                     goto out;
             for (unsigned q = 0; q < npw; q++) {
                 uint64_t key = ((uint64_t)cur[q] << 22 | hist[K + q - k]) + 1;
-                slot[q] = (size_t)((key * 0x9E3779B97F4A7C15u) >> 20) & em.mask;
+                slot[q] = emap_home(&em, key);
                 __builtin_prefetch(&em.k[slot[q]]);
                 __builtin_prefetch(&em.v[slot[q]]);
             }
