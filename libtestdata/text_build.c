@@ -901,53 +901,6 @@ static int style_cmp(const void *x, const void *y)
     return memcmp(a, b, sizeof a);
 }
 
-/* LSD radix sort of 64-bit keys (with optional 32-bit payloads), 16 bits a
- * pass; passes over digits that are the same in every key are skipped. */
-static int radix_sort(uint64_t *k, uint32_t *v, size_t n)
-{
-    if (n < 2)
-        return TD_OK;
-    uint64_t *tk = malloc(n * sizeof *tk), all_or = 0, all_and = ~(uint64_t)0;
-    uint32_t *tv = v ? malloc(n * sizeof *tv) : NULL;
-    size_t *cnt = malloc(65536 * sizeof *cnt);
-    if (!tk || (v && !tv) || !cnt) {
-        free(tk);
-        free(tv);
-        free(cnt);
-        return TD_ENOMEM;
-    }
-    for (size_t i = 0; i < n; i++) {
-        all_or |= k[i];
-        all_and &= k[i];
-    }
-    for (unsigned sh = 0; sh < 64; sh += 16) {
-        if (!(((all_or ^ all_and) >> sh) & 0xFFFF))
-            continue;
-        memset(cnt, 0, 65536 * sizeof *cnt);
-        for (size_t i = 0; i < n; i++)
-            cnt[(k[i] >> sh) & 0xFFFF]++;
-        size_t sum = 0;
-        for (size_t d = 0; d < 65536; d++) {
-            size_t c = cnt[d];
-            cnt[d] = sum;
-            sum += c;
-        }
-        for (size_t i = 0; i < n; i++) {
-            size_t j = cnt[(k[i] >> sh) & 0xFFFF]++;
-            tk[j] = k[i];
-            if (v)
-                tv[j] = v[i];
-        }
-        memcpy(k, tk, n * sizeof *k);
-        if (v)
-            memcpy(v, tv, n * sizeof *v);
-    }
-    free(tk);
-    free(tv);
-    free(cnt);
-    return TD_OK;
-}
-
 /* (context, id, count) triples from raw keys (each occurrence once, or with
  * counts): key split by fn into (context, id) with ids renumbered, sorted by
  * (context, id), duplicates merged.  Consumes keys[]. */
@@ -958,7 +911,7 @@ static trip *key_trips(uint64_t *keys, const uint32_t *counts, size_t n, size_t 
     uint32_t *cv = NULL;
     trip *t = NULL;
     size_t k = 0;
-    if (!counts && radix_sort(keys, NULL, n) != TD_OK)
+    if (!counts && td__tm_radix_sort(keys, NULL, n) != TD_OK)
         return NULL;
     /* run lengths -> (key, count), then renumbered composite keys */
     ck = malloc((n ? n : 1) * sizeof *ck);
@@ -978,7 +931,7 @@ static trip *key_trips(uint64_t *keys, const uint32_t *counts, size_t n, size_t 
         k++;
         i = j;
     }
-    if (radix_sort(ck, cv, k) != TD_OK)
+    if (td__tm_radix_sort(ck, cv, k) != TD_OK)
         goto out;
     t = malloc((k ? k : 1) * sizeof *t);
     if (!t)

@@ -312,6 +312,77 @@ static void sep_split(tm_str *s, const uint8_t *p)
     s->tail_cols = (uint8_t)(s->cols - s->head_cols - s->gap_cols);
 }
 
+/* LSD radix sort of 64-bit keys (with optional 32-bit payloads, which keep
+ * their input order among equal keys).  Only the bits that differ between
+ * keys are sorted on, in as few passes of at most 16 bits as they need,
+ * split evenly (smaller buckets keep the scatter in cache); all histograms
+ * come from one pass.  The result is that of any stable sort. */
+int td__tm_radix_sort(uint64_t *k, uint32_t *v, size_t n)
+{
+    if (n < 2)
+        return TD_OK;
+    uint64_t all_or = 0, all_and = ~(uint64_t)0;
+    for (size_t i = 0; i < n; i++) {
+        all_or |= k[i];
+        all_and &= k[i];
+    }
+    uint64_t diff = all_or ^ all_and;
+    if (!diff)
+        return TD_OK;
+    unsigned lo = (unsigned)__builtin_ctzll(diff), hi = 64u - (unsigned)__builtin_clzll(diff);
+    unsigned passes = (hi - lo + 15) / 16, width = (hi - lo + passes - 1) / passes;
+    size_t nb = (size_t)1 << width;
+    uint64_t *tk = malloc(n * sizeof *tk);
+    uint32_t *tv = v ? malloc(n * sizeof *tv) : NULL;
+    size_t *cnt = calloc(passes * nb, sizeof *cnt);
+    if (!tk || (v && !tv) || !cnt) {
+        free(tk);
+        free(tv);
+        free(cnt);
+        return TD_ENOMEM;
+    }
+    const uint64_t mask = nb - 1;
+    for (size_t i = 0; i < n; i++)
+        for (unsigned d = 0; d < passes; d++)
+            cnt[d * nb + ((k[i] >> (lo + d * width)) & mask)]++;
+    uint64_t *sk = k, *dk = tk;
+    uint32_t *sv = v, *dv = tv;
+    for (unsigned d = 0; d < passes; d++) {
+        unsigned sh = lo + d * width;
+        size_t sum = 0, *c = cnt + d * nb;
+        for (size_t b = 0; b < nb; b++) {
+            size_t t = c[b];
+            c[b] = sum;
+            sum += t;
+        }
+        if (sv) {
+            for (size_t i = 0; i < n; i++) {
+                size_t j = c[(sk[i] >> sh) & mask]++;
+                dk[j] = sk[i];
+                dv[j] = sv[i];
+            }
+        } else {
+            for (size_t i = 0; i < n; i++)
+                dk[c[(sk[i] >> sh) & mask]++] = sk[i];
+        }
+        uint64_t *t = sk;
+        sk = dk;
+        dk = t;
+        uint32_t *u = sv;
+        sv = dv;
+        dv = u;
+    }
+    if (sk != k) {
+        memcpy(k, sk, n * sizeof *k);
+        if (v)
+            memcpy(v, sv, n * sizeof *v);
+    }
+    free(tk);
+    free(tv);
+    free(cnt);
+    return TD_OK;
+}
+
 /* The character model is compiled through a trie of contexts read
  * backwards: node c of depth k is a context of k code points; its child by
  * symbol s is the context with s prepended (one code point older).  Edges
@@ -340,10 +411,15 @@ static void emap_free(emap *m)
     free(m->v);
 }
 
+/* Where a key's probe starts. */
+static inline size_t emap_home(const emap *m, uint64_t key)
+{
+    return (size_t)((key * 0x9E3779B97F4A7C15u) >> 20) & m->mask;
+}
+
 static inline size_t emap_slot(const emap *m, uint64_t key)
 {
-    uint64_t h = key * 0x9E3779B97F4A7C15u;
-    size_t i = (size_t)(h >> 20) & m->mask;
+    size_t i = emap_home(m, key);
     while (m->k[i] && m->k[i] != key)
         i = (i + 1) & m->mask;
     return i;
@@ -420,33 +496,57 @@ static int compile_chars(td_model *m)
             i += td__utf8_decode(p + i, s->len - i, &c);
             hist[L++] = c;
         }
-        for (unsigned j = K; j <= L; j++) {
-            uint32_t sym = j < L ? hist[j] : TM_ENDSYM;
-            uint32_t c = 0;
-            for (unsigned k = 0; k <= K; k++) {
-                if (k) { /* the context one code point longer */
-                    uint32_t x = hist[j - k];
-                    if (2 * (em.n + 1) > em.mask && emap_grow(&em) != TD_OK)
-                        goto out;
-                    size_t i = emap_slot(&em, ((uint64_t)c << 22 | x) + 1);
-                    if (!em.k[i]) {
-                        if (nn == ncap) {
-                            cnode *q = realloc(nd, 2 * ncap * sizeof *nd);
-                            if (!q)
-                                goto out;
-                            nd = q;
-                            ncap *= 2;
-                        }
-                        em.k[i] = ((uint64_t)c << 22 | x) + 1;
-                        em.v[i] = (uint32_t)nn;
-                        em.n++;
-                        nd[nn] = (cnode){c, x, k, 0, 0};
-                        nn++;
+        /* The positions of a word (each code point and the END) walk the
+         * trie one depth at a time, all positions together: their edge
+         * lookups are independent, so their cache misses overlap (the
+         * prefetches).  Node numbers are internal: the order in which
+         * nodes are made changes no table's content. */
+        unsigned npw = L - K + 1;
+        uint32_t cur[TM_WORD_MAX + 1], sym[TM_WORD_MAX + 1];
+        size_t slot[TM_WORD_MAX + 1];
+        for (unsigned q = 0; q < npw; q++) {
+            unsigned j = K + q;
+            sym[q] = j < L ? hist[j] : TM_ENDSYM;
+            cur[q] = 0;
+            pairs[np++] = sym[q];
+        }
+        nd[0].total += npw;
+        for (unsigned k = 1; k <= K; k++) {
+            while (2 * (em.n + npw + 1) > em.mask)
+                if (emap_grow(&em) != TD_OK)
+                    goto out;
+            for (unsigned q = 0; q < npw; q++) {
+                uint64_t key = ((uint64_t)cur[q] << 22 | hist[K + q - k]) + 1;
+                slot[q] = emap_home(&em, key);
+                __builtin_prefetch(&em.k[slot[q]]);
+                __builtin_prefetch(&em.v[slot[q]]);
+            }
+            for (unsigned q = 0; q < npw; q++) {
+                uint32_t c = cur[q], x = hist[K + q - k];
+                uint64_t key = ((uint64_t)c << 22 | x) + 1;
+                size_t i = slot[q];
+                while (em.k[i] && em.k[i] != key)
+                    i = (i + 1) & em.mask;
+                if (!em.k[i]) {
+                    if (nn == ncap) {
+                        cnode *nq = realloc(nd, 2 * ncap * sizeof *nd);
+                        if (!nq)
+                            goto out;
+                        nd = nq;
+                        ncap *= 2;
                     }
-                    c = em.v[i];
+                    em.k[i] = key;
+                    em.v[i] = (uint32_t)nn;
+                    em.n++;
+                    nd[nn] = (cnode){c, x, k, 0, 0};
+                    nn++;
                 }
-                nd[c].total++;
-                pairs[np++] = (uint64_t)c << 22 | sym;
+                cur[q] = em.v[i];
+                __builtin_prefetch(&nd[cur[q]]);
+            }
+            for (unsigned q = 0; q < npw; q++) {
+                nd[cur[q]].total++;
+                pairs[np++] = (uint64_t)cur[q] << 22 | sym[q];
             }
         }
     }
@@ -462,29 +562,8 @@ static int compile_chars(td_model *m)
      * the largest symbol, so rotate it to the front after sorting. */
     {
         /* sort by node, then symbol */
-        uint64_t *tmp = malloc((np ? np : 1) * sizeof *tmp);
-        size_t *cnt = malloc(65536 * sizeof *cnt);
-        if (!tmp || !cnt) {
-            free(tmp);
-            free(cnt);
+        if (td__tm_radix_sort(pairs, NULL, np) != TD_OK)
             goto out;
-        }
-        for (unsigned sh = 0; sh < 64; sh += 16) {
-            memset(cnt, 0, 65536 * sizeof *cnt);
-            for (size_t i = 0; i < np; i++)
-                cnt[(pairs[i] >> sh) & 0xFFFF]++;
-            size_t sum = 0;
-            for (size_t d = 0; d < 65536; d++) {
-                size_t c = cnt[d];
-                cnt[d] = sum;
-                sum += c;
-            }
-            for (size_t i = 0; i < np; i++)
-                tmp[cnt[(pairs[i] >> sh) & 0xFFFF]++] = pairs[i];
-            memcpy(pairs, tmp, np * sizeof *pairs);
-        }
-        free(tmp);
-        free(cnt);
     }
     size_t nent = 0;
     for (size_t i = 0; i < np; i++)
