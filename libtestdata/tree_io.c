@@ -61,6 +61,11 @@ typedef struct run {
     int err;
     char errpath[TD_TREE_PATH_MAX];
     int active;                /* threads still working */
+    /* Verify of the whole tree: bit d set once a worker has read directory
+     * d and found only the tree's entries in it (scan_dir_entries), so the
+     * pass for extra entries need not read it again.  NULL: that pass reads
+     * every directory itself. */
+    uint64_t *clean;
     uint64_t files_done, bytes_done;
     td_tree_result res;        /* counts, under mu */
     int canceled;
@@ -323,6 +328,11 @@ static int verify_one(job *j, const char *name, uint64_t i, uint64_t size, td_tr
             if (k <= 0)
                 break;
             got += (size_t)k;
+            /* A regular file reads short only at its end (POSIX), so the
+             * expected size read short ends the check; a shorter file, or
+             * something else, still reads on until 0 or an error. */
+            if (got == (size_t)size)
+                break;
         }
         if (k < 0 && (errno == EISDIR || errno == ESPIPE || errno == EINVAL)) {
             f->what = TD_TREE_MISSING; /* a directory, FIFO ... where a file should be */
@@ -469,14 +479,88 @@ static void emit_ready(run *r)
     }
 }
 
+static long subdir_digit(const td_tree *t, const char *name);
+
+/* Level of directory d (0: the top). */
+static unsigned dir_level(const td_tree *t, uint64_t d)
+{
+    unsigned l = 0;
+    while (l < t->depth && t->level_first[l + 1] <= d)
+        l++;
+    return l;
+}
+
+/* The first directory whose files start at or after file i: the smallest
+ * d with floor(d n / ndirs) >= i. */
+static uint64_t dir_from(const td_tree *t, uint64_t i)
+{
+    return (uint64_t)(((unsigned __int128)i * t->ndirs + t->n - 1) / t->n);
+}
+
+/* Read directory d (opened as the job's directory, where its files are
+ * checked next) and set its bit in r->clean when it holds nothing but
+ * files of d and real subdirectories with tree names: what the pass for
+ * extra entries would find nothing in.  Anything else (an extra entry, a
+ * d_type the file system does not give, an error) leaves the bit clear, and
+ * that pass reads the directory as before. */
+static void scan_dir_entries(job *j, uint64_t d)
+{
+#if defined(__linux__) && defined(__GLIBC__)
+    run *r = j->r;
+    const td_tree *t = r->t;
+    unsigned level = dir_level(t, d);
+    int ok = 1, fd;
+    if (open_dir(j, d) != TD_OK)
+        return;
+    /* the top's descriptor is shared by the threads: its own one for reading */
+    fd = d == 0 ? openat(r->rootfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC) : j->dirfd;
+    if (fd < 0)
+        return;
+    for (;;) {
+        ssize_t n = getdents64(fd, j->exp, BUF_BYTES);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            ok = n == 0;
+            break;
+        }
+        for (ssize_t off = 0; off < n && ok;) {
+            const struct dirent64 *e = (const struct dirent64 *)(const void *)(j->exp + off);
+            const char *nm = e->d_name;
+            off += e->d_reclen;
+            if (nm[0] == '.' && (nm[1] == '\0' || (nm[1] == '.' && nm[2] == '\0')))
+                continue;
+            if (td__tree_name_index(t, d, nm) != UINT64_MAX)
+                continue;
+            ok = e->d_type == DT_DIR && level < t->depth && subdir_digit(t, nm) >= 0;
+        }
+        if (!ok)
+            break;
+    }
+    if (fd != j->dirfd)
+        close(fd);
+    if (ok)
+        __atomic_or_fetch(&r->clean[d / 64], UINT64_C(1) << (d % 64), __ATOMIC_RELAXED);
+#else
+    (void)j;
+    (void)d;
+#endif
+}
+
 static void do_chunk(job *j, uint64_t c, slot *s)
 {
     run *r = j->r;
     const td_tree *t = r->t;
     uint64_t a = r->first + c * CHUNK_FILES, b = TD_MIN(a + CHUNK_FILES, r->end);
     char name[64], rel[TD_TREE_PATH_MAX];
+    /* With r->clean, the chunk also reads the directories whose files start
+     * in it (the last chunk: all the rest), each when its files come. */
+    uint64_t dnext = r->clean ? dir_from(t, a) : 0;
+    uint64_t dend = !r->clean ? 0 : b == r->end ? t->ndirs : dir_from(t, b);
     for (uint64_t i = a; i < b && !stopped(r); i++) {
         uint64_t d = td__tree_file_dir(t, i), size = td__tree_size(t, i);
+        for (; dnext < dend && dnext <= d; dnext++)
+            scan_dir_entries(j, dnext);
         int rc = open_dir(j, d);
         td__tree_file_name(t, i, name, sizeof name);
         if (r->verify) {
@@ -527,6 +611,8 @@ static void do_chunk(job *j, uint64_t c, slot *s)
         if (progress(j, 0))
             return;
     }
+    for (; dnext < dend && !stopped(r); dnext++)
+        scan_dir_entries(j, dnext);
 }
 
 static void *worker(void *arg)
@@ -718,6 +804,31 @@ static int extras(run *r, int fd, uint64_t j, unsigned level, const char *rel)
     return rc;
 }
 
+/* The pass for extra entries over the directories the workers read
+ * (r->clean): from directory d at level (its path rel, of length len, in a
+ * buffer of TD_TREE_PATH_MAX + 8), in the order extras() takes, reading
+ * only those whose bit is clear, with extras().  A directory with its bit
+ * set is a real directory (its parent's entry said so), so its children
+ * are where extras() would look for them. */
+static int extras_known(run *r, uint64_t d, unsigned level, char *rel)
+{
+    const td_tree *t = r->t;
+    int rc = TD_OK;
+    if (!(r->clean[d / 64] >> (d % 64) & 1)) {
+        int fd = d == 0 ? dup(r->rootfd)
+                        : openat(r->rootfd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        return fd >= 0 ? extras(r, fd, d, level, rel) : TD_OK;
+    }
+    if (level >= t->depth)
+        return TD_OK;
+    uint64_t c0 = t->level_first[level + 1] + (d - t->level_first[level]) * t->fanout;
+    for (uint64_t k = 0; k < t->fanout && rc == TD_OK && !r->canceled; k++) {
+        (void)td__tree_dir_path(t, c0 + k, rel, TD_TREE_PATH_MAX + 8);
+        rc = extras_known(r, c0 + k, level + 1, rel);
+    }
+    return rc;
+}
+
 /* ---- the calls ----------------------------------------------------------- */
 
 static int run_tree(const td_tree *t, const char *dir, const td_tree_io *io_in,
@@ -784,6 +895,13 @@ static int run_tree(const td_tree *t, const char *dir, const td_tree_io *io_in,
     pthread_mutex_init(&r.mu, NULL);
     pthread_cond_init(&r.cv, NULL);
     r.window = 4 * nt + 4;
+    /* The workers read the directories for the pass for extra entries as
+     * they check their files (one open of each, and in parallel); a bit per
+     * directory, so only up to 2^24 of them (2 MiB), else that pass reads
+     * them all. */
+    if (verify && !(io->flags & (TD_TREE_NO_EXTRA | TD_TREE_EXTRA_ONLY)) && r.first == 0 &&
+        r.end == t->n && r.nchunks > 0 && t->ndirs <= (UINT64_C(1) << 24))
+        r.clean = calloc((size_t)((t->ndirs + 63) / 64), sizeof *r.clean);
     jobs = calloc(nt, sizeof *jobs);
     if (verify)
         r.slots = calloc(r.window, sizeof *r.slots);
@@ -831,9 +949,14 @@ static int run_tree(const td_tree *t, const char *dir, const td_tree_io *io_in,
     }
     if (rc == TD_OK && verify && !(io->flags & TD_TREE_NO_EXTRA) &&
         ((r.first == 0 && r.end == t->n) || (io->flags & TD_TREE_EXTRA_ONLY))) {
-        int fd = dup(r.rootfd);
-        if (fd >= 0)
-            rc = extras(&r, fd, 0, 0, "");
+        if (r.clean) {
+            char rel[TD_TREE_PATH_MAX + 8] = "";
+            rc = extras_known(&r, 0, 0, rel);
+        } else {
+            int fd = dup(r.rootfd);
+            if (fd >= 0)
+                rc = extras(&r, fd, 0, 0, "");
+        }
         if (rc == TD_OK && r.canceled)
             rc = TD_ECANCELED;
     }
@@ -855,6 +978,7 @@ static int run_tree(const td_tree *t, const char *dir, const td_tree_io *io_in,
     for (unsigned k = 0; r.slots && k < r.window; k++)
         free(r.slots[k].rec);
     free(r.slots);
+    free(r.clean);
     free(jobs);
     close(r.rootfd);
     pthread_mutex_destroy(&r.mu);
