@@ -553,6 +553,9 @@ static void do_chunk(job *j, uint64_t c, slot *s)
     const td_tree *t = r->t;
     uint64_t a = r->first + c * CHUNK_FILES, b = TD_MIN(a + CHUNK_FILES, r->end);
     char name[64], rel[TD_TREE_PATH_MAX];
+    /* counted here and added to r->res once per chunk: no lock per file */
+    td_tree_result loc;
+    memset(&loc, 0, sizeof loc);
     /* With r->clean, the chunk also reads the directories whose files start
      * in it (the last chunk: all the rest), each when its files come. */
     uint64_t dnext = r->clean ? dir_from(t, a) : 0;
@@ -574,45 +577,51 @@ static void do_chunk(job *j, uint64_t c, slot *s)
                 bad = 1;
             } else if (rc != TD_OK) {
                 fail(r, rc, errno, j->dirpath);
-                return;
+                goto out;
             } else {
                 bad = verify_one(j, name, i, size, &f);
             }
             if (bad < 0)
-                return;
-            pthread_mutex_lock(&r->mu);
-            if (bad) {
-                count_finding(&r->res, f.what);
+                goto out;
+            if (bad) { /* the slot is this chunk's alone until it is done */
+                count_finding(&loc, f.what);
                 size_t n = td__tree_dir_path(t, d, rel, sizeof rel);
                 (void)td__msg(rel + n, sizeof rel - n, "%s%s", n ? "/" : "", name);
                 add_finding(s, &f, rel);
             } else {
-                r->res.ok++;
+                loc.ok++;
             }
-            r->res.files++;
-            pthread_mutex_unlock(&r->mu);
+            loc.files++;
         } else {
             if (rc == TD_OK)
                 rc = write_one(j, name, i, size);
             if (rc == TD_ECANCELED)
-                return;
+                goto out;
             if (rc != TD_OK) {
                 size_t n = td__tree_dir_path(t, d, rel, sizeof rel);
                 int e = errno;
                 (void)td__msg(rel + n, sizeof rel - n, "%s%s", n ? "/" : "", name);
                 fail(r, rc, e, rel);
-                return;
+                goto out;
             }
-            pthread_mutex_lock(&r->mu);
-            r->res.files++;
-            pthread_mutex_unlock(&r->mu);
+            loc.files++;
         }
         __atomic_add_fetch(&r->files_done, 1, __ATOMIC_RELAXED);
         if (progress(j, 0))
-            return;
+            goto out;
     }
     for (; dnext < dend && !stopped(r); dnext++)
         scan_dir_entries(j, dnext);
+out:
+    pthread_mutex_lock(&r->mu);
+    r->res.files += loc.files;
+    r->res.ok += loc.ok;
+    r->res.missing += loc.missing;
+    r->res.wrong_size += loc.wrong_size;
+    r->res.changed += loc.changed;
+    r->res.extra += loc.extra;
+    r->res.unreadable += loc.unreadable;
+    pthread_mutex_unlock(&r->mu);
 }
 
 static void *worker(void *arg)
