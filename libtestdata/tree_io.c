@@ -18,6 +18,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #ifdef __linux__
 #include <sys/syscall.h>
@@ -71,6 +72,7 @@ typedef struct run {
      * pass for extra entries need not read it again.  NULL: that pass reads
      * every directory itself. */
     uint64_t *clean;
+    unsigned pend_cap;         /* files a job keeps open at most (close_later) */
     uint64_t files_done, bytes_done;
     td_tree_result res;        /* counts, under mu */
     int canceled;
@@ -182,7 +184,7 @@ static void close_pending(job *j)
 static void close_later(job *j, int fd)
 {
     j->pend[j->npend++] = fd;
-    if (j->npend == PEND_FDS)
+    if (j->npend >= j->r->pend_cap)
         close_pending(j);
 }
 
@@ -966,6 +968,15 @@ static int run_tree(const td_tree *t, const char *dir, const td_tree_io *io_in,
     if (verify && !(io->flags & (TD_TREE_NO_EXTRA | TD_TREE_EXTRA_ONLY)) && r.first == 0 &&
         r.end == t->n && r.nchunks > 0 && t->ndirs <= (UINT64_C(1) << 24))
         r.clean = calloc((size_t)((t->ndirs + 63) / 64), sizeof *r.clean);
+    /* All jobs together keep at most a quarter of the descriptors the
+     * process may have open, so that neither they nor the program's other
+     * threads run out because of them. */
+    {
+        struct rlimit rl;
+        uint64_t lim = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY
+                           ? (uint64_t)rl.rlim_cur : 4096;
+        r.pend_cap = (unsigned)TD_MAX(1, TD_MIN((uint64_t)PEND_FDS, lim / 4 / nt));
+    }
     jobs = calloc(nt, sizeof *jobs);
     if (verify)
         r.slots = calloc(r.window, sizeof *r.slots);

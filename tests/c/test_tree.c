@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -428,6 +429,44 @@ Test(tree, extra_entries_at_every_level_as_a_full_walk)
         extras_seen(t, dir, th, TD_TREE_EXTRA_ONLY, got, sizeof got);
         cr_expect_str_eq(got, "d2/d2/mine", "threads %u, extra only", th);
     }
+    cr_expect_eq(system((snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir), cmd)), 0);
+    td_tree_free(t);
+}
+
+/* Verify keeps checked files open to close several at once, but never so
+ * many that it runs out of descriptors: with only a dozen free, three
+ * threads still check every file (no file "unreadable" for EMFILE). */
+Test(tree, verify_with_few_descriptors)
+{
+    static const char *const kv[] = {"files", "2000", "sizes", "fixed:100", "depth", "2",
+                                     "fanout", "4", NULL};
+    char dir[] = "/tmp/td-tree-fds-XXXXXX", msg[300], cmd[600];
+    td_tree *t = make(kv);
+    td_tree_io io;
+    td_tree_result r;
+    struct rlimit old, low;
+    cr_assert_not_null(mkdtemp(dir));
+    td_tree_io_init(&io);
+    cr_assert_eq(td_tree_write(t, dir, &io, &r, msg, sizeof msg), TD_OK, "%s", msg);
+    int lowest = dup(0);
+    cr_assert_geq(lowest, 0);
+    close(lowest);
+    cr_assert_eq(getrlimit(RLIMIT_NOFILE, &old), 0);
+    low = old;
+    low.rlim_cur = (rlim_t)lowest + 12;
+    cr_assert_eq(setrlimit(RLIMIT_NOFILE, &low), 0);
+    for (unsigned th = 1; th <= 3; th++) {
+        td_tree_io_init(&io);
+        io.threads = th;
+        int rc = td_tree_verify(t, dir, &io, &r);
+        cr_expect_eq(rc, TD_OK, "threads %u: rc %d, %llu unreadable", th, rc,
+                     (unsigned long long)r.unreadable);
+        cr_expect_eq(r.ok, 2000);
+    }
+    cr_assert_eq(setrlimit(RLIMIT_NOFILE, &old), 0);
+    int fd = dup(0); /* nothing left open */
+    cr_expect_eq(fd, lowest);
+    close(fd);
     cr_expect_eq(system((snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir), cmd)), 0);
     td_tree_free(t);
 }
