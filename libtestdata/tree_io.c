@@ -8,7 +8,10 @@
  * every file and thread, and buffers are allocated once per thread.
  * Memory does not grow with the number of files: threads claim chunks of
  * files from a counter, and verify findings wait in a bounded window of
- * chunks so that they are reported in file order.
+ * chunks so that they are reported in file order.  Verify of a small file
+ * is an open, one read and a share of a close_range; each directory is
+ * read once, by the thread that checks its first files, and the pass for
+ * extra entries reads again only where that found something.
  */
 #define _GNU_SOURCE /* O_NOATIME, O_DIRECTORY, fdopendir */
 #include "tree.h"
