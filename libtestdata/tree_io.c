@@ -154,6 +154,17 @@ static int progress(job *j, int force)
 
 /* ---- descriptors ------------------------------------------------------- */
 
+/* ThreadSanitizer does not see close_range: it would take the descriptors
+ * for still open and report their next users (same numbers) as races, so
+ * its builds close them one by one. */
+#if defined(__SANITIZE_THREAD__)
+#define TD_NO_CLOSE_RANGE 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define TD_NO_CLOSE_RANGE 1
+#endif
+#endif
+
 /* Close the files in j->pend: each run of consecutive descriptors (the
  * usual case: they were opened one after the other) in one close_range,
  * which is safe because they are all the job's own while it holds them
@@ -172,7 +183,7 @@ static void close_pending(job *j)
     for (unsigned a = 0, b; a < n; a = b) {
         for (b = a + 1; b < n && p[b] == p[b - 1] + 1; b++)
             ;
-#if defined(__linux__) && defined(SYS_close_range)
+#if defined(__linux__) && defined(SYS_close_range) && !defined(TD_NO_CLOSE_RANGE)
         if (b - a > 1 && syscall(SYS_close_range, (unsigned)p[a], (unsigned)p[b - 1], 0u) == 0)
             continue;
 #endif
