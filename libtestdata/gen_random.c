@@ -20,6 +20,8 @@
 #endif
 
 #define CHACHA_BLOCK 64u
+/* Keyed OpenSSL contexts kept by a prepared stream for reuse. */
+#define CTX_SLOTS 16u
 /* Zero source for the xor API; small enough to stay in L1. */
 #define ZERO_CHUNK 16384u
 
@@ -32,14 +34,64 @@ typedef struct random_state {
     uint64_t fast_key;
 #ifdef TD_HAVE_OPENSSL
     EVP_CIPHER *cipher; /* fetched once: implicit fetches per call are slow */
+    /* Contexts already keyed, each owned by one call at a time (busy): a
+     * call then only sets the counter, where making, keying and freeing a
+     * context cost as much as 4 KiB of keystream (many small files).  A
+     * call that finds none free uses a context of its own, as before. */
+    EVP_CIPHER_CTX *ctx[CTX_SLOTS];
+    int busy[CTX_SLOTS];
 #endif
 } random_state;
 
+#ifdef TD_HAVE_OPENSSL
+/* A context keyed with st->key for the caller alone (*slot: its slot, or -1
+ * for one of its own), or NULL. */
+static EVP_CIPHER_CTX *ctx_get(random_state *st, int *slot)
+{
+    for (unsigned k = 0; k < CTX_SLOTS; k++) {
+        if (__atomic_exchange_n(&st->busy[k], 1, __ATOMIC_ACQUIRE))
+            continue;
+        if (!st->ctx[k]) {
+            EVP_CIPHER_CTX *c = EVP_CIPHER_CTX_new();
+            if (c && !EVP_EncryptInit_ex2(c, st->cipher, st->key, NULL, NULL)) {
+                EVP_CIPHER_CTX_free(c);
+                c = NULL;
+            }
+            if (!c) {
+                __atomic_store_n(&st->busy[k], 0, __ATOMIC_RELEASE);
+                break;
+            }
+            st->ctx[k] = c;
+        }
+        *slot = (int)k;
+        return st->ctx[k];
+    }
+    *slot = -1;
+    EVP_CIPHER_CTX *c = EVP_CIPHER_CTX_new();
+    if (c && !EVP_EncryptInit_ex2(c, st->cipher, st->key, NULL, NULL)) {
+        EVP_CIPHER_CTX_free(c);
+        c = NULL;
+    }
+    return c;
+}
+
+static void ctx_put(random_state *st, EVP_CIPHER_CTX *c, int slot)
+{
+    if (slot >= 0)
+        __atomic_store_n(&st->busy[slot], 0, __ATOMIC_RELEASE);
+    else
+        EVP_CIPHER_CTX_free(c);
+}
+#endif
+
 /* Keystream blocks [ic, ic + len/64) into buf; len is a multiple of 64. */
-static void chacha_blocks(const random_state *st, uint64_t ic, uint8_t *buf, size_t len)
+static void chacha_blocks(const random_state *cst, uint64_t ic, uint8_t *buf, size_t len)
 {
 #ifdef TD_HAVE_OPENSSL
-    EVP_CIPHER_CTX *ctx = st->cipher ? EVP_CIPHER_CTX_new() : NULL;
+    /* The context cache is the only mutable part, synchronised on its own. */
+    random_state *st = (random_state *)(uintptr_t)cst;
+    int slot = -1;
+    EVP_CIPHER_CTX *ctx = st->cipher ? ctx_get(st, &slot) : NULL;
     if (ctx) {
         int ok = 1;
         while (len && ok) {
@@ -48,7 +100,7 @@ static void chacha_blocks(const random_state *st, uint64_t ic, uint8_t *buf, siz
             size_t n = (uint64_t)len / CHACHA_BLOCK > room ? (size_t)(room * CHACHA_BLOCK) : len;
             uint8_t iv[16] = {0};
             td__store64le(iv, ic);
-            ok = EVP_EncryptInit_ex2(ctx, st->cipher, st->key, iv, NULL);
+            ok = EVP_EncryptInit_ex2(ctx, NULL, NULL, iv, NULL);
             for (size_t done = 0; ok && done < n;) {
                 int step = n - done < ZERO_CHUNK ? (int)(n - done) : (int)ZERO_CHUNK, outl;
                 /* In place over zeroed L1-hot memory beats reading a zero source. */
@@ -62,11 +114,13 @@ static void chacha_blocks(const random_state *st, uint64_t ic, uint8_t *buf, siz
                 ic += n / CHACHA_BLOCK;
             }
         }
-        EVP_CIPHER_CTX_free(ctx);
+        ctx_put(st, ctx, slot);
         if (ok)
             return;
     }
     /* No OpenSSL context: libsodium gives the same bytes, only slower. */
+#else
+    const random_state *st = cst;
 #endif
     while (len) {
         size_t n = len < ZERO_CHUNK ? len : ZERO_CHUNK;
@@ -216,6 +270,8 @@ static void random_release(void *state)
 {
     random_state *st = state;
 #ifdef TD_HAVE_OPENSSL
+    for (unsigned k = 0; k < CTX_SLOTS; k++)
+        EVP_CIPHER_CTX_free(st->ctx[k]);
     EVP_CIPHER_free(st->cipher);
 #endif
     sodium_memzero(st->key, sizeof st->key);

@@ -935,10 +935,10 @@ static uint64_t draw(const td_tree *t, uint64_t i)
 
 static uint64_t raw_size(const td_tree *t, uint64_t i)
 {
+    if (t->dist == TD__DIST_FIXED)
+        return t->dmin; /* no draw: it would not change the size */
     uint64_t r = draw(t, i);
     switch (t->dist) {
-    case TD__DIST_FIXED:
-        return t->dmin;
     case TD__DIST_UNIFORM:
         return t->dmin + (uint64_t)(((u128)r * (t->dmax - t->dmin + 1)) >> 64);
     default: {

@@ -8,7 +8,10 @@
  * every file and thread, and buffers are allocated once per thread.
  * Memory does not grow with the number of files: threads claim chunks of
  * files from a counter, and verify findings wait in a bounded window of
- * chunks so that they are reported in file order.
+ * chunks so that they are reported in file order.  Verify of a small file
+ * is an open, one read and a share of a close_range; each directory is
+ * read once, by the thread that checks its first files, and the pass for
+ * extra entries reads again only where that found something.
  */
 #define _GNU_SOURCE /* O_NOATIME, O_DIRECTORY, fdopendir */
 #include "tree.h"
@@ -18,7 +21,11 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#ifdef __linux__
+#include <sys/syscall.h>
+#endif
 #include <time.h>
 #include <unistd.h>
 
@@ -26,6 +33,8 @@
 #define BUF_BYTES (1u << 20)
 #define PROGRESS_FILES 64u
 #define PROGRESS_BYTES (16u << 20)
+/* Checked files a thread keeps open to close many in one system call. */
+#define PEND_FDS 32u
 
 typedef struct finding_rec {
     td_tree_finding f;
@@ -61,6 +70,12 @@ typedef struct run {
     int err;
     char errpath[TD_TREE_PATH_MAX];
     int active;                /* threads still working */
+    /* Verify of the whole tree: bit d set once a worker has read directory
+     * d and found only the tree's entries in it (scan_dir_entries), so the
+     * pass for extra entries need not read it again.  NULL: that pass reads
+     * every directory itself. */
+    uint64_t *clean;
+    unsigned pend_cap;         /* files a job keeps open at most (close_later) */
     uint64_t files_done, bytes_done;
     td_tree_result res;        /* counts, under mu */
     int canceled;
@@ -76,6 +91,8 @@ struct job {
     char *abspath;             /* root + "/" + dirpath */
     size_t abscap;
     uint64_t last_files, last_bytes;
+    int pend[PEND_FDS];        /* checked files not closed yet */
+    unsigned npend;
     pthread_t th;
     int started;
 };
@@ -135,12 +152,62 @@ static int progress(job *j, int force)
     return 0;
 }
 
+/* ---- descriptors ------------------------------------------------------- */
+
+/* ThreadSanitizer does not see close_range: it would take the descriptors
+ * for still open and report their next users (same numbers) as races, so
+ * its builds close them one by one. */
+#if defined(__SANITIZE_THREAD__)
+#define TD_NO_CLOSE_RANGE 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define TD_NO_CLOSE_RANGE 1
+#endif
+#endif
+
+/* Close the files in j->pend: each run of consecutive descriptors (the
+ * usual case: they were opened one after the other) in one close_range,
+ * which is safe because they are all the job's own while it holds them
+ * open.  Where close_range is missing it closes nothing: then one by one. */
+static void close_pending(job *j)
+{
+    int *p = j->pend;
+    unsigned n = j->npend;
+    for (unsigned a = 1; a < n; a++) {
+        int v = p[a];
+        unsigned b = a;
+        for (; b && p[b - 1] > v; b--)
+            p[b] = p[b - 1];
+        p[b] = v;
+    }
+    for (unsigned a = 0, b; a < n; a = b) {
+        for (b = a + 1; b < n && p[b] == p[b - 1] + 1; b++)
+            ;
+#if defined(__linux__) && defined(SYS_close_range) && !defined(TD_NO_CLOSE_RANGE)
+        if (b - a > 1 && syscall(SYS_close_range, (unsigned)p[a], (unsigned)p[b - 1], 0u) == 0)
+            continue;
+#endif
+        for (unsigned k = a; k < b; k++)
+            close(p[k]);
+    }
+    j->npend = 0;
+}
+
+/* fd (a file read and checked, a directory left) is closed with the next
+ * few. */
+static void close_later(job *j, int fd)
+{
+    j->pend[j->npend++] = fd;
+    if (j->npend >= j->r->pend_cap)
+        close_pending(j);
+}
+
 /* ---- directories --------------------------------------------------------- */
 
 static void close_dir(job *j)
 {
     if (j->dirfd >= 0 && j->dirfd != j->r->rootfd)
-        close(j->dirfd);
+        close_later(j, j->dirfd); /* with the files: one run of descriptors */
     j->dirfd = -1;
     j->dir = UINT64_MAX;
 }
@@ -153,6 +220,9 @@ static int open_dir(job *j, uint64_t d)
     if (j->dir == d)
         return TD_OK;
     close_dir(j);
+    /* the last directory and its files: usually one run of descriptors, and
+     * the next directory's come after its own */
+    close_pending(j);
     n = td__tree_dir_path(r->t, d, j->dirpath, sizeof j->dirpath);
     j->fresh = 0;
     if (n == 0) {
@@ -294,9 +364,10 @@ static int compare_small(job *j, uint64_t i, size_t n, uint64_t *first_bad, uint
 }
 
 /* Verify file i in the open directory; 1 with *f filled when wrong, 0
- * when right, <0 when canceled.  A small file costs three system calls:
- * open, one read of size + 1 bytes (which also tells a longer file and
- * something that is not a regular file) and close. */
+ * when right, <0 when canceled.  A small file costs two system calls and
+ * a share of a third: open, one read of size + 1 bytes (which also tells a
+ * longer file and something that is not a regular file), and a close_range
+ * of it and the next few (close_later). */
 static int verify_one(job *j, const char *name, uint64_t i, uint64_t size, td_tree_finding *f)
 {
     struct stat st;
@@ -305,6 +376,10 @@ static int verify_one(job *j, const char *name, uint64_t i, uint64_t size, td_tr
     f->index = i;
     f->expected = size;
     int fd = openat(j->dirfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOATIME);
+    if (fd < 0 && (errno == EMFILE || errno == ENFILE) && j->npend) {
+        close_pending(j);
+        fd = openat(j->dirfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOATIME);
+    }
     if (fd < 0 && errno == EPERM)
         fd = openat(j->dirfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
     if (fd < 0) {
@@ -323,6 +398,11 @@ static int verify_one(job *j, const char *name, uint64_t i, uint64_t size, td_tr
             if (k <= 0)
                 break;
             got += (size_t)k;
+            /* A regular file reads short only at its end (POSIX), so the
+             * expected size read short ends the check; a shorter file, or
+             * something else, still reads on until 0 or an error. */
+            if (got == (size_t)size)
+                break;
         }
         if (k < 0 && (errno == EISDIR || errno == ESPIPE || errno == EINVAL)) {
             f->what = TD_TREE_MISSING; /* a directory, FIFO ... where a file should be */
@@ -341,7 +421,7 @@ static int verify_one(job *j, const char *name, uint64_t i, uint64_t size, td_tr
         f->actual = got;
         if (rc == 0 && got > size && fstat(fd, &st) == 0)
             f->actual = (uint64_t)st.st_size > got ? (uint64_t)st.st_size : got;
-        close(fd);
+        close_later(j, fd);
         if (rc < 0) {
             f->what = TD_TREE_UNREADABLE;
             f->error = e;
@@ -469,14 +549,91 @@ static void emit_ready(run *r)
     }
 }
 
+static long subdir_digit(const td_tree *t, const char *name);
+
+/* Level of directory d (0: the top). */
+static unsigned dir_level(const td_tree *t, uint64_t d)
+{
+    unsigned l = 0;
+    while (l < t->depth && t->level_first[l + 1] <= d)
+        l++;
+    return l;
+}
+
+/* The first directory whose files start at or after file i: the smallest
+ * d with floor(d n / ndirs) >= i. */
+static uint64_t dir_from(const td_tree *t, uint64_t i)
+{
+    return (uint64_t)(((unsigned __int128)i * t->ndirs + t->n - 1) / t->n);
+}
+
+/* Read directory d (opened as the job's directory, where its files are
+ * checked next) and set its bit in r->clean when it holds nothing but
+ * files of d and real subdirectories with tree names: what the pass for
+ * extra entries would find nothing in.  Anything else (an extra entry, a
+ * d_type the file system does not give, an error) leaves the bit clear, and
+ * that pass reads the directory as before. */
+static void scan_dir_entries(job *j, uint64_t d)
+{
+#if defined(__linux__) && defined(__GLIBC__)
+    run *r = j->r;
+    const td_tree *t = r->t;
+    unsigned level = dir_level(t, d);
+    int ok = 1, fd;
+    if (open_dir(j, d) != TD_OK)
+        return;
+    /* the top's descriptor is shared by the threads: its own one for reading */
+    fd = d == 0 ? openat(r->rootfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC) : j->dirfd;
+    if (fd < 0)
+        return;
+    for (;;) {
+        ssize_t n = getdents64(fd, j->exp, BUF_BYTES);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            ok = n == 0;
+            break;
+        }
+        for (ssize_t off = 0; off < n && ok;) {
+            const struct dirent64 *e = (const struct dirent64 *)(const void *)(j->exp + off);
+            const char *nm = e->d_name;
+            off += e->d_reclen;
+            if (nm[0] == '.' && (nm[1] == '\0' || (nm[1] == '.' && nm[2] == '\0')))
+                continue;
+            if (td__tree_name_index(t, d, nm) != UINT64_MAX)
+                continue;
+            ok = e->d_type == DT_DIR && level < t->depth && subdir_digit(t, nm) >= 0;
+        }
+        if (!ok)
+            break;
+    }
+    if (fd != j->dirfd)
+        close(fd);
+    if (ok)
+        __atomic_or_fetch(&r->clean[d / 64], UINT64_C(1) << (d % 64), __ATOMIC_RELAXED);
+#else
+    (void)j;
+    (void)d;
+#endif
+}
+
 static void do_chunk(job *j, uint64_t c, slot *s)
 {
     run *r = j->r;
     const td_tree *t = r->t;
     uint64_t a = r->first + c * CHUNK_FILES, b = TD_MIN(a + CHUNK_FILES, r->end);
     char name[64], rel[TD_TREE_PATH_MAX];
+    /* counted here and added to r->res once per chunk: no lock per file */
+    td_tree_result loc;
+    memset(&loc, 0, sizeof loc);
+    /* With r->clean, the chunk also reads the directories whose files start
+     * in it (the last chunk: all the rest), each when its files come. */
+    uint64_t dnext = r->clean ? dir_from(t, a) : 0;
+    uint64_t dend = !r->clean ? 0 : b == r->end ? t->ndirs : dir_from(t, b);
     for (uint64_t i = a; i < b && !stopped(r); i++) {
         uint64_t d = td__tree_file_dir(t, i), size = td__tree_size(t, i);
+        for (; dnext < dend && dnext <= d; dnext++)
+            scan_dir_entries(j, dnext);
         int rc = open_dir(j, d);
         td__tree_file_name(t, i, name, sizeof name);
         if (r->verify) {
@@ -490,43 +647,51 @@ static void do_chunk(job *j, uint64_t c, slot *s)
                 bad = 1;
             } else if (rc != TD_OK) {
                 fail(r, rc, errno, j->dirpath);
-                return;
+                goto out;
             } else {
                 bad = verify_one(j, name, i, size, &f);
             }
             if (bad < 0)
-                return;
-            pthread_mutex_lock(&r->mu);
-            if (bad) {
-                count_finding(&r->res, f.what);
+                goto out;
+            if (bad) { /* the slot is this chunk's alone until it is done */
+                count_finding(&loc, f.what);
                 size_t n = td__tree_dir_path(t, d, rel, sizeof rel);
                 (void)td__msg(rel + n, sizeof rel - n, "%s%s", n ? "/" : "", name);
                 add_finding(s, &f, rel);
             } else {
-                r->res.ok++;
+                loc.ok++;
             }
-            r->res.files++;
-            pthread_mutex_unlock(&r->mu);
+            loc.files++;
         } else {
             if (rc == TD_OK)
                 rc = write_one(j, name, i, size);
             if (rc == TD_ECANCELED)
-                return;
+                goto out;
             if (rc != TD_OK) {
                 size_t n = td__tree_dir_path(t, d, rel, sizeof rel);
                 int e = errno;
                 (void)td__msg(rel + n, sizeof rel - n, "%s%s", n ? "/" : "", name);
                 fail(r, rc, e, rel);
-                return;
+                goto out;
             }
-            pthread_mutex_lock(&r->mu);
-            r->res.files++;
-            pthread_mutex_unlock(&r->mu);
+            loc.files++;
         }
         __atomic_add_fetch(&r->files_done, 1, __ATOMIC_RELAXED);
         if (progress(j, 0))
-            return;
+            goto out;
     }
+    for (; dnext < dend && !stopped(r); dnext++)
+        scan_dir_entries(j, dnext);
+out:
+    pthread_mutex_lock(&r->mu);
+    r->res.files += loc.files;
+    r->res.ok += loc.ok;
+    r->res.missing += loc.missing;
+    r->res.wrong_size += loc.wrong_size;
+    r->res.changed += loc.changed;
+    r->res.extra += loc.extra;
+    r->res.unreadable += loc.unreadable;
+    pthread_mutex_unlock(&r->mu);
 }
 
 static void *worker(void *arg)
@@ -571,6 +736,7 @@ static void *worker(void *arg)
         }
     }
     close_dir(j);
+    close_pending(j);
     pthread_mutex_lock(&r->mu);
     r->active--;
     pthread_cond_broadcast(&r->cv);
@@ -718,6 +884,31 @@ static int extras(run *r, int fd, uint64_t j, unsigned level, const char *rel)
     return rc;
 }
 
+/* The pass for extra entries over the directories the workers read
+ * (r->clean): from directory d at level (its path rel, of length len, in a
+ * buffer of TD_TREE_PATH_MAX + 8), in the order extras() takes, reading
+ * only those whose bit is clear, with extras().  A directory with its bit
+ * set is a real directory (its parent's entry said so), so its children
+ * are where extras() would look for them. */
+static int extras_known(run *r, uint64_t d, unsigned level, char *rel)
+{
+    const td_tree *t = r->t;
+    int rc = TD_OK;
+    if (!(r->clean[d / 64] >> (d % 64) & 1)) {
+        int fd = d == 0 ? dup(r->rootfd)
+                        : openat(r->rootfd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        return fd >= 0 ? extras(r, fd, d, level, rel) : TD_OK;
+    }
+    if (level >= t->depth)
+        return TD_OK;
+    uint64_t c0 = t->level_first[level + 1] + (d - t->level_first[level]) * t->fanout;
+    for (uint64_t k = 0; k < t->fanout && rc == TD_OK && !r->canceled; k++) {
+        (void)td__tree_dir_path(t, c0 + k, rel, TD_TREE_PATH_MAX + 8);
+        rc = extras_known(r, c0 + k, level + 1, rel);
+    }
+    return rc;
+}
+
 /* ---- the calls ----------------------------------------------------------- */
 
 static int run_tree(const td_tree *t, const char *dir, const td_tree_io *io_in,
@@ -784,6 +975,22 @@ static int run_tree(const td_tree *t, const char *dir, const td_tree_io *io_in,
     pthread_mutex_init(&r.mu, NULL);
     pthread_cond_init(&r.cv, NULL);
     r.window = 4 * nt + 4;
+    /* The workers read the directories for the pass for extra entries as
+     * they check their files (one open of each, and in parallel); a bit per
+     * directory, so only up to 2^24 of them (2 MiB), else that pass reads
+     * them all. */
+    if (verify && !(io->flags & (TD_TREE_NO_EXTRA | TD_TREE_EXTRA_ONLY)) && r.first == 0 &&
+        r.end == t->n && r.nchunks > 0 && t->ndirs <= (UINT64_C(1) << 24))
+        r.clean = calloc((size_t)((t->ndirs + 63) / 64), sizeof *r.clean);
+    /* All jobs together keep at most a quarter of the descriptors the
+     * process may have open, so that neither they nor the program's other
+     * threads run out because of them. */
+    {
+        struct rlimit rl;
+        uint64_t lim = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY
+                           ? (uint64_t)rl.rlim_cur : 4096;
+        r.pend_cap = (unsigned)TD_MAX(1, TD_MIN((uint64_t)PEND_FDS, lim / 4 / nt));
+    }
     jobs = calloc(nt, sizeof *jobs);
     if (verify)
         r.slots = calloc(r.window, sizeof *r.slots);
@@ -831,9 +1038,14 @@ static int run_tree(const td_tree *t, const char *dir, const td_tree_io *io_in,
     }
     if (rc == TD_OK && verify && !(io->flags & TD_TREE_NO_EXTRA) &&
         ((r.first == 0 && r.end == t->n) || (io->flags & TD_TREE_EXTRA_ONLY))) {
-        int fd = dup(r.rootfd);
-        if (fd >= 0)
-            rc = extras(&r, fd, 0, 0, "");
+        if (r.clean) {
+            char rel[TD_TREE_PATH_MAX + 8] = "";
+            rc = extras_known(&r, 0, 0, rel);
+        } else {
+            int fd = dup(r.rootfd);
+            if (fd >= 0)
+                rc = extras(&r, fd, 0, 0, "");
+        }
         if (rc == TD_OK && r.canceled)
             rc = TD_ECANCELED;
     }
@@ -855,6 +1067,7 @@ static int run_tree(const td_tree *t, const char *dir, const td_tree_io *io_in,
     for (unsigned k = 0; r.slots && k < r.window; k++)
         free(r.slots[k].rec);
     free(r.slots);
+    free(r.clean);
     free(jobs);
     close(r.rootfd);
     pthread_mutex_destroy(&r.mu);

@@ -78,7 +78,8 @@ typedef struct cli_opt {
 typedef struct cli_cmd cli_cmd;
 struct cli_cmd {
     const char *name;        /* "gen" */
-    const char *args;        /* "KIND SIZE [options] [-o FILE]" */
+    const char *args;        /* "KIND SIZE [options] [-o FILE]"; NULL with subs:
+                                "gen|list|... ..." from them (cli_cmd_args) */
     const char *summary;     /* one line, for `testdata --help` */
     const char *description; /* the first lines of the command's --help */
     const char *operands;    /* help lines for the positional arguments, or NULL */
@@ -121,6 +122,10 @@ int cli_opt_index(const cli_cmd *cmd, const char *name);
 /* The word that selects subcommand sub on the command line ("gen" of
  * "tree gen"). */
 const char *cli_sub_word(const cli_cmd *sub);
+/* What follows cmd's name in a usage line: cmd->args, or for a command
+ * with subcommands and no args their words, "gen|list|verify|like ...",
+ * made in buf (cap bytes), so that the list cannot drift from cmd->subs. */
+const char *cli_cmd_args(const cli_cmd *cmd, char *buf, size_t cap);
 /* The run of a command with subcommands (cmd->subs): CMD --help | -h | help
  * prints the list, CMD SUB ARGS runs SUB with ARGS, anything else is a
  * usage error with a "did you mean". */

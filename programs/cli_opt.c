@@ -257,14 +257,30 @@ static void tree_option_help(FILE *f)
     }
 }
 
+const char *cli_cmd_args(const cli_cmd *cmd, char *buf, size_t cap)
+{
+    if (cmd->args || !cmd->subs)
+        return cmd->args ? cmd->args : "";
+    buf[0] = '\0';
+    for (int i = 0; cmd->subs[i]; i++) {
+        size_t n = strlen(buf);
+        snprintf(buf + n, cap - n, "%s%s", i ? "|" : "", cli_sub_word(cmd->subs[i]));
+    }
+    size_t n = strlen(buf);
+    snprintf(buf + n, cap - n, " ...");
+    return buf;
+}
+
 /* The help of a command with subcommands: one line each. */
 static void subs_help(const cli_cmd *cmd, FILE *f)
 {
-    fprintf(f, "usage: testdata %s %s\n%s\n\ncommands:\n", cmd->name, cmd->args,
-            cmd->description);
+    char args[256];
+    fprintf(f, "usage: testdata %s %s\n%s\n\ncommands:\n", cmd->name,
+            cli_cmd_args(cmd, args, sizeof args), cmd->description);
     for (int i = 0; cmd->subs[i]; i++) {
-        char left[64];
-        snprintf(left, sizeof left, "%s %s", cmd->subs[i]->name, cmd->subs[i]->args);
+        char left[64], sargs[256];
+        snprintf(left, sizeof left, "%s %s", cmd->subs[i]->name,
+                 cli_cmd_args(cmd->subs[i], sargs, sizeof sargs));
         fprintf(f, "  %-30s %s\n", left, cmd->subs[i]->summary);
     }
     fprintf(f, "\n'testdata %s COMMAND --help' describes a command.\n", cmd->name);
@@ -315,7 +331,9 @@ void cli_print_help(const cli_cmd *cmd, FILE *f)
         subs_help(cmd, f);
         return;
     }
-    fprintf(f, "usage: testdata %s %s\n%s\n", cmd->name, cmd->args, cmd->description);
+    char args[256];
+    fprintf(f, "usage: testdata %s %s\n%s\n", cmd->name, cli_cmd_args(cmd, args, sizeof args),
+            cmd->description);
     if ((cmd->stream_opts && !cmd->tree_opts) || cmd->operands)
         fputc('\n', f);
     if (cmd->stream_opts && !cmd->tree_opts) {

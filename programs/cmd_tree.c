@@ -390,7 +390,7 @@ static const cli_opt no_opts[] = {{NULL, 0, NULL, NULL}};
 
 const cli_cmd cli_cmd_tree = {
     .name = "tree",
-    .args = "gen|list|verify|like ...",
+    .args = NULL, /* "gen|list|verify|like ...", from subs (cli_cmd_args) */
     .summary = "file trees: write, list, check, profile",
     .description = "Many files with sizes from a distribution, reproducible and verifiable.",
     .opts = no_opts,

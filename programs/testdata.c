@@ -22,8 +22,9 @@ static void main_help(FILE *f)
           "\n"
           "commands:\n", f);
     for (int i = 0; cli_commands[i]; i++) {
-        char left[80];
-        snprintf(left, sizeof left, "%s %s", cli_commands[i]->name, cli_commands[i]->args);
+        char left[80], args[256];
+        snprintf(left, sizeof left, "%s %s", cli_commands[i]->name,
+                 cli_cmd_args(cli_commands[i], args, sizeof args));
         if (strlen(left) > 38)
             snprintf(left, sizeof left, "%s ...", cli_commands[i]->name);
         fprintf(f, "  %-38s %s\n", left, cli_commands[i]->summary);

@@ -3,6 +3,7 @@
 
     /usr/bin/python3 tests/bench/bench_tree.py [--testdata build/programs/testdata]
         [--dir /dev/shm/...] [--files 100000] [--total 2G] [--repeat 3] [--threads 1,2]
+        [--only verify|gen] [--trees small,default] [--baseline OTHER/testdata]
 
 Two trees: FILES files of 4 KiB (fixed:4K) and a tree of the default size
 distribution (Impressions) of TOTAL bytes.  For each, in the same run and on
@@ -21,7 +22,12 @@ the same file system (--dir; default a new directory under /tmp):
 Every figure is the best of --repeat runs (wall clock, and CPU time of the
 process and its children); the tree written by the previous run is removed
 (not timed) and `sync` runs before each timed command, so each starts from
-the same state.  Ratios are testdata / tar: below 1 is faster than tar.
+the same state.  The verification commands take turns (one run of each,
+--repeat times), so that a change in the machine's load meets them all.
+Ratios are testdata / tar, of wall time and of CPU time: below 1 is faster
+than tar.  --only skips the other part (the tree is still made, untimed),
+--trees picks the trees, --baseline OTHER also times verify by another
+testdata program (e.g. a build of the main branch) in the same turns.
 --json FILE writes the figures.
 """
 import argparse
@@ -71,7 +77,16 @@ def rmtree(p):
     shutil.rmtree(p, ignore_errors=True)
 
 
-def bench_tree(td, base, name, spec, repeat, threads_list):
+def interleaved(cmds, repeat):
+    """{name: (best wall, best CPU)} of cmds {name: fn}, run in turns."""
+    runs = {k: [] for k in cmds}
+    for _ in range(repeat):
+        for k, fn in cmds.items():
+            runs[k].append(fn())
+    return {k: (min(r[0] for r in v), min(r[1] for r in v)) for k, v in runs.items()}
+
+
+def bench_tree(td, base, name, spec, repeat, threads_list, only=None, baseline=None):
     root = base / name
     root.mkdir()
     tree = root / "tree"
@@ -83,32 +98,39 @@ def bench_tree(td, base, name, spec, repeat, threads_list):
         return timed([td, "tree", "gen", str(tree), *spec, "--threads", str(threads), "-q"])
 
     # creation
-    for t in threads_list:
-        rows[f"gen threads={t}"] = best(lambda: gen(t), repeat, lambda: rmtree(tree))
+    if only != "verify":
+        for t in threads_list:
+            rows[f"gen threads={t}"] = best(lambda: gen(t), repeat, lambda: rmtree(tree))
     if not tree.exists():
         gen(1)
     files = sum(len(f) for _, _, f in os.walk(tree))
     nbytes = sum(os.path.getsize(os.path.join(d, n)) for d, _, fs in os.walk(tree) for n in fs)
-    subprocess.run(["tar", "-cf", str(archive), "-C", str(tree), "."], check=True)
-    with open(archive, "rb") as f:  # into the page cache
-        while f.read(1 << 24):
-            pass
+    if only != "verify":
+        subprocess.run(["tar", "-cf", str(archive), "-C", str(tree), "."], check=True)
+        with open(archive, "rb") as f:  # into the page cache
+            while f.read(1 << 24):
+                pass
 
-    def untar():
-        ex.mkdir()
-        return timed(["tar", "-xf", str(archive), "-C", str(ex)])
-    rows["tar -xf"] = best(untar, repeat, lambda: rmtree(ex))
-    rmtree(ex)
+        def untar():
+            ex.mkdir()
+            return timed(["tar", "-xf", str(archive), "-C", str(ex)])
+        rows["tar -xf"] = best(untar, repeat, lambda: rmtree(ex))
+        rmtree(ex)
 
     # verification (the tree is in the page cache: it was just written)
-    for t in threads_list:
-        rows[f"verify threads={t}"] = best(
-            lambda: timed([td, "tree", "verify", str(tree), *spec, "--threads", str(t), "-q"]),
-            repeat)
-    rows["tar -cf /dev/null"] = best(lambda: timed(["tar", "-cf", "/dev/null", "-C", str(root),
-                                                    "tree"]), repeat)
-    rows["tar -cf - | cat"] = best(lambda: timed(f"tar -cf - -C '{root}' tree | cat > /dev/null",
-                                                 shell=True), repeat)
+    if only != "gen":
+        def verify(prog, t):
+            return lambda: timed([prog, "tree", "verify", str(tree), *spec, "--threads", str(t),
+                                  "-q"])
+        cmds = {f"verify threads={t}": verify(td, t) for t in threads_list}
+        if baseline:
+            cmds.update({f"baseline verify threads={t}": verify(baseline, t)
+                         for t in threads_list})
+        cmds["tar -cf /dev/null"] = lambda: timed(["tar", "-cf", "/dev/null", "-C", str(root),
+                                                   "tree"])
+        cmds["tar -cf - | cat"] = lambda: timed(f"tar -cf - -C '{root}' tree | cat > /dev/null",
+                                                shell=True)
+        rows.update(interleaved(cmds, repeat))
     rmtree(root)
     return {"files": files, "bytes": nbytes, "spec": spec, "rows": rows}
 
@@ -116,17 +138,21 @@ def bench_tree(td, base, name, spec, repeat, threads_list):
 def report(name, r):
     rows = r["rows"]
     print(f"\n== {name}: {r['files']} files, {r['bytes']} bytes ({' '.join(r['spec'])})")
-    print(f"  {'command':<22} {'wall s':>8} {'cpu s':>8} {'files/s':>10} {'ratio':>8}")
+    print(f"  {'command':<31} {'wall s':>8} {'cpu s':>8} {'files/s':>10} {'ratio':>8} "
+          f"{'cpu ratio':>9}")
     for k, (wall, cpu) in rows.items():
-        ref = rows["tar -xf"] if k.startswith("gen") else rows["tar -cf /dev/null"] \
-            if k.startswith("verify") else None
+        ref = rows.get("tar -xf") if k.startswith("gen") else rows.get("tar -cf /dev/null") \
+            if "verify" in k else None
         ratio = f"{wall / ref[0]:.2f}x" if ref else ""
-        print(f"  {k:<22} {wall:8.3f} {cpu:8.3f} {r['files'] / wall:10.0f} {ratio:>8}")
+        cratio = f"{cpu / ref[1]:.2f}x" if ref and ref[1] > 0 else ""
+        print(f"  {k:<31} {wall:8.3f} {cpu:8.3f} {r['files'] / wall:10.0f} {ratio:>8} "
+              f"{cratio:>9}")
     for k in rows:
-        if k.startswith("verify"):
+        if "verify" in k:
             w = rows[k][0]
             print(f"  {k} / tar -cf - | cat: {w / rows['tar -cf - | cat'][0]:.2f}x")
-    print("  targets: gen <= 1.5x tar -xf, verify <= 1.5x tar -cf /dev/null")
+    print(f"  targets: gen <= 1.5x tar -xf, verify <= 1.5x tar -cf /dev/null "
+          f"(load average now {os.getloadavg()[0]:.2f})")
 
 
 def main():
@@ -137,8 +163,16 @@ def main():
     ap.add_argument("--total", default="2G")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--threads", default="1,2")
+    ap.add_argument("--only", choices=("gen", "verify"),
+                    help="time only creation or only verification")
+    ap.add_argument("--trees", default="small,default",
+                    help="which trees: small (FILES x 4 KiB), default (TOTAL)")
+    ap.add_argument("--baseline", help="another testdata program whose verify is timed too")
     ap.add_argument("--json")
     a = ap.parse_args()
+    trees = set(a.trees.split(","))
+    if not trees or trees - {"small", "default"}:
+        ap.error("--trees takes small, default or both")
     td = find_testdata(a.testdata)
     tar = subprocess.run(["tar", "--version"], capture_output=True, text=True).stdout.split("\n")[0]
     base = pathlib.Path(tempfile.mkdtemp(prefix="bench-tree-", dir=a.dir))
@@ -146,14 +180,20 @@ def main():
     fs = subprocess.run(["df", "-T", str(base)], capture_output=True, text=True).stdout.split("\n")
     print(f"bench_tree: {td}; {tar}; {os.cpu_count()} cores; {base} "
           f"({fs[1].split()[1] if len(fs) > 1 else '?'})")
+    load = os.getloadavg()[0]
+    print(f"  load average at start: {load:.2f}" + (f"; baseline {a.baseline}" if a.baseline
+                                                     else ""))
     out = {}
     try:
-        out["small"] = bench_tree(td, base, "small", ["--files", a.files, "--sizes", "fixed:4K",
-                                                      "--seed", "1"], a.repeat, threads)
-        report(f"{a.files} files of 4 KiB", out["small"])
-        out["default"] = bench_tree(td, base, "default", ["--total", a.total, "--seed", "1"],
-                                    a.repeat, threads)
-        report(f"default distribution, {a.total}", out["default"])
+        if "small" in trees:
+            out["small"] = bench_tree(td, base, "small", ["--files", a.files, "--sizes",
+                                                          "fixed:4K", "--seed", "1"],
+                                      a.repeat, threads, a.only, a.baseline)
+            report(f"{a.files} files of 4 KiB", out["small"])
+        if "default" in trees:
+            out["default"] = bench_tree(td, base, "default", ["--total", a.total, "--seed", "1"],
+                                        a.repeat, threads, a.only, a.baseline)
+            report(f"default distribution, {a.total}", out["default"])
     finally:
         rmtree(base)
     if a.json:

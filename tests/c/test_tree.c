@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -341,5 +342,131 @@ Test(tree, cancel_leaves_complete_files)
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     cr_expect_eq(system(cmd), 0);
+    td_tree_free(t);
+}
+
+/* The extra entries verify reports (threads, flags), their paths joined
+ * by spaces in report order; *files the files it checked. */
+static void extras_seen(const td_tree *t, const char *dir, unsigned threads, uint32_t flags,
+                        char *out, size_t cap)
+{
+    td_tree_io io;
+    td_tree_result r;
+    seen s = {0};
+    td_tree_io_init(&io);
+    io.report = collect;
+    io.ctx = &s;
+    io.threads = threads;
+    io.flags = flags;
+    int rc = td_tree_verify(t, dir, &io, &r);
+    cr_expect(rc == TD_OK || rc == TD_EMISMATCH, "rc %d", rc);
+    cr_expect_eq(r.missing + r.wrong_size + r.changed + r.unreadable, 0);
+    cr_expect_eq((int)r.extra, s.n);
+    out[0] = '\0';
+    for (int k = 0; k < s.n && k < 16; k++) {
+        cr_expect_eq(s.what[k], TD_TREE_EXTRA);
+        size_t n = strlen(out);
+        snprintf(out + n, cap - n, "%s%s", k ? " " : "", s.path[k]);
+    }
+}
+
+/* Verify reads each directory once, as it checks the files in it, and
+ * reads again only the directories where something is not the tree's:
+ * the extra entries it reports are the very ones, in the same order, as
+ * those of the pass that reads every directory (TD_TREE_EXTRA_ONLY). */
+Test(tree, extra_entries_at_every_level_as_a_full_walk)
+{
+    static const char *const kv[] = {"files", "300", "sizes", "fixed:100", "depth", "2",
+                                     "fanout", "3", "seed", "5", NULL};
+    static const char *const kv_sparse[] = {"files", "5", "sizes", "fixed:10", "depth", "2",
+                                            "fanout", "3", NULL};
+    char dir[] = "/tmp/td-tree-extra-XXXXXX", msg[300], got[2048], want[2048], cmd[700];
+    td_tree *t = make(kv);
+    td_tree_io io;
+    td_tree_result r;
+    cr_assert_not_null(mkdtemp(dir));
+    td_tree_io_init(&io);
+    cr_assert_eq(td_tree_write(t, dir, &io, &r, msg, sizeof msg), TD_OK, "%s", msg);
+    for (unsigned th = 1; th <= 3; th += 2) {
+        extras_seen(t, dir, th, 0, got, sizeof got);
+        cr_expect_str_eq(got, "");
+    }
+    /* an extra file on top, in a subdirectory, a tree name in the wrong
+     * directory, a directory of another name (not entered), a tree-named
+     * directory below the deepest level, a symlink where a tree directory
+     * is (the files are reached through it; it is not entered) */
+    cr_assert_eq(system((snprintf(cmd, sizeof cmd,
+                                  "cd '%s' && echo x > zz && echo x > d1/extra.bin && "
+                                  "cp d0/d0/$(ls d0/d0 | head -1) d1/f000.bin && "
+                                  "mkdir d0/zdir && echo x > d0/zdir/f001.bin && mkdir d0/d1/d0 && "
+                                  "mv d2/d2 d2/real && ln -s real d2/d2", dir), cmd)), 0);
+    snprintf(want, sizeof want, "zz d0/zdir d0/d1/d0 d1/extra.bin d1/f000.bin d2/d2 d2/real");
+    for (unsigned th = 1; th <= 3; th += 2) {
+        extras_seen(t, dir, th, 0, got, sizeof got);
+        cr_expect_str_eq(got, want, "threads %u", th);
+        extras_seen(t, dir, th, TD_TREE_EXTRA_ONLY, got, sizeof got);
+        cr_expect_str_eq(got, want, "threads %u, extra only", th);
+        extras_seen(t, dir, th, TD_TREE_NO_EXTRA, got, sizeof got);
+        cr_expect_str_eq(got, "");
+    }
+    cr_expect_eq(system((snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir), cmd)), 0);
+    td_tree_free(t);
+
+    /* more directories than files: some are not made; one made by hand,
+     * empty, and one with an entry of its own */
+    t = make(kv_sparse);
+    memcpy(dir + strlen(dir) - 6, "XXXXXX", 6);
+    cr_assert_not_null(mkdtemp(dir));
+    cr_assert_eq(td_tree_write(t, dir, &io, &r, msg, sizeof msg), TD_OK, "%s", msg);
+    extras_seen(t, dir, 1, 0, got, sizeof got);
+    cr_expect_str_eq(got, "");
+    cr_assert_eq(system((snprintf(cmd, sizeof cmd,
+                                  "cd '%s' && mkdir -p d0/d0 d2/d2 && echo x > d2/d2/mine",
+                                  dir), cmd)), 0);
+    for (unsigned th = 1; th <= 3; th += 2) {
+        extras_seen(t, dir, th, 0, got, sizeof got);
+        cr_expect_str_eq(got, "d2/d2/mine", "threads %u", th);
+        extras_seen(t, dir, th, TD_TREE_EXTRA_ONLY, got, sizeof got);
+        cr_expect_str_eq(got, "d2/d2/mine", "threads %u, extra only", th);
+    }
+    cr_expect_eq(system((snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir), cmd)), 0);
+    td_tree_free(t);
+}
+
+/* Verify keeps checked files open to close several at once, but never so
+ * many that it runs out of descriptors: with only a dozen free, three
+ * threads still check every file (no file "unreadable" for EMFILE). */
+Test(tree, verify_with_few_descriptors)
+{
+    static const char *const kv[] = {"files", "2000", "sizes", "fixed:100", "depth", "2",
+                                     "fanout", "4", NULL};
+    char dir[] = "/tmp/td-tree-fds-XXXXXX", msg[300], cmd[600];
+    td_tree *t = make(kv);
+    td_tree_io io;
+    td_tree_result r;
+    struct rlimit old, low;
+    cr_assert_not_null(mkdtemp(dir));
+    td_tree_io_init(&io);
+    cr_assert_eq(td_tree_write(t, dir, &io, &r, msg, sizeof msg), TD_OK, "%s", msg);
+    int lowest = dup(0);
+    cr_assert_geq(lowest, 0);
+    close(lowest);
+    cr_assert_eq(getrlimit(RLIMIT_NOFILE, &old), 0);
+    low = old;
+    low.rlim_cur = (rlim_t)lowest + 12;
+    cr_assert_eq(setrlimit(RLIMIT_NOFILE, &low), 0);
+    for (unsigned th = 1; th <= 3; th++) {
+        td_tree_io_init(&io);
+        io.threads = th;
+        int rc = td_tree_verify(t, dir, &io, &r);
+        cr_expect_eq(rc, TD_OK, "threads %u: rc %d, %llu unreadable", th, rc,
+                     (unsigned long long)r.unreadable);
+        cr_expect_eq(r.ok, 2000);
+    }
+    cr_assert_eq(setrlimit(RLIMIT_NOFILE, &old), 0);
+    int fd = dup(0); /* nothing left open */
+    cr_expect_eq(fd, lowest);
+    close(fd);
+    cr_expect_eq(system((snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir), cmd)), 0);
     td_tree_free(t);
 }

@@ -309,6 +309,20 @@ def test_help_lists_tree_options(run):
     assert b"tree" in run("--help").stdout
 
 
+def test_tree_usage_line_is_the_subcommands(run):
+    """The usage line's gen|list|... is made from the table of subcommands,
+    so it names exactly the commands listed below it (and by testdata --help)."""
+    out = run("tree", "--help").stdout.decode().splitlines()
+    assert out[0].startswith("usage: testdata tree ") and out[0].endswith(" ...")
+    words = out[0][len("usage: testdata tree "):-len(" ...")].split("|")
+    listed = [ln.split()[1] for ln in out[out.index("commands:") + 1:] if ln.startswith("  tree ")]
+    assert words == listed and set(words) == {"gen", "list", "verify", "like"}
+    top = run("--help").stdout.decode()
+    assert f"tree {'|'.join(words)} ..." in top
+    for w in words:
+        assert run("tree", w, "--help").returncode == 0
+
+
 def test_list_ten_million_files_in_bounded_memory(cli):
     """10 million files, streamed: the manifest is never held in memory.  A
     child Python runs `tree list`, counts the lines as they come and reports
