@@ -174,53 +174,13 @@ static const cli_cmd model_export = {
 
 static const cli_cmd *const subs[] = {&model_build, &model_info, &model_export, NULL};
 
-static void model_help(FILE *f)
-{
-    fputs("usage: testdata model build|info|export ...\n"
-          "Text models: what 'gen text' learns from a corpus and generates from.\n\n"
-          "commands:\n", f);
-    for (int i = 0; subs[i]; i++) {
-        char left[64];
-        snprintf(left, sizeof left, "%s %s", subs[i]->name, subs[i]->args);
-        fprintf(f, "  %-30s %s\n", left, subs[i]->summary);
-    }
-    fputs("\n'testdata model COMMAND --help' describes a command.\n", f);
-}
-
-static int run_model(const cli_cmd *cmd, int argc, char **argv)
-{
-    const char *names[8];
-    int n = 0;
-    (void)cmd;
-    if (argc < 2) {
-        model_help(stderr);
-        return CLI_EXIT_USAGE;
-    }
-    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
-        strcmp(argv[1], "help") == 0) {
-        model_help(stdout);
-        return 0;
-    }
-    for (int i = 0; subs[i]; i++) {
-        if (strcmp(subs[i]->name + 6, argv[1]) == 0) {
-            cli_command = subs[i]->name;
-            return subs[i]->run(subs[i], argc - 1, argv + 1);
-        }
-        names[n++] = subs[i]->name + 6;
-    }
-    names[n] = NULL;
-    const char *s = td_suggest(argv[1], names);
-    if (s)
-        cli_usage_error("unknown command 'model %s'; did you mean 'model %s'?", argv[1], s);
-    cli_usage_error("unknown command 'model %s' (build, info, export)", argv[1]);
-}
-
 const cli_cmd cli_cmd_model = {
     .name = "model",
-    .args = "build|info|export ...",
+    .args = NULL, /* "build|info|export ...", from subs (cli_cmd_args) */
     .summary = "text models: build from a corpus, describe, export",
-    .description = "Text models for 'gen text --model'.",
+    .description = "Text models: what 'gen text' learns from a corpus and generates from.",
     .opts = no_opts,
     .footer = NULL,
-    .run = run_model,
+    .subs = subs,
+    .run = cli_run_subs,
 };
