@@ -18,34 +18,11 @@
  * Every step is integer arithmetic on wyrand draws from a per-document
  * state, so any byte range is produced from the documents it touches alone.
  */
+#include "gen.h"
 #include "like.h"
 
 #include <math.h>
 #include <sodium.h>
-
-/* The sample's own duplicate 4 KiB blocks: the dedup mapping of format
- * version 1 (docs/format.md, "like"), kept here because the generic layer's
- * mapping over kind blocks changed in version 2. */
-typedef struct like_dedup {
-    int on;
-    uint32_t block;
-    uint64_t dq;  /* round(dedup * 2^16) */
-    uint64_t key;
-} like_dedup;
-
-static inline uint64_t like_uniq(const like_dedup *d, uint64_t n)
-{
-    uint64_t q = n / d->dq, r = n % d->dq;
-    return q * 65536u + (r * 65536u + d->dq - 1) / d->dq;
-}
-
-static uint64_t like_dedup_map(const like_dedup *d, uint64_t i)
-{
-    uint64_t u = like_uniq(d, i);
-    if (like_uniq(d, i + 1) > u)
-        return u;
-    return td__wymix(d->key ^ i, (i + 1) * TD_WY_P0 ^ TD_WY_P1) % u;
-}
 
 typedef struct like_state {
     uint64_t k[4];
@@ -60,7 +37,8 @@ typedef struct like_state {
     uint8_t *lit_tab[TDL_NBINS];          /* [group][slot] -> byte */
     uint8_t jmap[256];
     uint32_t *jw;                         /* [group][byte] -> weight >= 1 */
-    like_dedup dd;                        /* the sample's own duplicates, or off */
+    uint32_t ndocs;                       /* documents per block: ceil(block / doc) */
+    td_dedup *dd;                         /* the sample's own duplicates, or NULL */
     uint8_t *mlbuf;
 } like_state;
 
@@ -69,6 +47,7 @@ static void like_release(void *state)
     like_state *st = state;
     if (!st)
         return;
+    td__dedup_free(st->dd);
     for (int i = 0; i < TDL_NBINS; i++)
         free(st->lit_tab[i]);
     free(st->mlbuf);
@@ -95,6 +74,8 @@ static int ctx_tables(const tdl_ctxmodel *c, uint8_t *map, uint8_t **tab)
     *tab = out;
     return TD_OK;
 }
+
+static const td_kind_vtbl like_docs;
 
 static int like_prepare(const td_options *o, void **state)
 {
@@ -126,6 +107,7 @@ static int like_prepare(const td_options *o, void **state)
             st->k[i] = td__load64le(key + 8 * i);
     }
     st->doc = m->doc;
+    st->ndocs = (TDL_BLOCK + m->doc - 1) / m->doc;
     st->nx = m->nx;
     memcpy(st->xdist, m->xdist, sizeof st->xdist);
     memcpy(st->per, m->per, sizeof st->per);
@@ -205,11 +187,10 @@ static int like_prepare(const td_options *o, void **state)
     }
     if (m->dedup > 65536) {
         uint8_t k[32];
-        st->dd.on = 1;
-        st->dd.block = 4096;
-        st->dd.dq = m->dedup;
         td__derive_key("libtestdata/like/dedup/1", o->seed, k);
-        st->dd.key = td__load64le(k);
+        rc = td__dedup_new_raw(&st->dd, &like_docs, st, 4096, m->dedup, td__load64le(k));
+        if (rc != TD_OK)
+            goto fail;
     }
     *state = st;
     return TD_OK;
@@ -220,47 +201,29 @@ fail:
 
 #define INVALID UINT32_MAX
 
-/* Bits of the table of 4-byte strings (recent[]): enough for the document. */
-static unsigned recent_bits(uint32_t doc)
+/* The distance to the last match start at or before pos - dist (dist
+ * itself when there is none): sources then begin where an earlier phrase
+ * began, as real repeats do.  last[p] is that start + 1 for p < pos. */
+static inline uint32_t snap(const uint32_t *last, uint32_t pos, uint32_t dist, uint32_t top)
 {
-    unsigned b = 10;
-    while (b < 16 && (1u << b) < doc)
-        b++;
-    return b;
+    uint32_t s = last[pos - dist];
+    return s && pos - (s - 1) < top ? pos - (s - 1) : dist;
 }
 
-/* Scratch of the documents of one fill call: the table of recent 4-byte
- * strings.  An entry is (tag << 21) | (position + 1); entries of another
- * document's tag count as empty, so the table is cleared once per 2047
- * documents rather than once per document. */
-typedef struct doc_work {
-    uint32_t *recent;
-    uint32_t tag;
-} doc_work;
-
-#define RECENT_POS ((1u << 21) - 1)
-
-static inline void put_recent(const uint8_t *out, uint32_t *recent, unsigned rb, uint32_t p, uint32_t tag)
+/* Document j, bytes [0, end) (generation stops once pos >= end), of a
+ * document cut at lim <= doc (the last one of a block): out must hold lim
+ * bytes, and no write passes them.  The bytes before lim do not depend on
+ * lim.  last holds lim entries. */
+static void gen_doc(const like_state *st, uint64_t j, uint8_t *out, uint32_t end, uint32_t lim,
+                    uint32_t *last)
 {
-    recent[(td__load32le(out + p) * 2654435761u) >> (32 - rb)] = tag | (p + 1);
-}
-
-/* Document j, bytes [0, end) (generation stops once pos >= end); out must
- * hold doc bytes.  Writes never pass the document's end. */
-static void gen_doc(const like_state *st, uint64_t j, uint8_t *out, uint32_t end, doc_work *w)
-{
-    const uint32_t L = st->doc;
+    const uint32_t L = lim;
     uint64_t s = td__wymix(st->k[0] ^ j, st->k[1] ^ TD_WY_P1) ^ st->k[2];
     uint32_t pos = 0, rep[3] = {0, 0, 0}, lastd = 0, pll = 0, pml = 0;
-    unsigned nrep = 0, rb = recent_bits(L);
-    uint32_t *recent = w->recent, rins = 0; /* positions < rins are in recent[] */
+    unsigned nrep = 0;
+    uint32_t nlast = 0, cur = 0; /* last[] is set below nlast */
     int have_prev = 0;
 
-    if (++w->tag == 2048) {
-        memset(recent, 0, sizeof(uint32_t) << rb);
-        w->tag = 1;
-    }
-    const uint32_t tag = w->tag << 21;
     while (pos < end) {
         uint64_t r = td__wyrand(&s);
         unsigned e = st->seq_tab[r & 4095];
@@ -376,9 +339,17 @@ static void gen_doc(const like_state *st, uint64_t j, uint8_t *out, uint32_t end
          * after the previous byte. */
         if (oc >= TDL_OC_B && dist <= pos) {
             uint64_t wt[TDL_CAND], W = 0;
+            for (; nlast < pos; nlast++)
+                last[nlast] = cur;
             const uint32_t *jw = st->jw + (size_t)st->jmap[out[pos - 1]] * 256;
+            const uint32_t top = tdl_vbase(oc - TDL_OC_B) + tdl_vspan(oc - TDL_OC_B);
             for (int c = 0; c < TDL_CAND; c++) {
+                if (cand[c] <= pos)
+                    cand[c] = snap(last, pos, cand[c], top);
                 wt[c] = cand[c] <= pos ? jw[out[pos - cand[c]]] : 0;
+                /* A match right after a match never continues it. */
+                if (wt[c] && lastd && ll == 0 && out[pos - cand[c]] == out[pos - lastd])
+                    wt[c] = 0;
                 W += wt[c];
             }
             uint64_t x = ((r2 >> 48) * W) >> 16;
@@ -393,25 +364,6 @@ static void gen_doc(const like_state *st, uint64_t j, uint8_t *out, uint32_t end
         if (dist == INVALID || dist > pos) {
             lastd = 0;
             continue;
-        }
-        /* A new distance copies from the most recent earlier occurrence of
-         * the source's first 4 bytes, which is where a compressor's hash
-         * table looks first (real repeats are found there). */
-        if (rp < 0 && dist + 4 <= pos) {
-            for (; rins + 4 <= pos; rins++)
-                put_recent(out, recent, rb, rins, tag);
-            /* A source closer than 4 bytes reaches past pos, which is not
-             * written yet: those bytes count as zero (docs/format.md). */
-            uint32_t sp = pos - dist, v = 0;
-            if (dist >= 4)
-                v = td__load32le(out + sp);
-            else
-                for (uint32_t t = 0; t < dist; t++)
-                    v |= (uint32_t)out[sp + t] << (8 * t);
-            uint32_t ent = recent[(v * 2654435761u) >> (32 - rb)];
-            uint32_t q = (ent & ~RECENT_POS) == tag ? ent & RECENT_POS : 0;
-            if (q > sp + 1 && td__load32le(out + q - 1) == v)
-                dist = pos - (q - 1);
         }
         if (ml > L - pos)
             ml = L - pos;
@@ -428,6 +380,11 @@ static void gen_doc(const like_state *st, uint64_t j, uint8_t *out, uint32_t end
             for (; k < ml; k++)
                 d[k] = src[k];
         }
+        for (; nlast < pos; nlast++)
+            last[nlast] = cur;
+        cur = pos + 1;
+        for (; nlast < pos + ml; nlast++)
+            last[nlast] = cur;
         pos += ml;
         lastd = dist;
         if (rp == 1) {
@@ -449,98 +406,39 @@ static void gen_doc(const like_state *st, uint64_t j, uint8_t *out, uint32_t end
     }
 }
 
-/* Bytes [offset, offset+len) of the documents' stream (before the
- * profile's own dedup). */
-static int doc_fill(const like_state *st, uint64_t offset, uint8_t *buf, size_t len)
-{
-    const uint32_t L = st->doc;
-    uint64_t j = offset / L;
-    uint32_t skip = (uint32_t)(offset % L);
-    uint8_t *scratch = NULL;
-    doc_work w;
-
-    w.recent = malloc(sizeof(uint32_t) << recent_bits(L));
-    if (!w.recent)
-        return TD_ENOMEM;
-    w.tag = 2047; /* the first document clears the table */
-    while (len) {
-        size_t n = L - skip;
-        if (n > len)
-            n = len;
-        if (skip == 0 && n == L) {
-            gen_doc(st, j, buf, L, &w);
-        } else {
-            if (!scratch) {
-                scratch = malloc(L);
-                if (!scratch) {
-                    free(w.recent);
-                    return TD_ENOMEM;
-                }
-            }
-            gen_doc(st, j, scratch, skip + (uint32_t)n, &w);
-            memcpy(buf, scratch + skip, n);
-        }
-        buf += n;
-        len -= n;
-        skip = 0;
-        j++;
-    }
-    free(scratch);
-    free(w.recent);
-    return TD_OK;
-}
-
-static int like_fill(const void *state, uint64_t offset, uint8_t *buf, size_t len)
+/* Block bi of the documents' stream: documents ndocs * bi, ... laid end
+ * to end, the last one cut at the block's end. */
+static int docs_fill_block(const void *state, uint64_t bi, uint8_t *out, uint32_t end)
 {
     const like_state *st = state;
     const uint32_t L = st->doc;
-    uint64_t cj = UINT64_MAX; /* the document held in cache, whole */
-    uint8_t *cache;
-    doc_work w;
+    uint32_t *last = malloc(sizeof(uint32_t) * L);
 
-    if (!st->dd.on)
-        return doc_fill(st, offset, buf, len);
-    /* The sample's own 4 KiB duplicates, with the generic dedup mapping.
-     * New blocks come in order, so one cached document serves the many
-     * 4 KiB pieces it holds instead of regenerating its prefix for each. */
-    cache = malloc(L);
-    w.recent = malloc(sizeof(uint32_t) << recent_bits(L));
-    if (!cache || !w.recent) {
-        free(cache);
-        free(w.recent);
+    if (!last)
         return TD_ENOMEM;
+    for (uint32_t d = 0, at = 0; at < end; d++, at += L) {
+        uint32_t lim = TD_MIN(L, TDL_BLOCK - at);
+        gen_doc(st, bi * st->ndocs + d, out + at, TD_MIN(lim, end - at), lim, last);
     }
-    w.tag = 2047; /* the first document clears the table */
-    while (len) {
-        uint64_t i = offset / 4096, at = offset % 4096;
-        uint64_t so = like_dedup_map(&st->dd, i) * 4096 + at;
-        size_t n = 4096 - at < len ? (size_t)(4096 - at) : len;
-        for (size_t done = 0; done < n;) {
-            uint64_t j = (so + done) / L;
-            uint32_t off = (uint32_t)((so + done) % L);
-            size_t m = TD_MIN(n - done, (size_t)(L - off));
-            if (j != cj) {
-                gen_doc(st, j, cache, L, &w);
-                cj = j;
-            }
-            memcpy(buf + done, cache + off, m);
-            done += m;
-        }
-        buf += n;
-        len -= n;
-        offset += n;
-    }
-    free(cache);
-    free(w.recent);
+    free(last);
     return TD_OK;
 }
 
-/* Block bi is stream bytes [bi * TDL_BLOCK, ...), of which out[0 .. end)
- * are written (no slack).  A document that starts before the block is
- * generated from its start (documents are at most one block long). */
+/* The documents, before the sample's own dedup. */
+static const td_kind_vtbl like_docs = {
+    .name = "like",
+    .block = TDL_BLOCK,
+    .fill_block = docs_fill_block,
+};
+
+/* With the sample's own duplicate 4 KiB blocks: the generic dedup mapping
+ * (dedup.c) over the documents. */
 static int like_fill_block(const void *state, uint64_t bi, uint8_t *out, uint32_t end)
 {
-    return like_fill(state, bi * TDL_BLOCK, out, end);
+    const like_state *st = state;
+    if (st->dd)
+        return td__dedup_fill(st->dd, bi * TDL_BLOCK, out, end);
+    return docs_fill_block(state, bi, out, end);
 }
 
 const td_kind_vtbl td_kind_like = {
