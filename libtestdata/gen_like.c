@@ -27,14 +27,14 @@
 typedef struct like_state {
     uint64_t k[4];
     uint32_t doc;
-    uint32_t nx, xdist[TDL_NX], per[2];
-    uint32_t same[TDL_NOC];
-    uint16_t seq_tab[TDL_SLOTS];          /* (offset class << 6) | literal-length code */
-    uint8_t *ml_tab[TDL_NOC];             /* match-length codes; NULL for unused classes */
-    uint8_t cat_tab[TDL_NBINS][2][TDL_SLOTS];
-    uint8_t lmap[TDL_NBINS][256];
-    uint8_t uniform[TDL_NBINS];           /* bin with uniform fresh bytes and no categories */
-    uint8_t *lit_tab[TDL_NBINS];          /* [group][slot] -> byte */
+    uint32_t nx, xdist[TD_LIKE_NX], per[2];
+    uint32_t same[TD_LIKE_NOC];
+    uint16_t seq_tab[TD_LIKE_SLOTS];          /* (offset class << 6) | literal-length code */
+    uint8_t *ml_tab[TD_LIKE_NOC];             /* match-length codes; NULL for unused classes */
+    uint8_t cat_tab[TD_LIKE_NBINS][2][TD_LIKE_SLOTS];
+    uint8_t lmap[TD_LIKE_NBINS][256];
+    uint8_t uniform[TD_LIKE_NBINS];           /* bin with uniform fresh bytes and no categories */
+    uint8_t *lit_tab[TD_LIKE_NBINS];          /* [group][slot] -> byte */
     uint8_t jmap[256];
     uint32_t *jw;                         /* [group][byte] -> weight >= 1 */
     uint32_t ndocs;                       /* documents per block: ceil(block / doc) */
@@ -48,28 +48,28 @@ static void like_release(void *state)
     if (!st)
         return;
     td__dedup_free(st->dd);
-    for (int i = 0; i < TDL_NBINS; i++)
+    for (int i = 0; i < TD_LIKE_NBINS; i++)
         free(st->lit_tab[i]);
     free(st->mlbuf);
     free(st->jw);
     free(st);
 }
 
-static int ctx_tables(const tdl_ctxmodel *c, uint8_t *map, uint8_t **tab)
+static int ctx_tables(const td__like_ctxmodel *c, uint8_t *map, uint8_t **tab)
 {
-    uint16_t t[TDL_SLOTS];
-    uint8_t *out = malloc((size_t)c->ngroups * TDL_SLOTS);
+    uint16_t t[TD_LIKE_SLOTS];
+    uint8_t *out = malloc((size_t)c->ngroups * TD_LIKE_SLOTS);
     if (!out)
         return TD_ENOMEM;
     memcpy(map, c->map, 256);
     for (unsigned g = 0; g < c->ngroups; g++) {
-        int rc = tdl_slots(c->cnt[g], 256, t);
+        int rc = td__like_slots(c->cnt[g], 256, t);
         if (rc != TD_OK) {
             free(out);
             return rc;
         }
-        for (unsigned i = 0; i < TDL_SLOTS; i++)
-            out[g * TDL_SLOTS + i] = (uint8_t)t[i];
+        for (unsigned i = 0; i < TD_LIKE_SLOTS; i++)
+            out[g * TD_LIKE_SLOTS + i] = (uint8_t)t[i];
     }
     *tab = out;
     return TD_OK;
@@ -80,9 +80,9 @@ static const td_kind_vtbl like_docs;
 static int like_prepare(const td_options *o, void **state)
 {
     const td_profile *p = o->profile ? o->profile : td_profile_builtin("english");
-    const tdl_model *m;
+    const td__like_model *m;
     like_state *st;
-    uint16_t t[TDL_SLOTS];
+    uint16_t t[TD_LIKE_SLOTS];
     int rc = td__sodium_ready();
     if (rc != TD_OK)
         return rc;
@@ -107,57 +107,57 @@ static int like_prepare(const td_options *o, void **state)
             st->k[i] = td__load64le(key + 8 * i);
     }
     st->doc = m->doc;
-    st->ndocs = (TDL_BLOCK + m->doc - 1) / m->doc;
+    st->ndocs = (TD_LIKE_BLOCK + m->doc - 1) / m->doc;
     st->nx = m->nx;
     memcpy(st->xdist, m->xdist, sizeof st->xdist);
     memcpy(st->per, m->per, sizeof st->per);
     memcpy(st->same, m->same, sizeof st->same);
-    rc = tdl_slots(&m->seq[0][0], TDL_NOC * TDL_NVC, t);
+    rc = td__like_slots(&m->seq[0][0], TD_LIKE_NOC * TD_LIKE_NVC, t);
     if (rc != TD_OK)
         goto fail;
-    for (unsigned i = 0; i < TDL_SLOTS; i++)
-        st->seq_tab[i] = (uint16_t)(((t[i] / TDL_NVC) << 6) | (t[i] % TDL_NVC));
+    for (unsigned i = 0; i < TD_LIKE_SLOTS; i++)
+        st->seq_tab[i] = (uint16_t)(((t[i] / TD_LIKE_NVC) << 6) | (t[i] % TD_LIKE_NVC));
     {
         unsigned used = 0;
-        for (unsigned oc = 0; oc < TDL_NOC; oc++) {
+        for (unsigned oc = 0; oc < TD_LIKE_NOC; oc++) {
             uint64_t s = 0;
-            for (unsigned l = 0; l < TDL_NVC; l++)
+            for (unsigned l = 0; l < TD_LIKE_NVC; l++)
                 s += m->seq[oc][l];
             used += s != 0;
         }
-        st->mlbuf = malloc((size_t)(used ? used : 1) * TDL_SLOTS);
+        st->mlbuf = malloc((size_t)(used ? used : 1) * TD_LIKE_SLOTS);
         if (!st->mlbuf) {
             rc = TD_ENOMEM;
             goto fail;
         }
         used = 0;
-        for (unsigned oc = 0; oc < TDL_NOC; oc++) {
+        for (unsigned oc = 0; oc < TD_LIKE_NOC; oc++) {
             uint64_t s = 0;
-            for (unsigned l = 0; l < TDL_NVC; l++)
+            for (unsigned l = 0; l < TD_LIKE_NVC; l++)
                 s += m->seq[oc][l];
             if (!s)
                 continue;
-            rc = tdl_slots(m->ml[oc], TDL_NVC, t);
+            rc = td__like_slots(m->ml[oc], TD_LIKE_NVC, t);
             if (rc != TD_OK)
                 goto fail;
-            st->ml_tab[oc] = st->mlbuf + (size_t)used++ * TDL_SLOTS;
-            for (unsigned i = 0; i < TDL_SLOTS; i++)
+            st->ml_tab[oc] = st->mlbuf + (size_t)used++ * TD_LIKE_SLOTS;
+            for (unsigned i = 0; i < TD_LIKE_SLOTS; i++)
                 st->ml_tab[oc][i] = (uint8_t)t[i];
         }
     }
-    for (unsigned bin = 0; bin < TDL_NBINS; bin++) {
+    for (unsigned bin = 0; bin < TD_LIKE_NBINS; bin++) {
         for (unsigned f = 0; f < 2; f++) {
             uint64_t s = 0;
-            for (unsigned c = 0; c < TDL_NCAT; c++)
+            for (unsigned c = 0; c < TD_LIKE_NCAT; c++)
                 s += m->cat[bin][f][c];
             if (!s) {
-                memset(st->cat_tab[bin][f], TDL_NCAT - 1, TDL_SLOTS);
+                memset(st->cat_tab[bin][f], TD_LIKE_NCAT - 1, TD_LIKE_SLOTS);
                 continue;
             }
-            rc = tdl_slots(m->cat[bin][f], TDL_NCAT, t);
+            rc = td__like_slots(m->cat[bin][f], TD_LIKE_NCAT, t);
             if (rc != TD_OK)
                 goto fail;
-            for (unsigned i = 0; i < TDL_SLOTS; i++)
+            for (unsigned i = 0; i < TD_LIKE_SLOTS; i++)
                 st->cat_tab[bin][f][i] = (uint8_t)t[i];
         }
         rc = ctx_tables(&m->lit[bin], st->lmap[bin], &st->lit_tab[bin]);
@@ -168,7 +168,7 @@ static int like_prepare(const td_options *o, void **state)
         for (int b = 1; b < 256 && u; b++)
             u = m->lit[bin].cnt[0][b] == m->lit[bin].cnt[0][0];
         for (unsigned f = 0; f < 2 && u; f++)
-            for (unsigned c = 0; c + 1 < TDL_NCAT; c++)
+            for (unsigned c = 0; c + 1 < TD_LIKE_NCAT; c++)
                 u &= m->cat[bin][f][c] == 0;
         st->uniform[bin] = (uint8_t)u;
     }
@@ -227,20 +227,20 @@ static void gen_doc(const like_state *st, uint64_t j, uint8_t *out, uint32_t end
     while (pos < end) {
         uint64_t r = td__wyrand(&s);
         unsigned e = st->seq_tab[r & 4095];
-        for (int t = 1; t < TDL_RETRY; t++) {
+        for (int t = 1; t < TD_LIKE_RETRY; t++) {
             unsigned oc0 = e >> 6, lc0 = e & 63;
-            uint32_t need = oc0 < TDL_OC_X   ? (oc0 < nrep ? 0 : INVALID)
-                            : oc0 < TDL_OC_B ? st->xdist[oc0 - TDL_OC_X]
-                                             : tdl_vbase(oc0 - TDL_OC_B);
-            if (need != INVALID && need <= pos + tdl_vbase(lc0))
+            uint32_t need = oc0 < TD_LIKE_OC_X   ? (oc0 < nrep ? 0 : INVALID)
+                            : oc0 < TD_LIKE_OC_B ? st->xdist[oc0 - TD_LIKE_OC_X]
+                                             : td__like_vbase(oc0 - TD_LIKE_OC_B);
+            if (need != INVALID && need <= pos + td__like_vbase(lc0))
                 break;
             r = td__wyrand(&s);
             e = st->seq_tab[r & 4095];
         }
         unsigned oc = e >> 6, lc = e & 63;
-        uint32_t ll = tdl_vbase(lc) + (uint32_t)((((r >> 12) & 0xfffff) * tdl_vspan(lc)) >> 20);
+        uint32_t ll = td__like_vbase(lc) + (uint32_t)((((r >> 12) & 0xfffff) * td__like_vspan(lc)) >> 20);
         unsigned mc = st->ml_tab[oc][(r >> 32) & 4095];
-        uint32_t ml = TDL_MINMATCH + tdl_vbase(mc) + (uint32_t)((((r >> 44) & 0xfffff) * tdl_vspan(mc)) >> 20);
+        uint32_t ml = TD_LIKE_MINMATCH + td__like_vbase(mc) + (uint32_t)((((r >> 44) & 0xfffff) * td__like_vspan(mc)) >> 20);
         /* r2: distance in a bucket (bits 0-31), same lengths (32-47), pick (48-63). */
         uint64_t r2 = td__wyrand(&s);
         if (have_prev && ((r2 >> 32) & 0xffff) < st->same[oc]) {
@@ -252,14 +252,14 @@ static void gen_doc(const like_state *st, uint64_t j, uint8_t *out, uint32_t end
         have_prev = 1;
         uint32_t dist;
         int rp = -1;
-        if (oc < TDL_OC_X) {
+        if (oc < TD_LIKE_OC_X) {
             dist = oc < nrep ? rep[oc] : INVALID;
             rp = (int)oc;
-        } else if (oc < TDL_OC_B) {
-            dist = st->xdist[oc - TDL_OC_X];
+        } else if (oc < TD_LIKE_OC_B) {
+            dist = st->xdist[oc - TD_LIKE_OC_X];
         } else {
-            unsigned b = oc - TDL_OC_B;
-            dist = tdl_vbase(b) + (uint32_t)(((r2 & 0xffffffff) * tdl_vspan(b)) >> 32);
+            unsigned b = oc - TD_LIKE_OC_B;
+            dist = td__like_vbase(b) + (uint32_t)(((r2 & 0xffffffff) * td__like_vspan(b)) >> 32);
             if (!dist)
                 dist = 1;
         }
@@ -273,28 +273,28 @@ static void gen_doc(const like_state *st, uint64_t j, uint8_t *out, uint32_t end
         /* A distance from a bucket gets three more candidates (21 bits each
          * of one draw, made before the literals so that their bytes can be
          * fetched from memory meanwhile). */
-        uint32_t cand[TDL_CAND];
-        if (oc >= TDL_OC_B) {
-            unsigned b = oc - TDL_OC_B;
-            uint32_t span = tdl_vspan(b), base = tdl_vbase(b), at = pos + ll;
+        uint32_t cand[TD_LIKE_CAND];
+        if (oc >= TD_LIKE_OC_B) {
+            unsigned b = oc - TD_LIKE_OC_B;
+            uint32_t span = td__like_vspan(b), base = td__like_vbase(b), at = pos + ll;
             uint64_t rc = td__wyrand(&s);
             cand[0] = dist;
-            for (int c = 1; c < TDL_CAND; c++) {
+            for (int c = 1; c < TD_LIKE_CAND; c++) {
                 uint32_t d = base + (uint32_t)((((rc >> (21 * (c - 1))) & 0x1fffff) * span) >> 21);
                 cand[c] = d ? d : 1;
             }
-            for (int c = 0; c < TDL_CAND; c++)
+            for (int c = 0; c < TD_LIKE_CAND; c++)
                 if (cand[c] <= at)
                     __builtin_prefetch(out + at - cand[c]);
         }
         uint64_t raw = 0;
         unsigned nraw = 0;
         for (uint32_t k = 0; k < ll; k++) {
-            unsigned bin = tdl_bin(pos), first = k == 0 && lastd != 0;
+            unsigned bin = td__like_bin(pos), first = k == 0 && lastd != 0;
             if (st->uniform[bin] && !first) {
                 /* Eight uniform bytes per draw, little-endian (a whole draw
                  * at once when the run and the bin allow it). */
-                if (!nraw && k + 8 <= ll && st->uniform[tdl_bin(pos + 7)]) {
+                if (!nraw && k + 8 <= ll && st->uniform[td__like_bin(pos + 7)]) {
                     td__store64le(out + pos, td__wyrand(&s));
                     pos += 8;
                     k += 7;
@@ -316,7 +316,7 @@ static void gen_doc(const like_state *st, uint64_t j, uint8_t *out, uint32_t end
             if (cat < 5 && cd && cd <= pos && !(first && out[pos - cd] == out[pos - lastd])) {
                 b = out[pos - cd];
             } else {
-                const uint8_t *lt = st->lit_tab[bin] + (size_t)st->lmap[bin][pos ? out[pos - 1] : 0] * TDL_SLOTS;
+                const uint8_t *lt = st->lit_tab[bin] + (size_t)st->lmap[bin][pos ? out[pos - 1] : 0] * TD_LIKE_SLOTS;
                 b = lt[rr & 4095];
                 if (first) {
                     /* The byte after a match never extends it (the parse
@@ -337,13 +337,13 @@ static void gen_doc(const like_state *st, uint64_t j, uint8_t *out, uint32_t end
 
         /* Of the candidates, prefer sources whose first byte is likely
          * after the previous byte. */
-        if (oc >= TDL_OC_B && dist <= pos) {
-            uint64_t wt[TDL_CAND], W = 0;
+        if (oc >= TD_LIKE_OC_B && dist <= pos) {
+            uint64_t wt[TD_LIKE_CAND], W = 0;
             for (; nlast < pos; nlast++)
                 last[nlast] = cur;
             const uint32_t *jw = st->jw + (size_t)st->jmap[out[pos - 1]] * 256;
-            const uint32_t top = tdl_vbase(oc - TDL_OC_B) + tdl_vspan(oc - TDL_OC_B);
-            for (int c = 0; c < TDL_CAND; c++) {
+            const uint32_t top = td__like_vbase(oc - TD_LIKE_OC_B) + td__like_vspan(oc - TD_LIKE_OC_B);
+            for (int c = 0; c < TD_LIKE_CAND; c++) {
                 if (cand[c] <= pos)
                     cand[c] = snap(last, pos, cand[c], top);
                 wt[c] = cand[c] <= pos ? jw[out[pos - cand[c]]] : 0;
@@ -353,7 +353,7 @@ static void gen_doc(const like_state *st, uint64_t j, uint8_t *out, uint32_t end
                 W += wt[c];
             }
             uint64_t x = ((r2 >> 48) * W) >> 16;
-            for (int c = 0; c < TDL_CAND; c++) {
+            for (int c = 0; c < TD_LIKE_CAND; c++) {
                 if (x < wt[c]) {
                     dist = cand[c];
                     break;
@@ -417,7 +417,7 @@ static int docs_fill_block(const void *state, uint64_t bi, uint8_t *out, uint32_
     if (!last)
         return TD_ENOMEM;
     for (uint32_t d = 0, at = 0; at < end; d++, at += L) {
-        uint32_t lim = TD_MIN(L, TDL_BLOCK - at);
+        uint32_t lim = TD_MIN(L, TD_LIKE_BLOCK - at);
         gen_doc(st, bi * st->ndocs + d, out + at, TD_MIN(lim, end - at), lim, last);
     }
     free(last);
@@ -427,7 +427,7 @@ static int docs_fill_block(const void *state, uint64_t bi, uint8_t *out, uint32_
 /* The documents, before the sample's own dedup. */
 static const td_kind_vtbl like_docs = {
     .name = "like",
-    .block = TDL_BLOCK,
+    .block = TD_LIKE_BLOCK,
     .fill_block = docs_fill_block,
 };
 
@@ -437,13 +437,13 @@ static int like_fill_block(const void *state, uint64_t bi, uint8_t *out, uint32_
 {
     const like_state *st = state;
     if (st->dd)
-        return td__dedup_fill(st->dd, bi * TDL_BLOCK, out, end);
+        return td__dedup_fill(st->dd, bi * TD_LIKE_BLOCK, out, end);
     return docs_fill_block(state, bi, out, end);
 }
 
 const td_kind_vtbl td_kind_like = {
     .name = "like",
-    .block = TDL_BLOCK,
+    .block = TD_LIKE_BLOCK,
     .slack = 0,
     .check = NULL,
     .prepare = like_prepare,
