@@ -3,7 +3,9 @@
  * The format is specified in docs/format.md, section "like".
  *
  * The stream is a sequence of independent documents of the profile's
- * length (the sample's, at most 1 MiB).  Each document is written as an
+ * length (the sample's, at most 1 MiB), laid end to end in each 1 MiB kind
+ * block (the last one cut), so the shared block loop of kinds.c cuts any
+ * range and the sample's own duplicates go through dedup.c.  Each document is written as an
  * LZ77 decoder would write it: a sequence drawn from the profile's joint
  * statistics of (offset class, literal-run length), a match length drawn
  * for that class, the literal run, then a copy.  Documents start with no
@@ -12,8 +14,10 @@
  * much is generated.  Literals are drawn by position bin: a category (the
  * byte at a repeat offset or a period of the sample, or a fresh byte from
  * the context model of the previous byte).  Sources in a distance bucket
- * are chosen among a few candidates by how likely their first byte follows
- * the previous byte, which keeps byte pairs across match junctions.
+ * start where an earlier match started (a phrase start, as real repeats
+ * do: bzip2 sees whole contexts, and random sources cost it 30-40% of its
+ * ratio), and are chosen among a few candidates by how likely their first
+ * byte follows the previous byte, which keeps byte pairs across junctions.
  *
  * Every step is integer arithmetic on wyrand draws from a per-document
  * state, so any byte range is produced from the documents it touches alone.
