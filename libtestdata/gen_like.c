@@ -14,10 +14,8 @@
  * much is generated.  Literals are drawn by position bin: a category (the
  * byte at a repeat offset or a period of the sample, or a fresh byte from
  * the context model of the previous byte).  Sources in a distance bucket
- * start where an earlier match started (a phrase start, as real repeats
- * do: bzip2 sees whole contexts, and random sources cost it 30-40% of its
- * ratio), and are chosen among a few candidates by how likely their first
- * byte follows the previous byte, which keeps byte pairs across junctions.
+ * are chosen among a few candidates by how likely their first byte follows
+ * the previous byte, which keeps byte pairs across match junctions.
  *
  * Every step is integer arithmetic on wyrand draws from a per-document
  * state, so any byte range is produced from the documents it touches alone.
@@ -205,29 +203,50 @@ fail:
 
 #define INVALID UINT32_MAX
 
-/* The distance to the last match start at or before pos - dist (dist
- * itself when there is none): sources then begin where an earlier phrase
- * began, as real repeats do.  last[p] is that start + 1 for p < pos. */
-static inline uint32_t snap(const uint32_t *last, uint32_t pos, uint32_t dist, uint32_t top)
+/* Bits of the table of 4-byte strings (recent[]): enough for the document. */
+static unsigned recent_bits(uint32_t doc)
 {
-    uint32_t s = last[pos - dist];
-    return s && pos - (s - 1) < top ? pos - (s - 1) : dist;
+    unsigned b = 10;
+    while (b < 16 && (1u << b) < doc)
+        b++;
+    return b;
+}
+
+/* Scratch of the documents of one fill call: the table of recent 4-byte
+ * strings.  An entry is (tag << 21) | (position + 1); entries of another
+ * document's tag count as empty, so the table is cleared once per 2047
+ * documents rather than once per document. */
+typedef struct doc_work {
+    uint32_t *recent;
+    uint32_t tag;
+} doc_work;
+
+#define RECENT_POS ((1u << 21) - 1)
+
+static inline void put_recent(const uint8_t *out, uint32_t *recent, unsigned rb, uint32_t p, uint32_t tag)
+{
+    recent[(td__load32le(out + p) * 2654435761u) >> (32 - rb)] = tag | (p + 1);
 }
 
 /* Document j, bytes [0, end) (generation stops once pos >= end), of a
  * document cut at lim <= doc (the last one of a block): out must hold lim
  * bytes, and no write passes them.  The bytes before lim do not depend on
- * lim.  last holds lim entries. */
+ * lim. */
 static void gen_doc(const like_state *st, uint64_t j, uint8_t *out, uint32_t end, uint32_t lim,
-                    uint32_t *last)
+                    doc_work *w)
 {
     const uint32_t L = lim;
     uint64_t s = td__wymix(st->k[0] ^ j, st->k[1] ^ TD_WY_P1) ^ st->k[2];
     uint32_t pos = 0, rep[3] = {0, 0, 0}, lastd = 0, pll = 0, pml = 0;
-    unsigned nrep = 0;
-    uint32_t nlast = 0, cur = 0; /* last[] is set below nlast */
+    unsigned nrep = 0, rb = recent_bits(st->doc);
+    uint32_t *recent = w->recent, rins = 0; /* positions < rins are in recent[] */
     int have_prev = 0;
 
+    if (++w->tag == 2048) {
+        memset(recent, 0, sizeof(uint32_t) << rb);
+        w->tag = 1;
+    }
+    const uint32_t tag = w->tag << 21;
     while (pos < end) {
         uint64_t r = td__wyrand(&s);
         unsigned e = st->seq_tab[r & 4095];
@@ -343,17 +362,9 @@ static void gen_doc(const like_state *st, uint64_t j, uint8_t *out, uint32_t end
          * after the previous byte. */
         if (oc >= TD_LIKE_OC_B && dist <= pos) {
             uint64_t wt[TD_LIKE_CAND], W = 0;
-            for (; nlast < pos; nlast++)
-                last[nlast] = cur;
             const uint32_t *jw = st->jw + (size_t)st->jmap[out[pos - 1]] * 256;
-            const uint32_t top = td__like_vbase(oc - TD_LIKE_OC_B) + td__like_vspan(oc - TD_LIKE_OC_B);
             for (int c = 0; c < TD_LIKE_CAND; c++) {
-                if (cand[c] <= pos)
-                    cand[c] = snap(last, pos, cand[c], top);
                 wt[c] = cand[c] <= pos ? jw[out[pos - cand[c]]] : 0;
-                /* A match right after a match never continues it. */
-                if (wt[c] && lastd && ll == 0 && out[pos - cand[c]] == out[pos - lastd])
-                    wt[c] = 0;
                 W += wt[c];
             }
             uint64_t x = ((r2 >> 48) * W) >> 16;
@@ -368,6 +379,25 @@ static void gen_doc(const like_state *st, uint64_t j, uint8_t *out, uint32_t end
         if (dist == INVALID || dist > pos) {
             lastd = 0;
             continue;
+        }
+        /* A new distance copies from the most recent earlier occurrence of
+         * the source's first 4 bytes, which is where a compressor's hash
+         * table looks first (real repeats are found there). */
+        if (rp < 0 && dist + 4 <= pos) {
+            for (; rins + 4 <= pos; rins++)
+                put_recent(out, recent, rb, rins, tag);
+            /* A source closer than 4 bytes reaches past pos, which is not
+             * written yet: those bytes count as zero (docs/format.md). */
+            uint32_t sp = pos - dist, v = 0;
+            if (dist >= 4)
+                v = td__load32le(out + sp);
+            else
+                for (uint32_t t = 0; t < dist; t++)
+                    v |= (uint32_t)out[sp + t] << (8 * t);
+            uint32_t ent = recent[(v * 2654435761u) >> (32 - rb)];
+            uint32_t q = (ent & ~RECENT_POS) == tag ? ent & RECENT_POS : 0;
+            if (q > sp + 1 && td__load32le(out + q - 1) == v)
+                dist = pos - (q - 1);
         }
         if (ml > L - pos)
             ml = L - pos;
@@ -384,11 +414,6 @@ static void gen_doc(const like_state *st, uint64_t j, uint8_t *out, uint32_t end
             for (; k < ml; k++)
                 d[k] = src[k];
         }
-        for (; nlast < pos; nlast++)
-            last[nlast] = cur;
-        cur = pos + 1;
-        for (; nlast < pos + ml; nlast++)
-            last[nlast] = cur;
         pos += ml;
         lastd = dist;
         if (rp == 1) {
@@ -416,15 +441,17 @@ static int docs_fill_block(const void *state, uint64_t bi, uint8_t *out, uint32_
 {
     const like_state *st = state;
     const uint32_t L = st->doc;
-    uint32_t *last = malloc(sizeof(uint32_t) * L);
+    doc_work w;
 
-    if (!last)
+    w.recent = malloc(sizeof(uint32_t) << recent_bits(L));
+    if (!w.recent)
         return TD_ENOMEM;
+    w.tag = 2047; /* the first document clears the table */
     for (uint32_t d = 0, at = 0; at < end; d++, at += L) {
         uint32_t lim = TD_MIN(L, TD_LIKE_BLOCK - at);
-        gen_doc(st, bi * st->ndocs + d, out + at, TD_MIN(lim, end - at), lim, last);
+        gen_doc(st, bi * st->ndocs + d, out + at, TD_MIN(lim, end - at), lim, &w);
     }
-    free(last);
+    free(w.recent);
     return TD_OK;
 }
 

@@ -194,8 +194,11 @@ class Like:
         lastd = 0
         pll = pml = 0
         have_prev = False
-        last = [0] * L  # last[p]: 1 + start of the last match at or before p
-        nlast = cur = 0
+        rb = 10  # from the whole document's length, also when it is cut
+        while rb < 16 and (1 << rb) < self.L:
+            rb += 1
+        recent = [0] * (1 << rb)
+        rins = 0
         xd, per = M["dist"], M["periods"]
         while pos < L:
             r = rng.next()
@@ -276,22 +279,8 @@ class Like:
             if pos >= L:
                 break
             if oc >= OC_B and dist <= pos:
-                for t in range(nlast, pos):
-                    last[t] = cur
-                nlast = pos
                 jw = self.jw[M["jun"]["map"][out[pos - 1]]]
-                b = oc - OC_B
-                top = vbase(b) + vspan(b)
-                w = []
-                for c in range(CAND):
-                    if cand[c] <= pos:
-                        s0 = last[pos - cand[c]]
-                        if s0 and pos - (s0 - 1) < top:
-                            cand[c] = pos - (s0 - 1)
-                    wc = jw[out[pos - cand[c]]] if cand[c] <= pos else 0
-                    if wc and lastd and ll == 0 and out[pos - cand[c]] == out[pos - lastd]:
-                        wc = 0
-                    w.append(wc)
+                w = [jw[out[pos - d]] if d <= pos else 0 for d in cand]
                 x = ((r2 >> 48) * sum(w)) >> 16
                 for c in range(CAND):
                     if x < w[c]:
@@ -301,6 +290,16 @@ class Like:
             if dist == INVALID or dist > pos:
                 lastd = 0
                 continue
+            if rp < 0 and dist + 4 <= pos:
+                while rins + 4 <= pos:
+                    v = int.from_bytes(out[rins:rins + 4], "little")
+                    recent[((v * 2654435761) & 0xffffffff) >> (32 - rb)] = rins + 1
+                    rins += 1
+                sp = pos - dist
+                v = int.from_bytes(out[sp:sp + 4], "little")
+                q = recent[((v * 2654435761) & 0xffffffff) >> (32 - rb)]
+                if q > sp + 1 and int.from_bytes(out[q - 1:q + 3], "little") == v:
+                    dist = pos - (q - 1)
             ml = min(ml, L - pos)
             src = pos - dist
             if dist >= ml:
@@ -308,12 +307,6 @@ class Like:
             else:
                 for t in range(ml):
                     out[pos + t] = out[src + t]
-            for t in range(nlast, pos):
-                last[t] = cur
-            cur = pos + 1
-            for t in range(pos, pos + ml):
-                last[t] = cur
-            nlast = pos + ml
             pos += ml
             lastd = dist
             if rp == 1:
