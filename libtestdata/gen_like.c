@@ -5,10 +5,10 @@
  * The stream is a sequence of independent documents of the profile's
  * length (the sample's, at most 1 MiB), laid end to end in each 1 MiB kind
  * block (the last one cut), so the shared block loop of kinds.c cuts any
- * range and the sample's own duplicates go through dedup.c.  Each document is written as an
- * LZ77 decoder would write it: a sequence drawn from the profile's joint
- * statistics of (offset class, literal-run length), a match length drawn
- * for that class, the literal run, then a copy.  Documents start with no
+ * range and the sample's own duplicates go through dedup.c.  Each document
+ * is written as an LZ77 decoder would write it: a sequence drawn from the
+ * profile's joint statistics of (offset class, literal-run length), a
+ * match length drawn for that class, the literal run, then a copy.  Documents start with no
  * history and no repeat offsets, like the sample did, so data generated
  * from a small sample keeps compressing like that small sample however
  * much is generated.  Literals are drawn by position bin: a category (the
