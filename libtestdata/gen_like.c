@@ -8,8 +8,8 @@
  * range and the sample's own duplicates go through dedup.c.  Each document
  * is written as an LZ77 decoder would write it: a sequence drawn from the
  * profile's joint statistics of (offset class, literal-run length), a
- * match length drawn for that class, the literal run, then a copy.  Documents start with no
- * history and no repeat offsets, like the sample did, so data generated
+ * match length drawn for that class, the literal run, then a copy.
+ * Documents start with no history and no repeat offsets, like the sample did, so data generated
  * from a small sample keeps compressing like that small sample however
  * much is generated.  Literals are drawn by position bin: a category (the
  * byte at a repeat offset or a period of the sample, or a fresh byte from
