@@ -29,11 +29,28 @@ struct td_dedup {
     uint64_t key;    /* from the seed: picks which block a duplicate repeats */
 };
 
+int td__dedup_new_raw(td_dedup **out, const td_kind_vtbl *vt, const void *kstate, uint32_t block,
+                      uint64_t dq, uint64_t key)
+{
+    td_dedup *d = calloc(1, sizeof *d);
+
+    *out = NULL;
+    if (!d)
+        return TD_ENOMEM;
+    d->vt = vt;
+    d->kstate = kstate;
+    d->dq = TD_MAX(dq, (uint64_t)DEDUP_ONE);
+    d->block = block;
+    d->m = vt->fill_block && vt->block > d->block ? vt->block / d->block : 1;
+    d->key = key;
+    *out = d;
+    return TD_OK;
+}
+
 int td__dedup_new(td_dedup **out, const td_options *o, const td_kind_vtbl *vt,
                   const void *kstate)
 {
     uint8_t k[32];
-    td_dedup *d;
     int rc;
 
     *out = NULL;
@@ -42,19 +59,10 @@ int td__dedup_new(td_dedup **out, const td_options *o, const td_kind_vtbl *vt,
     rc = td__sodium_ready();
     if (rc != TD_OK)
         return rc;
-    d = calloc(1, sizeof *d);
-    if (!d)
-        return TD_ENOMEM;
-    d->vt = vt;
-    d->kstate = kstate;
-    /* dedup * 2^16 is exact in binary floating point; llround is exact. */
-    d->dq = TD_MAX((uint64_t)llround(o->dedup * DEDUP_ONE), (uint64_t)DEDUP_ONE);
-    d->block = o->dedup_block;
-    d->m = vt->fill_block && vt->block > d->block ? vt->block / d->block : 1;
     td__derive_key("libtestdata/dedup/1", o->seed, k);
-    d->key = td__load64le(k);
-    *out = d;
-    return TD_OK;
+    /* dedup * 2^16 is exact in binary floating point; llround is exact. */
+    return td__dedup_new_raw(out, vt, kstate, o->dedup_block,
+                             (uint64_t)llround(o->dedup * DEDUP_ONE), td__load64le(k));
 }
 
 void td__dedup_free(td_dedup *d)

@@ -46,6 +46,11 @@ TD_HIDDEN unsigned td__gen_useful_threads(const td_gen *g, size_t piece);
  * when o->dedup == 1 (no layer). */
 TD_HIDDEN int td__dedup_new(td_dedup **out, const td_options *o, const td_kind_vtbl *vt,
                             const void *kstate);
+/* A dedup layer with its parameters given: blocks of `block` bytes (a
+ * power of two), dq = round(ratio * 2^16), key picks the repeats (the like
+ * kind's mapping of its sample's own duplicates). */
+TD_HIDDEN int td__dedup_new_raw(td_dedup **out, const td_kind_vtbl *vt, const void *kstate,
+                                uint32_t block, uint64_t dq, uint64_t key);
 TD_HIDDEN void td__dedup_free(td_dedup *d);
 TD_HIDDEN uint32_t td__dedup_block(const td_dedup *d);
 TD_HIDDEN int td__dedup_fill(const td_dedup *d, uint64_t offset, uint8_t *buf, size_t len);

@@ -3,11 +3,13 @@
  * The format is specified in docs/format.md, section "like".
  *
  * The stream is a sequence of independent documents of the profile's
- * length (the sample's, at most 1 MiB).  Each document is written as an
- * LZ77 decoder would write it: a sequence drawn from the profile's joint
- * statistics of (offset class, literal-run length), a match length drawn
- * for that class, the literal run, then a copy.  Documents start with no
- * history and no repeat offsets, like the sample did, so data generated
+ * length (the sample's, at most 1 MiB), laid end to end in each 1 MiB kind
+ * block (the last one cut), so the shared block loop of kinds.c cuts any
+ * range and the sample's own duplicates go through dedup.c.  Each document
+ * is written as an LZ77 decoder would write it: a sequence drawn from the
+ * profile's joint statistics of (offset class, literal-run length), a
+ * match length drawn for that class, the literal run, then a copy.
+ * Documents start with no history and no repeat offsets, like the sample did, so data generated
  * from a small sample keeps compressing like that small sample however
  * much is generated.  Literals are drawn by position bin: a category (the
  * byte at a repeat offset or a period of the sample, or a fresh byte from
@@ -18,49 +20,27 @@
  * Every step is integer arithmetic on wyrand draws from a per-document
  * state, so any byte range is produced from the documents it touches alone.
  */
+#include "gen.h"
 #include "like.h"
 
 #include <math.h>
 #include <sodium.h>
 
-/* The sample's own duplicate 4 KiB blocks: the dedup mapping of format
- * version 1 (docs/format.md, "like"), kept here because the generic layer's
- * mapping over kind blocks changed in version 2. */
-typedef struct like_dedup {
-    int on;
-    uint32_t block;
-    uint64_t dq;  /* round(dedup * 2^16) */
-    uint64_t key;
-} like_dedup;
-
-static inline uint64_t like_uniq(const like_dedup *d, uint64_t n)
-{
-    uint64_t q = n / d->dq, r = n % d->dq;
-    return q * 65536u + (r * 65536u + d->dq - 1) / d->dq;
-}
-
-static uint64_t like_dedup_map(const like_dedup *d, uint64_t i)
-{
-    uint64_t u = like_uniq(d, i);
-    if (like_uniq(d, i + 1) > u)
-        return u;
-    return td__wymix(d->key ^ i, (i + 1) * TD_WY_P0 ^ TD_WY_P1) % u;
-}
-
 typedef struct like_state {
     uint64_t k[4];
     uint32_t doc;
-    uint32_t nx, xdist[TDL_NX], per[2];
-    uint32_t same[TDL_NOC];
-    uint16_t seq_tab[TDL_SLOTS];          /* (offset class << 6) | literal-length code */
-    uint8_t *ml_tab[TDL_NOC];             /* match-length codes; NULL for unused classes */
-    uint8_t cat_tab[TDL_NBINS][2][TDL_SLOTS];
-    uint8_t lmap[TDL_NBINS][256];
-    uint8_t uniform[TDL_NBINS];           /* bin with uniform fresh bytes and no categories */
-    uint8_t *lit_tab[TDL_NBINS];          /* [group][slot] -> byte */
+    uint32_t nx, xdist[TD_LIKE_NX], per[2];
+    uint32_t same[TD_LIKE_NOC];
+    uint16_t seq_tab[TD_LIKE_SLOTS];          /* (offset class << 6) | literal-length code */
+    uint8_t *ml_tab[TD_LIKE_NOC];             /* match-length codes; NULL for unused classes */
+    uint8_t cat_tab[TD_LIKE_NBINS][2][TD_LIKE_SLOTS];
+    uint8_t lmap[TD_LIKE_NBINS][256];
+    uint8_t uniform[TD_LIKE_NBINS];           /* bin with uniform fresh bytes and no categories */
+    uint8_t *lit_tab[TD_LIKE_NBINS];          /* [group][slot] -> byte */
     uint8_t jmap[256];
     uint32_t *jw;                         /* [group][byte] -> weight >= 1 */
-    like_dedup dd;                        /* the sample's own duplicates, or off */
+    uint32_t ndocs;                       /* documents per block: ceil(block / doc) */
+    td_dedup *dd;                         /* the sample's own duplicates, or NULL */
     uint8_t *mlbuf;
 } like_state;
 
@@ -69,39 +49,42 @@ static void like_release(void *state)
     like_state *st = state;
     if (!st)
         return;
-    for (int i = 0; i < TDL_NBINS; i++)
+    td__dedup_free(st->dd);
+    for (int i = 0; i < TD_LIKE_NBINS; i++)
         free(st->lit_tab[i]);
     free(st->mlbuf);
     free(st->jw);
     free(st);
 }
 
-static int ctx_tables(const tdl_ctxmodel *c, uint8_t *map, uint8_t **tab)
+static int ctx_tables(const td__like_ctxmodel *c, uint8_t *map, uint8_t **tab)
 {
-    uint16_t t[TDL_SLOTS];
-    uint8_t *out = malloc((size_t)c->ngroups * TDL_SLOTS);
+    uint16_t t[TD_LIKE_SLOTS];
+    uint8_t *out = malloc((size_t)c->ngroups * TD_LIKE_SLOTS);
     if (!out)
         return TD_ENOMEM;
     memcpy(map, c->map, 256);
     for (unsigned g = 0; g < c->ngroups; g++) {
-        int rc = tdl_slots(c->cnt[g], 256, t);
+        int rc = td__like_slots(c->cnt[g], 256, t);
         if (rc != TD_OK) {
             free(out);
             return rc;
         }
-        for (unsigned i = 0; i < TDL_SLOTS; i++)
-            out[g * TDL_SLOTS + i] = (uint8_t)t[i];
+        for (unsigned i = 0; i < TD_LIKE_SLOTS; i++)
+            out[g * TD_LIKE_SLOTS + i] = (uint8_t)t[i];
     }
     *tab = out;
     return TD_OK;
 }
 
+static const td_kind_vtbl like_docs;
+
 static int like_prepare(const td_options *o, void **state)
 {
     const td_profile *p = o->profile ? o->profile : td_profile_builtin("english");
-    const tdl_model *m;
+    const td__like_model *m;
     like_state *st;
-    uint16_t t[TDL_SLOTS];
+    uint16_t t[TD_LIKE_SLOTS];
     int rc = td__sodium_ready();
     if (rc != TD_OK)
         return rc;
@@ -126,56 +109,57 @@ static int like_prepare(const td_options *o, void **state)
             st->k[i] = td__load64le(key + 8 * i);
     }
     st->doc = m->doc;
+    st->ndocs = (TD_LIKE_BLOCK + m->doc - 1) / m->doc;
     st->nx = m->nx;
     memcpy(st->xdist, m->xdist, sizeof st->xdist);
     memcpy(st->per, m->per, sizeof st->per);
     memcpy(st->same, m->same, sizeof st->same);
-    rc = tdl_slots(&m->seq[0][0], TDL_NOC * TDL_NVC, t);
+    rc = td__like_slots(&m->seq[0][0], TD_LIKE_NOC * TD_LIKE_NVC, t);
     if (rc != TD_OK)
         goto fail;
-    for (unsigned i = 0; i < TDL_SLOTS; i++)
-        st->seq_tab[i] = (uint16_t)(((t[i] / TDL_NVC) << 6) | (t[i] % TDL_NVC));
+    for (unsigned i = 0; i < TD_LIKE_SLOTS; i++)
+        st->seq_tab[i] = (uint16_t)(((t[i] / TD_LIKE_NVC) << 6) | (t[i] % TD_LIKE_NVC));
     {
         unsigned used = 0;
-        for (unsigned oc = 0; oc < TDL_NOC; oc++) {
+        for (unsigned oc = 0; oc < TD_LIKE_NOC; oc++) {
             uint64_t s = 0;
-            for (unsigned l = 0; l < TDL_NVC; l++)
+            for (unsigned l = 0; l < TD_LIKE_NVC; l++)
                 s += m->seq[oc][l];
             used += s != 0;
         }
-        st->mlbuf = malloc((size_t)(used ? used : 1) * TDL_SLOTS);
+        st->mlbuf = malloc((size_t)(used ? used : 1) * TD_LIKE_SLOTS);
         if (!st->mlbuf) {
             rc = TD_ENOMEM;
             goto fail;
         }
         used = 0;
-        for (unsigned oc = 0; oc < TDL_NOC; oc++) {
+        for (unsigned oc = 0; oc < TD_LIKE_NOC; oc++) {
             uint64_t s = 0;
-            for (unsigned l = 0; l < TDL_NVC; l++)
+            for (unsigned l = 0; l < TD_LIKE_NVC; l++)
                 s += m->seq[oc][l];
             if (!s)
                 continue;
-            rc = tdl_slots(m->ml[oc], TDL_NVC, t);
+            rc = td__like_slots(m->ml[oc], TD_LIKE_NVC, t);
             if (rc != TD_OK)
                 goto fail;
-            st->ml_tab[oc] = st->mlbuf + (size_t)used++ * TDL_SLOTS;
-            for (unsigned i = 0; i < TDL_SLOTS; i++)
+            st->ml_tab[oc] = st->mlbuf + (size_t)used++ * TD_LIKE_SLOTS;
+            for (unsigned i = 0; i < TD_LIKE_SLOTS; i++)
                 st->ml_tab[oc][i] = (uint8_t)t[i];
         }
     }
-    for (unsigned bin = 0; bin < TDL_NBINS; bin++) {
+    for (unsigned bin = 0; bin < TD_LIKE_NBINS; bin++) {
         for (unsigned f = 0; f < 2; f++) {
             uint64_t s = 0;
-            for (unsigned c = 0; c < TDL_NCAT; c++)
+            for (unsigned c = 0; c < TD_LIKE_NCAT; c++)
                 s += m->cat[bin][f][c];
             if (!s) {
-                memset(st->cat_tab[bin][f], TDL_NCAT - 1, TDL_SLOTS);
+                memset(st->cat_tab[bin][f], TD_LIKE_NCAT - 1, TD_LIKE_SLOTS);
                 continue;
             }
-            rc = tdl_slots(m->cat[bin][f], TDL_NCAT, t);
+            rc = td__like_slots(m->cat[bin][f], TD_LIKE_NCAT, t);
             if (rc != TD_OK)
                 goto fail;
-            for (unsigned i = 0; i < TDL_SLOTS; i++)
+            for (unsigned i = 0; i < TD_LIKE_SLOTS; i++)
                 st->cat_tab[bin][f][i] = (uint8_t)t[i];
         }
         rc = ctx_tables(&m->lit[bin], st->lmap[bin], &st->lit_tab[bin]);
@@ -186,7 +170,7 @@ static int like_prepare(const td_options *o, void **state)
         for (int b = 1; b < 256 && u; b++)
             u = m->lit[bin].cnt[0][b] == m->lit[bin].cnt[0][0];
         for (unsigned f = 0; f < 2 && u; f++)
-            for (unsigned c = 0; c + 1 < TDL_NCAT; c++)
+            for (unsigned c = 0; c + 1 < TD_LIKE_NCAT; c++)
                 u &= m->cat[bin][f][c] == 0;
         st->uniform[bin] = (uint8_t)u;
     }
@@ -205,11 +189,10 @@ static int like_prepare(const td_options *o, void **state)
     }
     if (m->dedup > 65536) {
         uint8_t k[32];
-        st->dd.on = 1;
-        st->dd.block = 4096;
-        st->dd.dq = m->dedup;
         td__derive_key("libtestdata/like/dedup/1", o->seed, k);
-        st->dd.key = td__load64le(k);
+        rc = td__dedup_new_raw(&st->dd, &like_docs, st, 4096, m->dedup, td__load64le(k));
+        if (rc != TD_OK)
+            goto fail;
     }
     *state = st;
     return TD_OK;
@@ -245,14 +228,17 @@ static inline void put_recent(const uint8_t *out, uint32_t *recent, unsigned rb,
     recent[(td__load32le(out + p) * 2654435761u) >> (32 - rb)] = tag | (p + 1);
 }
 
-/* Document j, bytes [0, end) (generation stops once pos >= end); out must
- * hold doc bytes.  Writes never pass the document's end. */
-static void gen_doc(const like_state *st, uint64_t j, uint8_t *out, uint32_t end, doc_work *w)
+/* Document j, bytes [0, end) (generation stops once pos >= end), of a
+ * document cut at lim <= doc (the last one of a block): out must hold lim
+ * bytes, and no write passes them.  The bytes before lim do not depend on
+ * lim. */
+static void gen_doc(const like_state *st, uint64_t j, uint8_t *out, uint32_t end, uint32_t lim,
+                    doc_work *w)
 {
-    const uint32_t L = st->doc;
+    const uint32_t L = lim;
     uint64_t s = td__wymix(st->k[0] ^ j, st->k[1] ^ TD_WY_P1) ^ st->k[2];
     uint32_t pos = 0, rep[3] = {0, 0, 0}, lastd = 0, pll = 0, pml = 0;
-    unsigned nrep = 0, rb = recent_bits(L);
+    unsigned nrep = 0, rb = recent_bits(st->doc);
     uint32_t *recent = w->recent, rins = 0; /* positions < rins are in recent[] */
     int have_prev = 0;
 
@@ -264,20 +250,20 @@ static void gen_doc(const like_state *st, uint64_t j, uint8_t *out, uint32_t end
     while (pos < end) {
         uint64_t r = td__wyrand(&s);
         unsigned e = st->seq_tab[r & 4095];
-        for (int t = 1; t < TDL_RETRY; t++) {
+        for (int t = 1; t < TD_LIKE_RETRY; t++) {
             unsigned oc0 = e >> 6, lc0 = e & 63;
-            uint32_t need = oc0 < TDL_OC_X   ? (oc0 < nrep ? 0 : INVALID)
-                            : oc0 < TDL_OC_B ? st->xdist[oc0 - TDL_OC_X]
-                                             : tdl_vbase(oc0 - TDL_OC_B);
-            if (need != INVALID && need <= pos + tdl_vbase(lc0))
+            uint32_t need = oc0 < TD_LIKE_OC_X   ? (oc0 < nrep ? 0 : INVALID)
+                            : oc0 < TD_LIKE_OC_B ? st->xdist[oc0 - TD_LIKE_OC_X]
+                                             : td__like_vbase(oc0 - TD_LIKE_OC_B);
+            if (need != INVALID && need <= pos + td__like_vbase(lc0))
                 break;
             r = td__wyrand(&s);
             e = st->seq_tab[r & 4095];
         }
         unsigned oc = e >> 6, lc = e & 63;
-        uint32_t ll = tdl_vbase(lc) + (uint32_t)((((r >> 12) & 0xfffff) * tdl_vspan(lc)) >> 20);
+        uint32_t ll = td__like_vbase(lc) + (uint32_t)((((r >> 12) & 0xfffff) * td__like_vspan(lc)) >> 20);
         unsigned mc = st->ml_tab[oc][(r >> 32) & 4095];
-        uint32_t ml = TDL_MINMATCH + tdl_vbase(mc) + (uint32_t)((((r >> 44) & 0xfffff) * tdl_vspan(mc)) >> 20);
+        uint32_t ml = TD_LIKE_MINMATCH + td__like_vbase(mc) + (uint32_t)((((r >> 44) & 0xfffff) * td__like_vspan(mc)) >> 20);
         /* r2: distance in a bucket (bits 0-31), same lengths (32-47), pick (48-63). */
         uint64_t r2 = td__wyrand(&s);
         if (have_prev && ((r2 >> 32) & 0xffff) < st->same[oc]) {
@@ -289,14 +275,14 @@ static void gen_doc(const like_state *st, uint64_t j, uint8_t *out, uint32_t end
         have_prev = 1;
         uint32_t dist;
         int rp = -1;
-        if (oc < TDL_OC_X) {
+        if (oc < TD_LIKE_OC_X) {
             dist = oc < nrep ? rep[oc] : INVALID;
             rp = (int)oc;
-        } else if (oc < TDL_OC_B) {
-            dist = st->xdist[oc - TDL_OC_X];
+        } else if (oc < TD_LIKE_OC_B) {
+            dist = st->xdist[oc - TD_LIKE_OC_X];
         } else {
-            unsigned b = oc - TDL_OC_B;
-            dist = tdl_vbase(b) + (uint32_t)(((r2 & 0xffffffff) * tdl_vspan(b)) >> 32);
+            unsigned b = oc - TD_LIKE_OC_B;
+            dist = td__like_vbase(b) + (uint32_t)(((r2 & 0xffffffff) * td__like_vspan(b)) >> 32);
             if (!dist)
                 dist = 1;
         }
@@ -310,28 +296,28 @@ static void gen_doc(const like_state *st, uint64_t j, uint8_t *out, uint32_t end
         /* A distance from a bucket gets three more candidates (21 bits each
          * of one draw, made before the literals so that their bytes can be
          * fetched from memory meanwhile). */
-        uint32_t cand[TDL_CAND];
-        if (oc >= TDL_OC_B) {
-            unsigned b = oc - TDL_OC_B;
-            uint32_t span = tdl_vspan(b), base = tdl_vbase(b), at = pos + ll;
+        uint32_t cand[TD_LIKE_CAND];
+        if (oc >= TD_LIKE_OC_B) {
+            unsigned b = oc - TD_LIKE_OC_B;
+            uint32_t span = td__like_vspan(b), base = td__like_vbase(b), at = pos + ll;
             uint64_t rc = td__wyrand(&s);
             cand[0] = dist;
-            for (int c = 1; c < TDL_CAND; c++) {
+            for (int c = 1; c < TD_LIKE_CAND; c++) {
                 uint32_t d = base + (uint32_t)((((rc >> (21 * (c - 1))) & 0x1fffff) * span) >> 21);
                 cand[c] = d ? d : 1;
             }
-            for (int c = 0; c < TDL_CAND; c++)
+            for (int c = 0; c < TD_LIKE_CAND; c++)
                 if (cand[c] <= at)
                     __builtin_prefetch(out + at - cand[c]);
         }
         uint64_t raw = 0;
         unsigned nraw = 0;
         for (uint32_t k = 0; k < ll; k++) {
-            unsigned bin = tdl_bin(pos), first = k == 0 && lastd != 0;
+            unsigned bin = td__like_bin(pos), first = k == 0 && lastd != 0;
             if (st->uniform[bin] && !first) {
                 /* Eight uniform bytes per draw, little-endian (a whole draw
                  * at once when the run and the bin allow it). */
-                if (!nraw && k + 8 <= ll && st->uniform[tdl_bin(pos + 7)]) {
+                if (!nraw && k + 8 <= ll && st->uniform[td__like_bin(pos + 7)]) {
                     td__store64le(out + pos, td__wyrand(&s));
                     pos += 8;
                     k += 7;
@@ -353,7 +339,7 @@ static void gen_doc(const like_state *st, uint64_t j, uint8_t *out, uint32_t end
             if (cat < 5 && cd && cd <= pos && !(first && out[pos - cd] == out[pos - lastd])) {
                 b = out[pos - cd];
             } else {
-                const uint8_t *lt = st->lit_tab[bin] + (size_t)st->lmap[bin][pos ? out[pos - 1] : 0] * TDL_SLOTS;
+                const uint8_t *lt = st->lit_tab[bin] + (size_t)st->lmap[bin][pos ? out[pos - 1] : 0] * TD_LIKE_SLOTS;
                 b = lt[rr & 4095];
                 if (first) {
                     /* The byte after a match never extends it (the parse
@@ -374,15 +360,15 @@ static void gen_doc(const like_state *st, uint64_t j, uint8_t *out, uint32_t end
 
         /* Of the candidates, prefer sources whose first byte is likely
          * after the previous byte. */
-        if (oc >= TDL_OC_B && dist <= pos) {
-            uint64_t wt[TDL_CAND], W = 0;
+        if (oc >= TD_LIKE_OC_B && dist <= pos) {
+            uint64_t wt[TD_LIKE_CAND], W = 0;
             const uint32_t *jw = st->jw + (size_t)st->jmap[out[pos - 1]] * 256;
-            for (int c = 0; c < TDL_CAND; c++) {
+            for (int c = 0; c < TD_LIKE_CAND; c++) {
                 wt[c] = cand[c] <= pos ? jw[out[pos - cand[c]]] : 0;
                 W += wt[c];
             }
             uint64_t x = ((r2 >> 48) * W) >> 16;
-            for (int c = 0; c < TDL_CAND; c++) {
+            for (int c = 0; c < TD_LIKE_CAND; c++) {
                 if (x < wt[c]) {
                     dist = cand[c];
                     break;
@@ -449,103 +435,46 @@ static void gen_doc(const like_state *st, uint64_t j, uint8_t *out, uint32_t end
     }
 }
 
-/* Bytes [offset, offset+len) of the documents' stream (before the
- * profile's own dedup). */
-static int doc_fill(const like_state *st, uint64_t offset, uint8_t *buf, size_t len)
+/* Block bi of the documents' stream: documents ndocs * bi, ... laid end
+ * to end, the last one cut at the block's end. */
+static int docs_fill_block(const void *state, uint64_t bi, uint8_t *out, uint32_t end)
 {
+    const like_state *st = state;
     const uint32_t L = st->doc;
-    uint64_t j = offset / L;
-    uint32_t skip = (uint32_t)(offset % L);
-    uint8_t *scratch = NULL;
     doc_work w;
 
     w.recent = malloc(sizeof(uint32_t) << recent_bits(L));
     if (!w.recent)
         return TD_ENOMEM;
     w.tag = 2047; /* the first document clears the table */
-    while (len) {
-        size_t n = L - skip;
-        if (n > len)
-            n = len;
-        if (skip == 0 && n == L) {
-            gen_doc(st, j, buf, L, &w);
-        } else {
-            if (!scratch) {
-                scratch = malloc(L);
-                if (!scratch) {
-                    free(w.recent);
-                    return TD_ENOMEM;
-                }
-            }
-            gen_doc(st, j, scratch, skip + (uint32_t)n, &w);
-            memcpy(buf, scratch + skip, n);
-        }
-        buf += n;
-        len -= n;
-        skip = 0;
-        j++;
+    for (uint32_t d = 0, at = 0; at < end; d++, at += L) {
+        uint32_t lim = TD_MIN(L, TD_LIKE_BLOCK - at);
+        gen_doc(st, bi * st->ndocs + d, out + at, TD_MIN(lim, end - at), lim, &w);
     }
-    free(scratch);
     free(w.recent);
     return TD_OK;
 }
 
-static int like_fill(const void *state, uint64_t offset, uint8_t *buf, size_t len)
-{
-    const like_state *st = state;
-    const uint32_t L = st->doc;
-    uint64_t cj = UINT64_MAX; /* the document held in cache, whole */
-    uint8_t *cache;
-    doc_work w;
+/* The documents, before the sample's own dedup. */
+static const td_kind_vtbl like_docs = {
+    .name = "like",
+    .block = TD_LIKE_BLOCK,
+    .fill_block = docs_fill_block,
+};
 
-    if (!st->dd.on)
-        return doc_fill(st, offset, buf, len);
-    /* The sample's own 4 KiB duplicates, with the generic dedup mapping.
-     * New blocks come in order, so one cached document serves the many
-     * 4 KiB pieces it holds instead of regenerating its prefix for each. */
-    cache = malloc(L);
-    w.recent = malloc(sizeof(uint32_t) << recent_bits(L));
-    if (!cache || !w.recent) {
-        free(cache);
-        free(w.recent);
-        return TD_ENOMEM;
-    }
-    w.tag = 2047; /* the first document clears the table */
-    while (len) {
-        uint64_t i = offset / 4096, at = offset % 4096;
-        uint64_t so = like_dedup_map(&st->dd, i) * 4096 + at;
-        size_t n = 4096 - at < len ? (size_t)(4096 - at) : len;
-        for (size_t done = 0; done < n;) {
-            uint64_t j = (so + done) / L;
-            uint32_t off = (uint32_t)((so + done) % L);
-            size_t m = TD_MIN(n - done, (size_t)(L - off));
-            if (j != cj) {
-                gen_doc(st, j, cache, L, &w);
-                cj = j;
-            }
-            memcpy(buf + done, cache + off, m);
-            done += m;
-        }
-        buf += n;
-        len -= n;
-        offset += n;
-    }
-    free(cache);
-    free(w.recent);
-    return TD_OK;
-}
-
-/* Block bi is stream bytes [bi * TDL_BLOCK, ...), of which out[0 .. end)
- * are written (no slack).  A document that starts before the block is
- * generated from its start (documents are at most one block long). */
+/* With the sample's own duplicate 4 KiB blocks: the generic dedup mapping
+ * (dedup.c) over the documents. */
 static int like_fill_block(const void *state, uint64_t bi, uint8_t *out, uint32_t end)
 {
-    return like_fill(state, bi * TDL_BLOCK, out, end);
+    const like_state *st = state;
+    if (st->dd)
+        return td__dedup_fill(st->dd, bi * TD_LIKE_BLOCK, out, end);
+    return docs_fill_block(state, bi, out, end);
 }
 
 const td_kind_vtbl td_kind_like = {
     .name = "like",
-    .block = TDL_BLOCK,
+    .block = TD_LIKE_BLOCK,
     .slack = 0,
     .check = NULL,
     .prepare = like_prepare,

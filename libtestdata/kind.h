@@ -57,7 +57,7 @@ extern const char *const td__algorithm_names[] TD_HIDDEN;
 
 /* Names of the built-in profiles of TD_LIKE, NULL-terminated
  * (like_builtin.c): the suggested values of the option "profile". */
-extern const char *const tdl_builtin_names[] TD_HIDDEN;
+extern const char *const td__like_builtin_names[] TD_HIDDEN;
 
 /* The vtable of a kind, or NULL when unknown. */
 TD_HIDDEN const td_kind_vtbl *td__kind_get(int kind);

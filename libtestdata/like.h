@@ -13,107 +13,107 @@ static inline uint32_t td__load32le(const uint8_t *p)
 }
 
 /* Limits of format version 1 (part of the byte format). */
-#define TDL_MINMATCH 4u
-#define TDL_NBINS 4           /* literal statistics by position in the document */
-#define TDL_NX 32             /* exact distances */
-#define TDL_NVC 64            /* value codes (half-octave buckets) */
-#define TDL_OC_X 3            /* offset classes: 0..2 repeat, 3..34 exact, 35..98 buckets */
-#define TDL_OC_B (TDL_OC_X + TDL_NX)
-#define TDL_NOC (TDL_OC_B + TDL_NVC)
-#define TDL_NCAT 6            /* literal categories: rep0 rep1 rep2 per0 per1 fresh */
-#define TDL_MAXG 32           /* context groups per literal model */
-#define TDL_SLOTS 4096u       /* every sampling table has 2^12 slots */
-#define TDL_RETRY 16          /* draws of a sequence before giving up on its match */
-#define TDL_CAND 4             /* candidate sources for a bucket distance */
-#define TDL_DOC_MIN 1024u
-#define TDL_DOC_MAX (1u << 20)
-#define TDL_BLOCK (1u << 20)  /* the kind's block: stream offsets align to it */
-#define TDL_MAX_JSON (64u * 1024u)
-#define TDL_NAME_MAX 64
+#define TD_LIKE_MINMATCH 4u
+#define TD_LIKE_NBINS 4           /* literal statistics by position in the document */
+#define TD_LIKE_NX 32             /* exact distances */
+#define TD_LIKE_NVC 64            /* value codes (half-octave buckets) */
+#define TD_LIKE_OC_X 3            /* offset classes: 0..2 repeat, 3..34 exact, 35..98 buckets */
+#define TD_LIKE_OC_B (TD_LIKE_OC_X + TD_LIKE_NX)
+#define TD_LIKE_NOC (TD_LIKE_OC_B + TD_LIKE_NVC)
+#define TD_LIKE_NCAT 6            /* literal categories: rep0 rep1 rep2 per0 per1 fresh */
+#define TD_LIKE_MAXG 32           /* context groups per literal model */
+#define TD_LIKE_SLOTS 4096u       /* every sampling table has 2^12 slots */
+#define TD_LIKE_RETRY 16          /* draws of a sequence before giving up on its match */
+#define TD_LIKE_CAND 4             /* candidate sources for a bucket distance */
+#define TD_LIKE_DOC_MIN 1024u
+#define TD_LIKE_DOC_MAX (1u << 20)
+#define TD_LIKE_BLOCK (1u << 20)  /* the kind's block: stream offsets align to it */
+#define TD_LIKE_MAX_JSON (64u * 1024u)
+#define TD_LIKE_NAME_MAX 64
 
 /* Value codes: v < 16 is itself; otherwise two codes per octave. */
-static inline unsigned tdl_vcode(uint32_t v)
+static inline unsigned td__like_vcode(uint32_t v)
 {
     if (v < 16)
         return v;
     unsigned lg = 31u - (unsigned)__builtin_clz(v);
     return 16u + 2u * (lg - 4u) + ((v >> (lg - 1u)) & 1u);
 }
-static inline uint32_t tdl_vbase(unsigned c)
+static inline uint32_t td__like_vbase(unsigned c)
 {
     if (c < 16)
         return c;
     unsigned lg = (c - 16u) / 2u + 4u;
     return (1u << lg) | ((uint32_t)((c - 16u) & 1u) << (lg - 1u));
 }
-static inline uint32_t tdl_vspan(unsigned c)
+static inline uint32_t td__like_vspan(unsigned c)
 {
     return c < 16 ? 1u : 1u << ((c - 16u) / 2u + 3u);
 }
 /* Position bin of a document offset. */
-static inline unsigned tdl_bin(uint32_t pos)
+static inline unsigned td__like_bin(uint32_t pos)
 {
     return pos < 2048u ? 0u : pos < 16384u ? 1u : pos < 131072u ? 2u : 3u;
 }
 
 /* A byte distribution over context groups: map[prev byte] -> group. */
-typedef struct tdl_ctxmodel {
+typedef struct td__like_ctxmodel {
     uint8_t map[256];
     uint32_t ngroups;
-    uint32_t cnt[TDL_MAXG][256]; /* counts, each group's total <= 2^20 */
-} tdl_ctxmodel;
+    uint32_t cnt[TD_LIKE_MAXG][256]; /* counts, each group's total <= 2^20 */
+} td__like_ctxmodel;
 
 /* The statistics of a profile (what the JSON "model" object holds). */
-typedef struct tdl_model {
+typedef struct td__like_model {
     uint32_t doc;                        /* document length */
     uint32_t dedup;                      /* 4 KiB-block dedup ratio * 65536 (65536: none) */
     uint32_t nx;
-    uint32_t xdist[TDL_NX];              /* exact distances, distinct, >= 1 */
+    uint32_t xdist[TD_LIKE_NX];              /* exact distances, distinct, >= 1 */
     uint32_t per[2];                     /* literal periods (0 = none) */
-    uint32_t seq[TDL_NOC][TDL_NVC];      /* counts of (offset class, literal-length code) */
-    uint32_t ml[TDL_NOC][TDL_NVC];       /* counts of match-length codes per offset class */
-    uint32_t same[TDL_NOC];              /* P(same lengths as the previous sequence) * 65536 */
-    uint32_t cat[TDL_NBINS][2][TDL_NCAT];/* literal categories: [bin][first after a match] */
-    tdl_ctxmodel lit[TDL_NBINS];         /* fresh literals given the previous byte */
-    tdl_ctxmodel jun;                    /* first byte of a match given the previous byte */
-} tdl_model;
+    uint32_t seq[TD_LIKE_NOC][TD_LIKE_NVC];      /* counts of (offset class, literal-length code) */
+    uint32_t ml[TD_LIKE_NOC][TD_LIKE_NVC];       /* counts of match-length codes per offset class */
+    uint32_t same[TD_LIKE_NOC];              /* P(same lengths as the previous sequence) * 65536 */
+    uint32_t cat[TD_LIKE_NBINS][2][TD_LIKE_NCAT];/* literal categories: [bin][first after a match] */
+    td__like_ctxmodel lit[TD_LIKE_NBINS];         /* fresh literals given the previous byte */
+    td__like_ctxmodel jun;                    /* first byte of a match given the previous byte */
+} td__like_model;
 
 /* Fingerprint codecs stored in a profile (td_codec values). */
-#define TDL_NFP TD_CODEC_COUNT
+#define TD_LIKE_NFP TD_CODEC_COUNT
 
 struct td_profile {
     int builtin;                /* static object: td_profile_free does nothing */
-    char name[TDL_NAME_MAX];
+    char name[TD_LIKE_NAME_MAX];
     uint64_t source_bytes;      /* bytes given to the builder */
     uint64_t sampled_bytes;     /* bytes parsed */
     double dedup;               /* 4 KiB-block dedup ratio of the sampled bytes (not one-byte blocks) */
     double const4k;             /* share of 4 KiB blocks made of one repeated byte */
     int have_fp;
-    double fp_ratio[TDL_NFP];
-    double fp_ns[TDL_NFP];
-    tdl_model m;
+    double fp_ratio[TD_LIKE_NFP];
+    double fp_ns[TD_LIKE_NFP];
+    td__like_model m;
     uint8_t digest[32];         /* BLAKE2b-256 of the canonical model JSON */
 };
 
 /* Canonical JSON of a model (appended to o); the digest is over these bytes. */
-TD_HIDDEN void tdl_model_json(const tdl_model *m, tdj_out *o);
+TD_HIDDEN void td__like_model_json(const td__like_model *m, td__json_out *o);
 /* Validate a model (all ranges); TD_OK or TD_EINVAL with a message. */
-TD_HIDDEN int tdl_model_check(const tdl_model *m, char *msg, size_t cap);
-TD_HIDDEN int tdl_profile_finalize(td_profile *p);
+TD_HIDDEN int td__like_model_check(const td__like_model *m, char *msg, size_t cap);
+TD_HIDDEN int td__like_profile_finalize(td_profile *p);
 
 /* Built-in profiles (like_builtin.c, generated by tools/gen_like_profiles.py). */
-typedef struct tdl_builtin {
+typedef struct td__like_builtin {
     const char *name;
     const char *json;
-} tdl_builtin;
-extern const tdl_builtin tdl_builtins[] TD_HIDDEN;
-extern const unsigned tdl_nbuiltins TD_HIDDEN;
+} td__like_builtin;
+extern const td__like_builtin td__like_builtins[] TD_HIDDEN;
+extern const unsigned td__like_nbuiltins TD_HIDDEN;
 /* Their names, NULL-terminated (the values of the option "profile"). */
-extern const char *const tdl_builtin_names[] TD_HIDDEN;
+extern const char *const td__like_builtin_names[] TD_HIDDEN;
 
 /* Largest-remainder sampling table: slot i holds the index of an entry;
  * entry k gets floor(c_k * 4096 / T) slots plus one if its remainder
  * (c_k * 4096 mod T) is among the largest (ties to the lower index). */
-TD_HIDDEN int tdl_slots(const uint32_t *cnt, unsigned n, uint16_t *out);
+TD_HIDDEN int td__like_slots(const uint32_t *cnt, unsigned n, uint16_t *out);
 
 #endif

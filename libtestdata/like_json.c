@@ -18,7 +18,7 @@
 
 typedef struct parser {
     const unsigned char *p, *end, *start;
-    tdj_doc *d;
+    td__json_doc *d;
     char *msg;
     size_t msgcap;
     int rc;
@@ -42,12 +42,12 @@ static void ws(parser *ps)
 
 static int new_node(parser *ps, uint8_t type, uint32_t *idx)
 {
-    tdj_doc *d = ps->d;
-    if (d->nnodes >= TDJ_MAX_NODES)
+    td__json_doc *d = ps->d;
+    if (d->nnodes >= TD_JSON_MAX_NODES)
         return fail(ps, TD_ERANGE, "too many values");
     if (d->nnodes == d->capnodes) {
         uint32_t nc = d->capnodes ? d->capnodes * 2 : 64;
-        tdj_node *n = realloc(d->nodes, (size_t)nc * sizeof *n);
+        td__json_node *n = realloc(d->nodes, (size_t)nc * sizeof *n);
         if (!n)
             return fail(ps, TD_ENOMEM, "out of memory");
         d->nodes = n;
@@ -61,7 +61,7 @@ static int new_node(parser *ps, uint8_t type, uint32_t *idx)
 
 static int put_str(parser *ps, const char *s, size_t n)
 {
-    tdj_doc *d = ps->d;
+    td__json_doc *d = ps->d;
     if ((size_t)d->nstrs + n + 1 > UINT32_MAX / 2)
         return fail(ps, TD_ERANGE, "strings too long");
     while ((size_t)d->nstrs + n + 1 > d->capstrs) {
@@ -224,7 +224,7 @@ static int parse_string(parser *ps, uint32_t *off, uint32_t *len)
     return TD_OK;
 }
 
-static int parse_number(parser *ps, tdj_node *n)
+static int parse_number(parser *ps, td__json_node *n)
 {
     const unsigned char *s = ps->p;
     int frac = 0;
@@ -308,9 +308,9 @@ static int parse_value(parser *ps, uint32_t *idx, int depth);
 static int parse_container(parser *ps, uint32_t *idx, int depth, int is_obj)
 {
     uint32_t me, last = 0, count = 0;
-    if (depth >= TDJ_MAX_DEPTH)
+    if (depth >= TD_JSON_MAX_DEPTH)
         return fail(ps, TD_ERANGE, "nesting too deep");
-    if (new_node(ps, is_obj ? TDJ_OBJ : TDJ_ARR, &me) != TD_OK)
+    if (new_node(ps, is_obj ? TD_JSON_OBJ : TD_JSON_ARR, &me) != TD_OK)
         return ps->rc;
     ps->p++;
     ws(ps);
@@ -380,26 +380,26 @@ static int parse_value(parser *ps, uint32_t *idx, int depth)
         uint32_t off, len;
         if (parse_string(ps, &off, &len) != TD_OK)
             return ps->rc;
-        if (new_node(ps, TDJ_STR, idx) != TD_OK)
+        if (new_node(ps, TD_JSON_STR, idx) != TD_OK)
             return ps->rc;
         ps->d->nodes[*idx].first = off;
         ps->d->nodes[*idx].count = len;
         return TD_OK;
     }
     case 't':
-        return literal(ps, "true", TDJ_TRUE, idx);
+        return literal(ps, "true", TD_JSON_TRUE, idx);
     case 'f':
-        return literal(ps, "false", TDJ_FALSE, idx);
+        return literal(ps, "false", TD_JSON_FALSE, idx);
     case 'n':
-        return literal(ps, "null", TDJ_NULL, idx);
+        return literal(ps, "null", TD_JSON_NULL, idx);
     default: {
-        tdj_node tmp;
+        td__json_node tmp;
         memset(&tmp, 0, sizeof tmp);
         if (*ps->p != '-' && (*ps->p < '0' || *ps->p > '9'))
             return fail(ps, TD_ESYNTAX, "unexpected character");
         if (parse_number(ps, &tmp) != TD_OK)
             return ps->rc;
-        if (new_node(ps, TDJ_NUM, idx) != TD_OK)
+        if (new_node(ps, TD_JSON_NUM, idx) != TD_OK)
             return ps->rc;
         ps->d->nodes[*idx].is_int = tmp.is_int;
         ps->d->nodes[*idx].ival = tmp.ival;
@@ -409,7 +409,7 @@ static int parse_value(parser *ps, uint32_t *idx, int depth)
     }
 }
 
-void tdj_free(tdj_doc *d)
+void td__json_free(td__json_doc *d)
 {
     if (!d)
         return;
@@ -418,7 +418,7 @@ void tdj_free(tdj_doc *d)
     memset(d, 0, sizeof *d);
 }
 
-int tdj_parse(tdj_doc *d, const char *buf, size_t len, char *msg, size_t msgcap)
+int td__json_parse(td__json_doc *d, const char *buf, size_t len, char *msg, size_t msgcap)
 {
     parser ps;
     uint32_t root;
@@ -440,16 +440,16 @@ int tdj_parse(tdj_doc *d, const char *buf, size_t len, char *msg, size_t msgcap)
             fail(&ps, TD_ESYNTAX, "trailing characters after the value");
     }
     if (ps.rc != TD_OK) {
-        tdj_free(d);
+        td__json_free(d);
         return ps.rc;
     }
     return TD_OK;
 }
 
-const tdj_node *tdj_get(const tdj_doc *d, const tdj_node *o, const char *key)
+const td__json_node *td__json_get(const td__json_doc *d, const td__json_node *o, const char *key)
 {
     size_t kl = strlen(key);
-    if (!o || o->type != TDJ_OBJ)
+    if (!o || o->type != TD_JSON_OBJ)
         return NULL;
     for (uint32_t c = o->first; c; c = d->nodes[c].next)
         if (d->nodes[c].keylen == kl && memcmp(d->strs + d->nodes[c].key, key, kl) == 0)
@@ -457,29 +457,29 @@ const tdj_node *tdj_get(const tdj_doc *d, const tdj_node *o, const char *key)
     return NULL;
 }
 
-const tdj_node *tdj_child(const tdj_doc *d, const tdj_node *a)
+const td__json_node *td__json_child(const td__json_doc *d, const td__json_node *a)
 {
-    return a && (a->type == TDJ_ARR || a->type == TDJ_OBJ) && a->first ? &d->nodes[a->first] : NULL;
+    return a && (a->type == TD_JSON_ARR || a->type == TD_JSON_OBJ) && a->first ? &d->nodes[a->first] : NULL;
 }
 
-const tdj_node *tdj_next(const tdj_doc *d, const tdj_node *n)
+const td__json_node *td__json_next(const td__json_doc *d, const td__json_node *n)
 {
     return n && n->next ? &d->nodes[n->next] : NULL;
 }
 
-const char *tdj_str(const tdj_doc *d, const tdj_node *n)
+const char *td__json_str(const td__json_doc *d, const td__json_node *n)
 {
-    return n && n->type == TDJ_STR ? d->strs + n->first : NULL;
+    return n && n->type == TD_JSON_STR ? d->strs + n->first : NULL;
 }
 
-const char *tdj_keystr(const tdj_doc *d, const tdj_node *n)
+const char *td__json_keystr(const td__json_doc *d, const td__json_node *n)
 {
     return d->strs ? d->strs + n->key : "";
 }
 
 /* ------------------------------------------------------------------------ */
 
-static void grow(tdj_out *o, size_t n)
+static void grow(td__json_out *o, size_t n)
 {
     if (o->err)
         return;
@@ -497,7 +497,7 @@ static void grow(tdj_out *o, size_t n)
     }
 }
 
-void tdj_rawn(tdj_out *o, const char *s, size_t n)
+void td__json_rawn(td__json_out *o, const char *s, size_t n)
 {
     grow(o, n);
     if (o->err)
@@ -507,19 +507,19 @@ void tdj_rawn(tdj_out *o, const char *s, size_t n)
     o->buf[o->len] = 0;
 }
 
-void tdj_raw(tdj_out *o, const char *s)
+void td__json_raw(td__json_out *o, const char *s)
 {
-    tdj_rawn(o, s, strlen(s));
+    td__json_rawn(o, s, strlen(s));
 }
 
-void tdj_int(tdj_out *o, int64_t v)
+void td__json_int(td__json_out *o, int64_t v)
 {
     char b[24];
     int n = snprintf(b, sizeof b, "%lld", (long long)v); /* integers are locale-independent */
-    tdj_rawn(o, b, (size_t)n);
+    td__json_rawn(o, b, (size_t)n);
 }
 
-void tdj_fixed(tdj_out *o, double v, int dec)
+void td__json_fixed(td__json_out *o, double v, int dec)
 {
     uint64_t scale = 1;
     char b[48];
@@ -538,25 +538,25 @@ void tdj_fixed(tdj_out *o, double v, int dec)
                      (unsigned long long)(q % scale));
     else
         n = snprintf(b, sizeof b, "%s%llu", neg && q ? "-" : "", (unsigned long long)q);
-    tdj_rawn(o, b, (size_t)n);
+    td__json_rawn(o, b, (size_t)n);
 }
 
-void tdj_string(tdj_out *o, const char *s)
+void td__json_string(td__json_out *o, const char *s)
 {
     static const char hexd[] = "0123456789abcdef";
-    tdj_rawn(o, "\"", 1);
+    td__json_rawn(o, "\"", 1);
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         unsigned c = *p;
         if (c == '"' || c == '\\') {
             char e[2] = {'\\', (char)c};
-            tdj_rawn(o, e, 2);
+            td__json_rawn(o, e, 2);
         } else if (c < 0x20 || c >= 0x7F) {
             char e[6] = {'\\', 'u', '0', '0', hexd[c >> 4], hexd[c & 15]};
-            tdj_rawn(o, e, 6);
+            td__json_rawn(o, e, 6);
         } else {
             char ch = (char)c;
-            tdj_rawn(o, &ch, 1);
+            td__json_rawn(o, &ch, 1);
         }
     }
-    tdj_rawn(o, "\"", 1);
+    td__json_rawn(o, "\"", 1);
 }

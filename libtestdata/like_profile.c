@@ -26,7 +26,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define REGION TDL_DOC_MAX
+#define REGION TD_LIKE_DOC_MAX
 #define DEFAULT_SAMPLE (8ull * 1024 * 1024)
 #define FP_BYTES (1u << 20)
 
@@ -47,7 +47,7 @@ static int cmp_rem(const void *a, const void *b)
     return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
-int tdl_slots(const uint32_t *cnt, unsigned n, uint16_t *out)
+int td__like_slots(const uint32_t *cnt, unsigned n, uint16_t *out)
 {
     uint64_t T = 0;
     unsigned used = 0, k = 0, nr = 0;
@@ -65,7 +65,7 @@ int tdl_slots(const uint32_t *cnt, unsigned n, uint16_t *out)
         return TD_ENOMEM;
     }
     for (unsigned i = 0; i < n; i++) {
-        uint64_t x = (uint64_t)cnt[i] * TDL_SLOTS;
+        uint64_t x = (uint64_t)cnt[i] * TD_LIKE_SLOTS;
         q[i] = (uint32_t)(x / T);
         used += q[i];
         if (cnt[i])
@@ -74,7 +74,7 @@ int tdl_slots(const uint32_t *cnt, unsigned n, uint16_t *out)
     /* The leftover slots (fewer than the nonzero entries) go to the largest
      * remainders, ties to the lower index. */
     qsort(rem, nr, sizeof *rem, cmp_rem);
-    for (unsigned j = 0; used < TDL_SLOTS; j++, used++)
+    for (unsigned j = 0; used < TD_LIKE_SLOTS; j++, used++)
         q[rem[j].idx]++;
     for (unsigned i = 0; i < n; i++)
         for (uint32_t j = 0; j < q[i]; j++)
@@ -150,14 +150,14 @@ static int lz_parse(const uint8_t *buf, uint32_t n, pseq **out, size_t *nout)
         head[hh] = ins;                                                                            \
         ins++;                                                                                     \
     }
-    while (i + TDL_MINMATCH <= n) {
+    while (i + TD_LIKE_MINMATCH <= n) {
         uint32_t best = 0, bdist = 0;
         int brep = -1;
         for (unsigned r = 0; r < nrep; r++) {
             if (rep[r] > i || (r == 0 && i == anchor && ns > 0))
                 continue; /* rep0 right after a match would only extend it */
             uint32_t l = mlen(buf + i - rep[r], buf + i, end);
-            if (l >= TDL_MINMATCH && l > best) {
+            if (l >= TD_LIKE_MINMATCH && l > best) {
                 best = l;
                 bdist = rep[r];
                 brep = (int)r;
@@ -176,11 +176,11 @@ static int lz_parse(const uint8_t *buf, uint32_t n, pseq **out, size_t *nout)
                 break;
             c = prev[c];
         }
-        if (best < TDL_MINMATCH) {
+        if (best < TD_LIKE_MINMATCH) {
             i++;
             continue;
         }
-        if (i + 1 + TDL_MINMATCH <= n) {
+        if (i + 1 + TD_LIKE_MINMATCH <= n) {
             INSERT_UPTO(i + 1);
             uint32_t c2 = head[h4(buf + i + 1)], b2 = 0;
             for (int d = CHAIN; c2 != UINT32_MAX && d > 0; d--) {
@@ -258,7 +258,7 @@ struct td_profile_builder {
     uint32_t cur_len;
     uint8_t *cur;
     int finished;
-    char name[TDL_NAME_MAX];
+    char name[TD_LIKE_NAME_MAX];
 };
 
 void td_profile_options_init(td_profile_options *o)
@@ -328,7 +328,7 @@ int td_profile_builder_new(td_profile_builder **out, const td_profile_options *o
         return TD_ERANGE;
     if (o->name) {
         size_t n = strlen(o->name);
-        if (n >= TDL_NAME_MAX)
+        if (n >= TD_LIKE_NAME_MAX)
             return TD_ERANGE;
         for (size_t i = 0; i < n; i++)
             if (o->name[i] < 0x20 || o->name[i] > 0x7e)
@@ -407,22 +407,22 @@ int td_profile_builder_update(td_profile_builder *b, const void *buf, size_t len
 /* Statistics being gathered over all regions (doubles would round; these
  * are exact counts). */
 typedef struct acc {
-    uint64_t seq[TDL_NOC][TDL_NVC];
-    uint64_t ml[TDL_NOC][TDL_NVC];
-    uint64_t same_n[TDL_NOC], same_d[TDL_NOC];
-    uint64_t cat[TDL_NBINS][2][TDL_NCAT];
-    uint64_t lit[TDL_NBINS][256][256];
+    uint64_t seq[TD_LIKE_NOC][TD_LIKE_NVC];
+    uint64_t ml[TD_LIKE_NOC][TD_LIKE_NVC];
+    uint64_t same_n[TD_LIKE_NOC], same_d[TD_LIKE_NOC];
+    uint64_t cat[TD_LIKE_NBINS][2][TD_LIKE_NCAT];
+    uint64_t lit[TD_LIKE_NBINS][256][256];
     uint64_t jun[256][256];
 } acc;
 
-static unsigned offset_class(const tdl_model *m, const pseq *s)
+static unsigned offset_class(const td__like_model *m, const pseq *s)
 {
     if (s->rep >= 0)
         return (unsigned)s->rep;
     for (unsigned x = 0; x < m->nx; x++)
         if (m->xdist[x] == s->of)
-            return TDL_OC_X + x;
-    return TDL_OC_B + tdl_vcode(s->of);
+            return TD_LIKE_OC_X + x;
+    return TD_LIKE_OC_B + td__like_vcode(s->of);
 }
 
 /* Scale counts so that their total is at most 2^20 (nonzero stays >= 1). */
@@ -443,7 +443,7 @@ static void scale_counts(const uint64_t *in, uint32_t *out, unsigned n)
 
 /* Context groups: the g-1 busiest contexts get a group each (ties to the
  * lower byte), all others share the last one. */
-static void group_contexts(uint64_t (*c)[256], unsigned g, tdl_ctxmodel *out)
+static void group_contexts(uint64_t (*c)[256], unsigned g, td__like_ctxmodel *out)
 {
     uint64_t tot[256];
     int order[256];
@@ -469,7 +469,7 @@ static void group_contexts(uint64_t (*c)[256], unsigned g, tdl_ctxmodel *out)
         g = used;
     memset(out, 0, sizeof *out);
     out->ngroups = g;
-    uint64_t merged[TDL_MAXG][256];
+    uint64_t merged[TD_LIKE_MAXG][256];
     memset(merged, 0, sizeof merged);
     for (int i = 0; i < 256; i++) {
         int a = order[i];
@@ -511,7 +511,7 @@ static void fingerprint(const uint8_t *buf, size_t n, td_profile *p)
     td_codecs *c = NULL;
     if (!n || td__codecs_new(&c, n) != TD_OK)
         return;
-    for (int k = 0; k < TDL_NFP; k++) {
+    for (int k = 0; k < TD_LIKE_NFP; k++) {
         uint64_t csize = 0, ns = 0;
         if (td__codecs_compress(c, k, buf, n, &csize, &ns) != TD_OK) {
             td__codecs_free(c);
@@ -524,10 +524,10 @@ static void fingerprint(const uint8_t *buf, size_t n, td_profile *p)
     td__codecs_free(c);
 }
 
-int tdl_profile_finalize(td_profile *p)
+int td__like_profile_finalize(td_profile *p)
 {
-    tdj_out o = {0};
-    tdl_model_json(&p->m, &o);
+    td__json_out o = {0};
+    td__like_model_json(&p->m, &o);
     if (o.err) {
         free(o.buf);
         return TD_ENOMEM;
@@ -537,10 +537,10 @@ int tdl_profile_finalize(td_profile *p)
     return TD_OK;
 }
 
-static size_t model_json_size(const tdl_model *m)
+static size_t model_json_size(const td__like_model *m)
 {
-    tdj_out o = {0};
-    tdl_model_json(m, &o);
+    td__json_out o = {0};
+    td__like_model_json(m, &o);
     size_t n = o.err ? SIZE_MAX : o.len;
     free(o.buf);
     return n;
@@ -548,7 +548,7 @@ static size_t model_json_size(const tdl_model *m)
 
 static int build_model(td_profile_builder *b, td_profile *p)
 {
-    tdl_model *m = &p->m;
+    td__like_model *m = &p->m;
     acc *a = calloc(1, sizeof *a);
     uint32_t maxlen0 = 1;
     for (size_t i = 0; i < b->nr; i++)
@@ -568,7 +568,7 @@ static int build_model(td_profile_builder *b, td_profile *p)
     for (size_t i = 0; i < b->nr; i++)
         if (b->r[i].len > maxlen)
             maxlen = b->r[i].len;
-    m->doc = maxlen < TDL_DOC_MIN ? TDL_DOC_MIN : maxlen;
+    m->doc = maxlen < TD_LIKE_DOC_MIN ? TD_LIKE_DOC_MIN : maxlen;
 
     /* 1. Parse every region; histogram of explicit distances. */
     for (size_t i = 0; i < b->nr; i++) {
@@ -585,13 +585,13 @@ static int build_model(td_profile_builder *b, td_profile *p)
      * of explicit matches. */
     /* One pass keeps the 32 most used (ties: the shorter distance first). */
     m->nx = 0;
-    for (uint32_t d = 1; d <= maxlen0 && d < TDL_DOC_MAX; d++) {
+    for (uint32_t d = 1; d <= maxlen0 && d < TD_LIKE_DOC_MAX; d++) {
         uint32_t c = dh[d];
         if (c < 8 || (uint64_t)c * 1000 < 3 * nm)
             continue;
-        if (m->nx == TDL_NX && c <= dh[m->xdist[TDL_NX - 1]])
+        if (m->nx == TD_LIKE_NX && c <= dh[m->xdist[TD_LIKE_NX - 1]])
             continue;
-        unsigned at = m->nx < TDL_NX ? m->nx++ : TDL_NX - 1;
+        unsigned at = m->nx < TD_LIKE_NX ? m->nx++ : TD_LIKE_NX - 1;
         while (at > 0 && dh[m->xdist[at - 1]] < c) {
             m->xdist[at] = m->xdist[at - 1];
             at--;
@@ -601,8 +601,8 @@ static int build_model(td_profile_builder *b, td_profile *p)
     /* 3. Literal periods: of d in 1..64 and the exact distances, the two
      * that most often hold the same byte as a literal. */
     {
-        uint32_t cand[64 + TDL_NX];
-        uint64_t eq[64 + TDL_NX];
+        uint32_t cand[64 + TD_LIKE_NX];
+        uint64_t eq[64 + TD_LIKE_NX];
         unsigned nc = 0;
         for (uint32_t d = 1; d <= 64; d++)
             cand[nc++] = d;
@@ -638,7 +638,7 @@ static int build_model(td_profile_builder *b, td_profile *p)
         for (size_t k = 0; k < nps[i]; k++) {
             const pseq *s = &ps[i][k];
             for (uint32_t j = 0; j < s->ll; j++, pos++) {
-                unsigned bin = tdl_bin(pos), first = j == 0 && k > 0;
+                unsigned bin = td__like_bin(pos), first = j == 0 && k > 0;
                 uint32_t cd[5] = {nrep > 0 ? rep[0] : 0, nrep > 1 ? rep[1] : 0, nrep > 2 ? rep[2] : 0,
                                   m->per[0], m->per[1]};
                 unsigned cat = 5;
@@ -658,8 +658,8 @@ static int build_model(td_profile_builder *b, td_profile *p)
                 a->same_d[oc]++;
                 a->same_n[oc] += ps[i][k - 1].ll == s->ll && ps[i][k - 1].ml == s->ml;
             }
-            a->seq[oc][tdl_vcode(s->ll)]++;
-            a->ml[oc][tdl_vcode(s->ml - TDL_MINMATCH)]++;
+            a->seq[oc][td__like_vcode(s->ll)]++;
+            a->ml[oc][td__like_vcode(s->ml - TD_LIKE_MINMATCH)]++;
             if (s->rep == 1) {
                 uint32_t t = rep[1];
                 rep[1] = rep[0];
@@ -687,31 +687,31 @@ static int build_model(td_profile_builder *b, td_profile *p)
     /* 5. Counts into the model. */
     {
         uint64_t tot = 0;
-        for (unsigned o = 0; o < TDL_NOC; o++)
-            for (unsigned l = 0; l < TDL_NVC; l++)
+        for (unsigned o = 0; o < TD_LIKE_NOC; o++)
+            for (unsigned l = 0; l < TD_LIKE_NVC; l++)
                 tot += a->seq[o][l];
         if (!tot) { /* no match at all: long literal runs, matches that never fit */
-            unsigned far = TDL_OC_B + tdl_vcode(TDL_DOC_MAX - 1);
-            a->seq[far][TDL_NVC - 1] = 1;
+            unsigned far = TD_LIKE_OC_B + td__like_vcode(TD_LIKE_DOC_MAX - 1);
+            a->seq[far][TD_LIKE_NVC - 1] = 1;
             a->ml[far][0] = 1;
         }
         /* Joint counts scaled as one distribution, match lengths per class. */
-        uint64_t flat[TDL_NOC * TDL_NVC];
-        uint32_t fl[TDL_NOC * TDL_NVC];
-        for (unsigned o = 0; o < TDL_NOC; o++)
-            for (unsigned l = 0; l < TDL_NVC; l++)
-                flat[o * TDL_NVC + l] = a->seq[o][l];
-        scale_counts(flat, fl, TDL_NOC * TDL_NVC);
-        for (unsigned o = 0; o < TDL_NOC; o++)
-            for (unsigned l = 0; l < TDL_NVC; l++)
-                m->seq[o][l] = fl[o * TDL_NVC + l];
-        for (unsigned o = 0; o < TDL_NOC; o++) {
-            scale_counts(a->ml[o], m->ml[o], TDL_NVC);
+        uint64_t flat[TD_LIKE_NOC * TD_LIKE_NVC];
+        uint32_t fl[TD_LIKE_NOC * TD_LIKE_NVC];
+        for (unsigned o = 0; o < TD_LIKE_NOC; o++)
+            for (unsigned l = 0; l < TD_LIKE_NVC; l++)
+                flat[o * TD_LIKE_NVC + l] = a->seq[o][l];
+        scale_counts(flat, fl, TD_LIKE_NOC * TD_LIKE_NVC);
+        for (unsigned o = 0; o < TD_LIKE_NOC; o++)
+            for (unsigned l = 0; l < TD_LIKE_NVC; l++)
+                m->seq[o][l] = fl[o * TD_LIKE_NVC + l];
+        for (unsigned o = 0; o < TD_LIKE_NOC; o++) {
+            scale_counts(a->ml[o], m->ml[o], TD_LIKE_NVC);
             m->same[o] = a->same_d[o] ? (uint32_t)(a->same_n[o] * 65536 / a->same_d[o]) : 0;
             /* A class may have lengths but no (scaled) joint count: drop its
              * lengths too, so every stored class is drawable. */
             uint64_t t = 0;
-            for (unsigned l = 0; l < TDL_NVC; l++)
+            for (unsigned l = 0; l < TD_LIKE_NVC; l++)
                 t += m->seq[o][l];
             if (!t) {
                 memset(m->ml[o], 0, sizeof m->ml[o]);
@@ -721,28 +721,28 @@ static int build_model(td_profile_builder *b, td_profile *p)
         /* A position bin with few literals (a small sample has none past
          * 2 KiB) borrows the counts of all bins, so that its bytes still
          * look like the sample's. */
-        uint64_t cat_all[2][TDL_NCAT] = {{0}};
-        for (unsigned bin = 0; bin < TDL_NBINS; bin++)
+        uint64_t cat_all[2][TD_LIKE_NCAT] = {{0}};
+        for (unsigned bin = 0; bin < TD_LIKE_NBINS; bin++)
             for (unsigned f = 0; f < 2; f++)
-                for (unsigned c = 0; c < TDL_NCAT; c++)
+                for (unsigned c = 0; c < TD_LIKE_NCAT; c++)
                     cat_all[f][c] += a->cat[bin][f][c];
-        for (unsigned bin = 0; bin < TDL_NBINS; bin++)
+        for (unsigned bin = 0; bin < TD_LIKE_NBINS; bin++)
             for (unsigned f = 0; f < 2; f++) {
-                uint64_t t = 0, row[TDL_NCAT];
-                for (unsigned c = 0; c < TDL_NCAT; c++)
+                uint64_t t = 0, row[TD_LIKE_NCAT];
+                for (unsigned c = 0; c < TD_LIKE_NCAT; c++)
                     t += a->cat[bin][f][c];
-                for (unsigned c = 0; c < TDL_NCAT; c++)
+                for (unsigned c = 0; c < TD_LIKE_NCAT; c++)
                     row[c] = a->cat[bin][f][c] + (t < 64 ? cat_all[f][c] + cat_all[!f][c] * (c != 0) : 0);
-                scale_counts(row, m->cat[bin][f], TDL_NCAT);
+                scale_counts(row, m->cat[bin][f], TD_LIKE_NCAT);
             }
-        for (unsigned bin = 0; bin < TDL_NBINS; bin++) {
+        for (unsigned bin = 0; bin < TD_LIKE_NBINS; bin++) {
             uint64_t t = 0;
             for (int x = 0; x < 256; x++)
                 for (int y = 0; y < 256; y++)
                     t += a->lit[bin][x][y];
             if (t >= 64)
                 continue;
-            for (unsigned q = 0; q < TDL_NBINS; q++) {
+            for (unsigned q = 0; q < TD_LIKE_NBINS; q++) {
                 uint64_t tq = 0;
                 for (int x = 0; x < 256 && q != bin; x++)
                     for (int y = 0; y < 256; y++)
@@ -759,8 +759,8 @@ static int build_model(td_profile_builder *b, td_profile *p)
      * use (order-0 entropy >= 7.95 bits over >= 4096 literals: compressed or
      * encrypted data) is stored as exactly uniform, with no categories: its
      * bytes are then generated eight per draw. */
-    int uniform[TDL_NBINS] = {0};
-    for (unsigned bin = 0; bin < TDL_NBINS; bin++) {
+    int uniform[TD_LIKE_NBINS] = {0};
+    for (unsigned bin = 0; bin < TD_LIKE_NBINS; bin++) {
         uint64_t h[256] = {0}, t = 0;
         for (int x = 0; x < 256; x++)
             for (int y = 0; y < 256; y++)
@@ -774,11 +774,11 @@ static int build_model(td_profile_builder *b, td_profile *p)
         uniform[bin] = t >= 4096 && H >= 7.95;
     }
     /* 6. Context models, with as many groups as fit the size budget. */
-    for (unsigned g = TDL_MAXG; g >= 2; g /= 2) {
-        for (unsigned bin = 0; bin < TDL_NBINS; bin++)
-            group_contexts(a->lit[bin], bin == TDL_NBINS - 1 ? g : (g > 16 ? 16 : g), &m->lit[bin]);
+    for (unsigned g = TD_LIKE_MAXG; g >= 2; g /= 2) {
+        for (unsigned bin = 0; bin < TD_LIKE_NBINS; bin++)
+            group_contexts(a->lit[bin], bin == TD_LIKE_NBINS - 1 ? g : (g > 16 ? 16 : g), &m->lit[bin]);
         group_contexts(a->jun, g, &m->jun);
-        for (unsigned bin = 0; bin < TDL_NBINS; bin++) {
+        for (unsigned bin = 0; bin < TD_LIKE_NBINS; bin++) {
             if (!uniform[bin])
                 continue;
             memset(&m->lit[bin], 0, sizeof m->lit[bin]);
@@ -787,22 +787,22 @@ static int build_model(td_profile_builder *b, td_profile *p)
                 m->lit[bin].cnt[0][y] = 1;
             for (unsigned f = 0; f < 2; f++) {
                 uint64_t t = 0;
-                for (unsigned c = 0; c < TDL_NCAT; c++)
+                for (unsigned c = 0; c < TD_LIKE_NCAT; c++)
                     t += m->cat[bin][f][c];
                 memset(m->cat[bin][f], 0, sizeof m->cat[bin][f]);
-                m->cat[bin][f][TDL_NCAT - 1] = (uint32_t)(t ? t : 1);
+                m->cat[bin][f][TD_LIKE_NCAT - 1] = (uint32_t)(t ? t : 1);
             }
         }
-        if (model_json_size(m) <= TDL_MAX_JSON - 4096)
+        if (model_json_size(m) <= TD_LIKE_MAX_JSON - 4096)
             break;
     }
     /* Still too big (pathological): drop the rarest length entries. */
-    for (uint32_t floor_c = 1; model_json_size(m) > TDL_MAX_JSON - 4096 && floor_c < (1u << 20);
+    for (uint32_t floor_c = 1; model_json_size(m) > TD_LIKE_MAX_JSON - 4096 && floor_c < (1u << 20);
          floor_c *= 2) {
-        for (unsigned o = 0; o < TDL_NOC; o++)
-            for (unsigned l = 0; l < TDL_NVC; l++) {
+        for (unsigned o = 0; o < TD_LIKE_NOC; o++)
+            for (unsigned l = 0; l < TD_LIKE_NVC; l++) {
                 uint64_t t = 0;
-                for (unsigned q = 0; q < TDL_NVC; q++)
+                for (unsigned q = 0; q < TD_LIKE_NVC; q++)
                     t += m->ml[o][q];
                 if (m->ml[o][l] <= floor_c && m->ml[o][l] * 2 < t)
                     m->ml[o][l] = 0;
@@ -916,7 +916,7 @@ int td_profile_builder_finish(td_profile_builder *b, td_profile **out)
     }
     if (b->o.fingerprint && b->nr)
         fingerprint(b->r[0].buf, b->r[0].len < FP_BYTES ? b->r[0].len : FP_BYTES, p);
-    rc = tdl_profile_finalize(p);
+    rc = td__like_profile_finalize(p);
     if (rc != TD_OK) {
         free(p);
         return rc;
@@ -929,102 +929,102 @@ int td_profile_builder_finish(td_profile_builder *b, td_profile **out)
 /* JSON                                                                      */
 /* ------------------------------------------------------------------------ */
 
-static void ctx_json(const tdl_ctxmodel *c, tdj_out *o)
+static void ctx_json(const td__like_ctxmodel *c, td__json_out *o)
 {
-    tdj_raw(o, "\"map\":[");
+    td__json_raw(o, "\"map\":[");
     for (int a = 0; a < 256; a++) {
         if (a)
-            tdj_raw(o, ",");
-        tdj_int(o, c->map[a]);
+            td__json_raw(o, ",");
+        td__json_int(o, c->map[a]);
     }
-    tdj_raw(o, "],\"groups\":[");
+    td__json_raw(o, "],\"groups\":[");
     for (unsigned g = 0; g < c->ngroups; g++) {
         int first = 1;
-        tdj_raw(o, g ? ",[" : "[");
+        td__json_raw(o, g ? ",[" : "[");
         for (int b = 0; b < 256; b++) {
             if (!c->cnt[g][b])
                 continue;
             if (!first)
-                tdj_raw(o, ",");
+                td__json_raw(o, ",");
             first = 0;
-            tdj_int(o, b);
-            tdj_raw(o, ",");
-            tdj_int(o, c->cnt[g][b]);
+            td__json_int(o, b);
+            td__json_raw(o, ",");
+            td__json_int(o, c->cnt[g][b]);
         }
-        tdj_raw(o, "]");
+        td__json_raw(o, "]");
     }
-    tdj_raw(o, "]");
+    td__json_raw(o, "]");
 }
 
 /* The nonzero counts of a class table as [class, code, count] triples. */
-static void sparse_json(tdj_out *o, const uint32_t t[TDL_NOC][TDL_NVC])
+static void sparse_json(td__json_out *o, const uint32_t t[TD_LIKE_NOC][TD_LIKE_NVC])
 {
     int first = 1;
-    for (unsigned oc = 0; oc < TDL_NOC; oc++)
-        for (unsigned l = 0; l < TDL_NVC; l++)
+    for (unsigned oc = 0; oc < TD_LIKE_NOC; oc++)
+        for (unsigned l = 0; l < TD_LIKE_NVC; l++)
             if (t[oc][l]) {
-                tdj_raw(o, first ? "[" : ",[");
+                td__json_raw(o, first ? "[" : ",[");
                 first = 0;
-                tdj_int(o, oc);
-                tdj_raw(o, ",");
-                tdj_int(o, l);
-                tdj_raw(o, ",");
-                tdj_int(o, t[oc][l]);
-                tdj_raw(o, "]");
+                td__json_int(o, oc);
+                td__json_raw(o, ",");
+                td__json_int(o, l);
+                td__json_raw(o, ",");
+                td__json_int(o, t[oc][l]);
+                td__json_raw(o, "]");
             }
 }
 
-void tdl_model_json(const tdl_model *m, tdj_out *o)
+void td__like_model_json(const td__like_model *m, td__json_out *o)
 {
     int first;
-    tdj_raw(o, "{\"doc\":");
-    tdj_int(o, m->doc);
-    tdj_raw(o, ",\"dedup\":");
-    tdj_int(o, m->dedup);
-    tdj_raw(o, ",\"dist\":[");
+    td__json_raw(o, "{\"doc\":");
+    td__json_int(o, m->doc);
+    td__json_raw(o, ",\"dedup\":");
+    td__json_int(o, m->dedup);
+    td__json_raw(o, ",\"dist\":[");
     for (unsigned x = 0; x < m->nx; x++) {
         if (x)
-            tdj_raw(o, ",");
-        tdj_int(o, m->xdist[x]);
+            td__json_raw(o, ",");
+        td__json_int(o, m->xdist[x]);
     }
-    tdj_raw(o, "],\"periods\":[");
-    tdj_int(o, m->per[0]);
-    tdj_raw(o, ",");
-    tdj_int(o, m->per[1]);
-    tdj_raw(o, "],\"seq\":[");
+    td__json_raw(o, "],\"periods\":[");
+    td__json_int(o, m->per[0]);
+    td__json_raw(o, ",");
+    td__json_int(o, m->per[1]);
+    td__json_raw(o, "],\"seq\":[");
     sparse_json(o, m->seq);
-    tdj_raw(o, "],\"ml\":[");
+    td__json_raw(o, "],\"ml\":[");
     sparse_json(o, m->ml);
-    tdj_raw(o, "],\"same\":[");
+    td__json_raw(o, "],\"same\":[");
     first = 1;
-    for (unsigned oc = 0; oc < TDL_NOC; oc++)
+    for (unsigned oc = 0; oc < TD_LIKE_NOC; oc++)
         if (m->same[oc]) {
-            tdj_raw(o, first ? "[" : ",[");
+            td__json_raw(o, first ? "[" : ",[");
             first = 0;
-            tdj_int(o, oc);
-            tdj_raw(o, ",");
-            tdj_int(o, m->same[oc]);
-            tdj_raw(o, "]");
+            td__json_int(o, oc);
+            td__json_raw(o, ",");
+            td__json_int(o, m->same[oc]);
+            td__json_raw(o, "]");
         }
-    tdj_raw(o, "],\"lit\":[");
-    for (unsigned bin = 0; bin < TDL_NBINS; bin++) {
-        tdj_raw(o, bin ? ",{\"cat\":[" : "{\"cat\":[");
+    td__json_raw(o, "],\"lit\":[");
+    for (unsigned bin = 0; bin < TD_LIKE_NBINS; bin++) {
+        td__json_raw(o, bin ? ",{\"cat\":[" : "{\"cat\":[");
         for (unsigned f = 0; f < 2; f++) {
-            tdj_raw(o, f ? ",[" : "[");
-            for (unsigned c = 0; c < TDL_NCAT; c++) {
+            td__json_raw(o, f ? ",[" : "[");
+            for (unsigned c = 0; c < TD_LIKE_NCAT; c++) {
                 if (c)
-                    tdj_raw(o, ",");
-                tdj_int(o, m->cat[bin][f][c]);
+                    td__json_raw(o, ",");
+                td__json_int(o, m->cat[bin][f][c]);
             }
-            tdj_raw(o, "]");
+            td__json_raw(o, "]");
         }
-        tdj_raw(o, "],");
+        td__json_raw(o, "],");
         ctx_json(&m->lit[bin], o);
-        tdj_raw(o, "}");
+        td__json_raw(o, "}");
     }
-    tdj_raw(o, "],\"junction\":{");
+    td__json_raw(o, "],\"junction\":{");
     ctx_json(&m->jun, o);
-    tdj_raw(o, "}}");
+    td__json_raw(o, "}}");
 }
 
 static int msgf(char *msg, size_t cap, const char *s)
@@ -1034,34 +1034,34 @@ static int msgf(char *msg, size_t cap, const char *s)
     return TD_EINVAL;
 }
 
-int tdl_model_check(const tdl_model *m, char *msg, size_t cap)
+int td__like_model_check(const td__like_model *m, char *msg, size_t cap)
 {
     uint64_t tot = 0;
-    if (m->doc < TDL_DOC_MIN || m->doc > TDL_DOC_MAX)
+    if (m->doc < TD_LIKE_DOC_MIN || m->doc > TD_LIKE_DOC_MAX)
         return msgf(msg, cap, "model.doc must be 1024 .. 1048576");
     if (m->dedup < 65536 || m->dedup > 64u * 65536u)
         return msgf(msg, cap, "model.dedup must be 65536 .. 4194304");
-    if (m->nx > TDL_NX)
+    if (m->nx > TD_LIKE_NX)
         return msgf(msg, cap, "model.dist: at most 32 distances");
     for (unsigned x = 0; x < m->nx; x++) {
-        if (m->xdist[x] < 1 || m->xdist[x] >= TDL_DOC_MAX)
+        if (m->xdist[x] < 1 || m->xdist[x] >= TD_LIKE_DOC_MAX)
             return msgf(msg, cap, "model.dist: distances must be 1 .. 1048575");
         for (unsigned y = 0; y < x; y++)
             if (m->xdist[y] == m->xdist[x])
                 return msgf(msg, cap, "model.dist: distances must be distinct");
     }
     for (int t = 0; t < 2; t++)
-        if (m->per[t] >= TDL_DOC_MAX)
+        if (m->per[t] >= TD_LIKE_DOC_MAX)
             return msgf(msg, cap, "model.periods: periods must be 0 .. 1048575");
-    for (unsigned oc = 0; oc < TDL_NOC; oc++) {
+    for (unsigned oc = 0; oc < TD_LIKE_NOC; oc++) {
         uint64_t s = 0, l = 0;
-        for (unsigned c = 0; c < TDL_NVC; c++) {
+        for (unsigned c = 0; c < TD_LIKE_NVC; c++) {
             s += m->seq[oc][c];
             l += m->ml[oc][c];
         }
-        if (s && oc >= TDL_OC_X && oc < TDL_OC_B && oc - TDL_OC_X >= m->nx)
+        if (s && oc >= TD_LIKE_OC_X && oc < TD_LIKE_OC_B && oc - TD_LIKE_OC_X >= m->nx)
             return msgf(msg, cap, "model.seq: exact-distance class without a distance");
-        if (s && oc >= TDL_OC_B && oc - TDL_OC_B > tdl_vcode(TDL_DOC_MAX - 1))
+        if (s && oc >= TD_LIKE_OC_B && oc - TD_LIKE_OC_B > td__like_vcode(TD_LIKE_DOC_MAX - 1))
             return msgf(msg, cap, "model.seq: distance bucket beyond 2^20");
         if (s && !l)
             return msgf(msg, cap, "model.ml: an offset class of model.seq has no match lengths");
@@ -1073,21 +1073,21 @@ int tdl_model_check(const tdl_model *m, char *msg, size_t cap)
     }
     if (!tot)
         return msgf(msg, cap, "model.seq: no sequence with a nonzero count");
-    const tdl_ctxmodel *cm[TDL_NBINS + 1];
-    for (unsigned bin = 0; bin < TDL_NBINS; bin++) {
+    const td__like_ctxmodel *cm[TD_LIKE_NBINS + 1];
+    for (unsigned bin = 0; bin < TD_LIKE_NBINS; bin++) {
         cm[bin] = &m->lit[bin];
         for (unsigned f = 0; f < 2; f++) {
             uint64_t s = 0;
-            for (unsigned c = 0; c < TDL_NCAT; c++)
+            for (unsigned c = 0; c < TD_LIKE_NCAT; c++)
                 s += m->cat[bin][f][c];
             if (s > (1u << 24))
                 return msgf(msg, cap, "model.lit.cat: counts too large");
         }
     }
-    cm[TDL_NBINS] = &m->jun;
-    for (unsigned i = 0; i <= TDL_NBINS; i++) {
-        const tdl_ctxmodel *c = cm[i];
-        if (c->ngroups < 1 || c->ngroups > TDL_MAXG)
+    cm[TD_LIKE_NBINS] = &m->jun;
+    for (unsigned i = 0; i <= TD_LIKE_NBINS; i++) {
+        const td__like_ctxmodel *c = cm[i];
+        if (c->ngroups < 1 || c->ngroups > TD_LIKE_MAXG)
             return msgf(msg, cap, "model.lit/junction: 1 .. 32 groups");
         for (int a = 0; a < 256; a++)
             if (c->map[a] >= c->ngroups)
@@ -1105,7 +1105,7 @@ int tdl_model_check(const tdl_model *m, char *msg, size_t cap)
 
 /* Readers of the "model" object. */
 typedef struct rd {
-    const tdj_doc *d;
+    const td__json_doc *d;
     char *msg;
     size_t cap;
 } rd;
@@ -1115,9 +1115,9 @@ static int bad(rd *r, const char *what)
     return msgf(r->msg, r->cap, what);
 }
 
-static int get_u32(rd *r, const tdj_node *n, uint32_t lo, uint32_t hi, uint32_t *v, const char *what)
+static int get_u32(rd *r, const td__json_node *n, uint32_t lo, uint32_t hi, uint32_t *v, const char *what)
 {
-    if (!n || n->type != TDJ_NUM || !n->is_int || n->ival < lo || n->ival > hi) {
+    if (!n || n->type != TD_JSON_NUM || !n->is_int || n->ival < lo || n->ival > hi) {
         if (r->msg && r->cap)
             snprintf(r->msg, r->cap, "%s: expected an integer %u .. %u", what, lo, hi);
         return TD_EINVAL;
@@ -1126,20 +1126,20 @@ static int get_u32(rd *r, const tdj_node *n, uint32_t lo, uint32_t hi, uint32_t 
     return TD_OK;
 }
 
-static int read_ctx(rd *r, const tdj_node *o, tdl_ctxmodel *c, const char *what)
+static int read_ctx(rd *r, const td__json_node *o, td__like_ctxmodel *c, const char *what)
 {
-    const tdj_node *map = tdj_get(r->d, o, "map"), *gr = tdj_get(r->d, o, "groups");
+    const td__json_node *map = td__json_get(r->d, o, "map"), *gr = td__json_get(r->d, o, "groups");
     char w[96];
-    if (!map || map->type != TDJ_ARR || map->count != 256) {
+    if (!map || map->type != TD_JSON_ARR || map->count != 256) {
         snprintf(w, sizeof w, "%s.map: expected an array of 256 group numbers", what);
         return bad(r, w);
     }
-    if (!gr || gr->type != TDJ_ARR || gr->count < 1 || gr->count > TDL_MAXG) {
+    if (!gr || gr->type != TD_JSON_ARR || gr->count < 1 || gr->count > TD_LIKE_MAXG) {
         snprintf(w, sizeof w, "%s.groups: expected an array of 1 .. 32 groups", what);
         return bad(r, w);
     }
-    for (const tdj_node *k = o->first ? &r->d->nodes[o->first] : NULL; k; k = tdj_next(r->d, k)) {
-        const char *ks = tdj_keystr(r->d, k);
+    for (const td__json_node *k = o->first ? &r->d->nodes[o->first] : NULL; k; k = td__json_next(r->d, k)) {
+        const char *ks = td__json_keystr(r->d, k);
         if (strcmp(ks, "map") && strcmp(ks, "groups") && strcmp(ks, "cat")) {
             snprintf(w, sizeof w, "%s: unknown key \"%.32s\"", what, ks);
             return bad(r, w);
@@ -1148,7 +1148,7 @@ static int read_ctx(rd *r, const tdj_node *o, tdl_ctxmodel *c, const char *what)
     c->ngroups = gr->count;
     int a = 0;
     snprintf(w, sizeof w, "%s.map", what);
-    for (const tdj_node *e = tdj_child(r->d, map); e; e = tdj_next(r->d, e), a++) {
+    for (const td__json_node *e = td__json_child(r->d, map); e; e = td__json_next(r->d, e), a++) {
         uint32_t v;
         if (get_u32(r, e, 0, c->ngroups - 1, &v, w) != TD_OK)
             return TD_EINVAL;
@@ -1156,15 +1156,15 @@ static int read_ctx(rd *r, const tdj_node *o, tdl_ctxmodel *c, const char *what)
     }
     unsigned g = 0;
     snprintf(w, sizeof w, "%s.groups", what);
-    for (const tdj_node *e = tdj_child(r->d, gr); e; e = tdj_next(r->d, e), g++) {
+    for (const td__json_node *e = td__json_child(r->d, gr); e; e = td__json_next(r->d, e), g++) {
         int last = -1;
-        if (e->type != TDJ_ARR || e->count % 2)
+        if (e->type != TD_JSON_ARR || e->count % 2)
             return bad(r, "groups: each group is a flat array of (byte, count) pairs");
-        for (const tdj_node *x = tdj_child(r->d, e); x; x = tdj_next(r->d, x)) {
+        for (const td__json_node *x = td__json_child(r->d, e); x; x = td__json_next(r->d, x)) {
             uint32_t sym, cnt;
             if (get_u32(r, x, 0, 255, &sym, w) != TD_OK)
                 return TD_EINVAL;
-            x = tdj_next(r->d, x);
+            x = td__json_next(r->d, x);
             if (get_u32(r, x, 1, 1u << 24, &cnt, w) != TD_OK)
                 return TD_EINVAL;
             if ((int)sym <= last)
@@ -1176,184 +1176,184 @@ static int read_ctx(rd *r, const tdj_node *o, tdl_ctxmodel *c, const char *what)
     return TD_OK;
 }
 
-static int read_triples(rd *r, const tdj_node *arr, uint32_t tab[TDL_NOC][TDL_NVC], const char *what)
+static int read_triples(rd *r, const td__json_node *arr, uint32_t tab[TD_LIKE_NOC][TD_LIKE_NVC], const char *what)
 {
-    if (!arr || arr->type != TDJ_ARR)
+    if (!arr || arr->type != TD_JSON_ARR)
         return bad(r, what);
     int prev = -1;
-    for (const tdj_node *e = tdj_child(r->d, arr); e; e = tdj_next(r->d, e)) {
+    for (const td__json_node *e = td__json_child(r->d, arr); e; e = td__json_next(r->d, e)) {
         uint32_t oc, c, n;
-        if (e->type != TDJ_ARR || e->count != 3)
+        if (e->type != TD_JSON_ARR || e->count != 3)
             return bad(r, what);
-        const tdj_node *x = tdj_child(r->d, e);
-        if (get_u32(r, x, 0, TDL_NOC - 1, &oc, what) || get_u32(r, tdj_next(r->d, x), 0, TDL_NVC - 1, &c, what) ||
-            get_u32(r, tdj_next(r->d, tdj_next(r->d, x)), 1, 1u << 24, &n, what))
+        const td__json_node *x = td__json_child(r->d, e);
+        if (get_u32(r, x, 0, TD_LIKE_NOC - 1, &oc, what) || get_u32(r, td__json_next(r->d, x), 0, TD_LIKE_NVC - 1, &c, what) ||
+            get_u32(r, td__json_next(r->d, td__json_next(r->d, x)), 1, 1u << 24, &n, what))
             return TD_EINVAL;
-        if ((int)(oc * TDL_NVC + c) <= prev) {
+        if ((int)(oc * TD_LIKE_NVC + c) <= prev) {
             char w[96];
             snprintf(w, sizeof w, "%s: entries must be sorted and distinct", what);
             return bad(r, w);
         }
-        prev = (int)(oc * TDL_NVC + c);
+        prev = (int)(oc * TD_LIKE_NVC + c);
         tab[oc][c] = n;
     }
     return TD_OK;
 }
 
-static int read_model(rd *r, const tdj_node *mo, tdl_model *m)
+static int read_model(rd *r, const td__json_node *mo, td__like_model *m)
 {
     static const char *const keys[] = {"doc", "dedup", "dist", "periods", "seq", "ml", "same", "lit", "junction"};
-    const tdj_doc *d = r->d;
-    const tdj_node *n;
-    if (!mo || mo->type != TDJ_OBJ)
+    const td__json_doc *d = r->d;
+    const td__json_node *n;
+    if (!mo || mo->type != TD_JSON_OBJ)
         return bad(r, "profile: \"model\" must be an object");
-    for (const tdj_node *k = tdj_child(d, mo); k; k = tdj_next(d, k)) {
+    for (const td__json_node *k = td__json_child(d, mo); k; k = td__json_next(d, k)) {
         int ok = 0;
         for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
-            ok |= strcmp(tdj_keystr(d, k), keys[i]) == 0;
+            ok |= strcmp(td__json_keystr(d, k), keys[i]) == 0;
         if (!ok) {
             char w[96];
-            snprintf(w, sizeof w, "model: unknown key \"%.32s\"", tdj_keystr(d, k));
+            snprintf(w, sizeof w, "model: unknown key \"%.32s\"", td__json_keystr(d, k));
             return bad(r, w);
         }
     }
     memset(m, 0, sizeof *m);
-    if (get_u32(r, tdj_get(d, mo, "doc"), TDL_DOC_MIN, TDL_DOC_MAX, &m->doc, "model.doc") ||
-        get_u32(r, tdj_get(d, mo, "dedup"), 65536, 64u * 65536u, &m->dedup, "model.dedup"))
+    if (get_u32(r, td__json_get(d, mo, "doc"), TD_LIKE_DOC_MIN, TD_LIKE_DOC_MAX, &m->doc, "model.doc") ||
+        get_u32(r, td__json_get(d, mo, "dedup"), 65536, 64u * 65536u, &m->dedup, "model.dedup"))
         return TD_EINVAL;
-    n = tdj_get(d, mo, "dist");
-    if (!n || n->type != TDJ_ARR || n->count > TDL_NX)
+    n = td__json_get(d, mo, "dist");
+    if (!n || n->type != TD_JSON_ARR || n->count > TD_LIKE_NX)
         return bad(r, "model.dist: expected an array of at most 32 distances");
-    for (const tdj_node *e = tdj_child(d, n); e; e = tdj_next(d, e))
-        if (get_u32(r, e, 1, TDL_DOC_MAX - 1, &m->xdist[m->nx++], "model.dist"))
+    for (const td__json_node *e = td__json_child(d, n); e; e = td__json_next(d, e))
+        if (get_u32(r, e, 1, TD_LIKE_DOC_MAX - 1, &m->xdist[m->nx++], "model.dist"))
             return TD_EINVAL;
-    n = tdj_get(d, mo, "periods");
-    if (!n || n->type != TDJ_ARR || n->count != 2)
+    n = td__json_get(d, mo, "periods");
+    if (!n || n->type != TD_JSON_ARR || n->count != 2)
         return bad(r, "model.periods: expected two periods");
-    if (get_u32(r, tdj_child(d, n), 0, TDL_DOC_MAX - 1, &m->per[0], "model.periods") ||
-        get_u32(r, tdj_next(d, tdj_child(d, n)), 0, TDL_DOC_MAX - 1, &m->per[1], "model.periods"))
+    if (get_u32(r, td__json_child(d, n), 0, TD_LIKE_DOC_MAX - 1, &m->per[0], "model.periods") ||
+        get_u32(r, td__json_next(d, td__json_child(d, n)), 0, TD_LIKE_DOC_MAX - 1, &m->per[1], "model.periods"))
         return TD_EINVAL;
-    if (read_triples(r, tdj_get(d, mo, "seq"), m->seq, "model.seq: expected [class, code, count] triples") ||
-        read_triples(r, tdj_get(d, mo, "ml"), m->ml, "model.ml: expected [class, code, count] triples"))
+    if (read_triples(r, td__json_get(d, mo, "seq"), m->seq, "model.seq: expected [class, code, count] triples") ||
+        read_triples(r, td__json_get(d, mo, "ml"), m->ml, "model.ml: expected [class, code, count] triples"))
         return TD_EINVAL;
-    n = tdj_get(d, mo, "same");
-    if (!n || n->type != TDJ_ARR)
+    n = td__json_get(d, mo, "same");
+    if (!n || n->type != TD_JSON_ARR)
         return bad(r, "model.same: expected an array of [class, p16] pairs");
     int prev = -1;
-    for (const tdj_node *e = tdj_child(d, n); e; e = tdj_next(d, e)) {
+    for (const td__json_node *e = td__json_child(d, n); e; e = td__json_next(d, e)) {
         uint32_t oc, q;
-        if (e->type != TDJ_ARR || e->count != 2)
+        if (e->type != TD_JSON_ARR || e->count != 2)
             return bad(r, "model.same: expected [class, p16] pairs");
-        if (get_u32(r, tdj_child(d, e), 0, TDL_NOC - 1, &oc, "model.same") ||
-            get_u32(r, tdj_next(d, tdj_child(d, e)), 1, 65536, &q, "model.same"))
+        if (get_u32(r, td__json_child(d, e), 0, TD_LIKE_NOC - 1, &oc, "model.same") ||
+            get_u32(r, td__json_next(d, td__json_child(d, e)), 1, 65536, &q, "model.same"))
             return TD_EINVAL;
         if ((int)oc <= prev)
             return bad(r, "model.same: classes must be sorted and distinct");
         prev = (int)oc;
         m->same[oc] = q;
     }
-    n = tdj_get(d, mo, "lit");
-    if (!n || n->type != TDJ_ARR || n->count != TDL_NBINS)
+    n = td__json_get(d, mo, "lit");
+    if (!n || n->type != TD_JSON_ARR || n->count != TD_LIKE_NBINS)
         return bad(r, "model.lit: expected 4 position bins");
     unsigned bin = 0;
-    for (const tdj_node *e = tdj_child(d, n); e; e = tdj_next(d, e), bin++) {
-        const tdj_node *cat = tdj_get(d, e, "cat");
-        if (e->type != TDJ_OBJ || !cat || cat->type != TDJ_ARR || cat->count != 2)
+    for (const td__json_node *e = td__json_child(d, n); e; e = td__json_next(d, e), bin++) {
+        const td__json_node *cat = td__json_get(d, e, "cat");
+        if (e->type != TD_JSON_OBJ || !cat || cat->type != TD_JSON_ARR || cat->count != 2)
             return bad(r, "model.lit: each bin needs \"cat\": two rows of 6 counts");
         unsigned f = 0;
-        for (const tdj_node *row = tdj_child(d, cat); row; row = tdj_next(d, row), f++) {
+        for (const td__json_node *row = td__json_child(d, cat); row; row = td__json_next(d, row), f++) {
             unsigned c = 0;
-            if (row->type != TDJ_ARR || row->count != TDL_NCAT)
+            if (row->type != TD_JSON_ARR || row->count != TD_LIKE_NCAT)
                 return bad(r, "model.lit.cat: rows of 6 counts");
-            for (const tdj_node *x = tdj_child(d, row); x; x = tdj_next(d, x), c++)
+            for (const td__json_node *x = td__json_child(d, row); x; x = td__json_next(d, x), c++)
                 if (get_u32(r, x, 0, 1u << 24, &m->cat[bin][f][c], "model.lit.cat"))
                     return TD_EINVAL;
         }
         if (read_ctx(r, e, &m->lit[bin], "model.lit"))
             return TD_EINVAL;
     }
-    n = tdj_get(d, mo, "junction");
-    if (!n || n->type != TDJ_OBJ || tdj_get(d, n, "cat"))
+    n = td__json_get(d, mo, "junction");
+    if (!n || n->type != TD_JSON_OBJ || td__json_get(d, n, "cat"))
         return bad(r, "model.junction: expected an object with map and groups");
     if (read_ctx(r, n, &m->jun, "model.junction"))
         return TD_EINVAL;
-    return tdl_model_check(m, r->msg, r->cap);
+    return td__like_model_check(m, r->msg, r->cap);
 }
 
-static double num_or(const tdj_node *n, double def)
+static double num_or(const td__json_node *n, double def)
 {
-    return n && n->type == TDJ_NUM && isfinite(n->dval) ? n->dval : def;
+    return n && n->type == TD_JSON_NUM && isfinite(n->dval) ? n->dval : def;
 }
 
 static int load_impl(td_profile *p, const void *buf, size_t len, char *msg, size_t cap)
 {
-    tdj_doc d;
+    td__json_doc d;
     rd r;
     int rc;
-    if (len > TDL_MAX_JSON) {
+    if (len > TD_LIKE_MAX_JSON) {
         msgf(msg, cap, "profile larger than 64 KiB");
         return TD_ERANGE;
     }
-    rc = tdj_parse(&d, buf, len, msg, cap);
+    rc = td__json_parse(&d, buf, len, msg, cap);
     if (rc != TD_OK)
         return rc;
     r.d = &d;
     r.msg = msg;
     r.cap = cap;
-    const tdj_node *root = &d.nodes[0];
-    const tdj_node *fmt = tdj_get(&d, root, "format"), *ver = tdj_get(&d, root, "version");
+    const td__json_node *root = &d.nodes[0];
+    const td__json_node *fmt = td__json_get(&d, root, "format"), *ver = td__json_get(&d, root, "version");
     rc = TD_EINVAL;
-    if (root->type != TDJ_OBJ) {
+    if (root->type != TD_JSON_OBJ) {
         bad(&r, "profile: expected a JSON object");
         goto out;
     }
-    if (!fmt || !tdj_str(&d, fmt) || strcmp(tdj_str(&d, fmt), "libtestdata-profile")) {
+    if (!fmt || !td__json_str(&d, fmt) || strcmp(td__json_str(&d, fmt), "libtestdata-profile")) {
         bad(&r, "profile: \"format\" must be \"libtestdata-profile\"");
         goto out;
     }
-    if (!ver || ver->type != TDJ_NUM || !ver->is_int || ver->ival != 1) {
+    if (!ver || ver->type != TD_JSON_NUM || !ver->is_int || ver->ival != 1) {
         bad(&r, "profile: unsupported \"version\" (this library reads version 1)");
         goto out;
     }
-    const tdj_node *nm = tdj_get(&d, root, "name");
+    const td__json_node *nm = td__json_get(&d, root, "name");
     if (nm) {
-        if (!tdj_str(&d, nm) || nm->count >= TDL_NAME_MAX) {
+        if (!td__json_str(&d, nm) || nm->count >= TD_LIKE_NAME_MAX) {
             bad(&r, "profile: \"name\" must be a string of at most 63 bytes");
             goto out;
         }
-        memcpy(p->name, tdj_str(&d, nm), nm->count + 1);
+        memcpy(p->name, td__json_str(&d, nm), nm->count + 1);
     }
-    const tdj_node *src = tdj_get(&d, root, "source");
+    const td__json_node *src = td__json_get(&d, root, "source");
     if (src) {
-        const tdj_node *b = tdj_get(&d, src, "bytes"), *s = tdj_get(&d, src, "sampled");
-        if (b && b->type == TDJ_NUM && b->is_int && b->ival >= 0)
+        const td__json_node *b = td__json_get(&d, src, "bytes"), *s = td__json_get(&d, src, "sampled");
+        if (b && b->type == TD_JSON_NUM && b->is_int && b->ival >= 0)
             p->source_bytes = (uint64_t)b->ival;
-        if (s && s->type == TDJ_NUM && s->is_int && s->ival >= 0)
+        if (s && s->type == TD_JSON_NUM && s->is_int && s->ival >= 0)
             p->sampled_bytes = (uint64_t)s->ival;
     }
-    const tdj_node *fp = tdj_get(&d, root, "fingerprint");
+    const td__json_node *fp = td__json_get(&d, root, "fingerprint");
     p->dedup = 1.0;
-    if (fp && fp->type == TDJ_OBJ) {
-        p->dedup = num_or(tdj_get(&d, fp, "dedup4k"), 1.0);
-        p->const4k = num_or(tdj_get(&d, fp, "const4k"), 0.0);
+    if (fp && fp->type == TD_JSON_OBJ) {
+        p->dedup = num_or(td__json_get(&d, fp, "dedup4k"), 1.0);
+        p->const4k = num_or(td__json_get(&d, fp, "const4k"), 0.0);
         if (!(p->dedup >= 1.0 && p->dedup <= TD_DEDUP_MAX_RATIO) || !(p->const4k >= 0 && p->const4k <= 1)) {
             bad(&r, "fingerprint: dedup4k must be 1 .. 2^20 and const4k 0 .. 1");
             goto out;
         }
-        for (int c = 0; c < TDL_NFP; c++) {
-            const tdj_node *e = tdj_get(&d, fp, td_codec_name(c));
-            if (e && e->type == TDJ_OBJ) {
-                p->fp_ratio[c] = num_or(tdj_get(&d, e, "ratio"), 0);
-                p->fp_ns[c] = num_or(tdj_get(&d, e, "ns_per_byte"), 0);
+        for (int c = 0; c < TD_LIKE_NFP; c++) {
+            const td__json_node *e = td__json_get(&d, fp, td_codec_name(c));
+            if (e && e->type == TD_JSON_OBJ) {
+                p->fp_ratio[c] = num_or(td__json_get(&d, e, "ratio"), 0);
+                p->fp_ns[c] = num_or(td__json_get(&d, e, "ns_per_byte"), 0);
                 p->have_fp = 1;
             }
         }
     }
-    rc = read_model(&r, tdj_get(&d, root, "model"), &p->m);
+    rc = read_model(&r, td__json_get(&d, root, "model"), &p->m);
     if (rc == TD_OK)
-        rc = tdl_profile_finalize(p);
+        rc = td__like_profile_finalize(p);
 out:
-    tdj_free(&d);
+    td__json_free(&d);
     return rc;
 }
 
@@ -1401,14 +1401,14 @@ int td_profile_load_file_msg(td_profile **out, const char *path, char *msg, size
             snprintf(msg, msgcap, "%s: %s", path, strerror(errno));
         return TD_EIO;
     }
-    buf = malloc(TDL_MAX_JSON + 1);
+    buf = malloc(TD_LIKE_MAX_JSON + 1);
     if (!buf) {
         close(fd);
         return TD_ENOMEM;
     }
     /* Read at most one byte past the limit: a larger file is rejected
      * without reading it all. */
-    while (len <= TDL_MAX_JSON && (n = read(fd, buf + len, TDL_MAX_JSON + 1 - len)) != 0) {
+    while (len <= TD_LIKE_MAX_JSON && (n = read(fd, buf + len, TD_LIKE_MAX_JSON + 1 - len)) != 0) {
         if (n < 0) {
             if (errno == EINTR)
                 continue;
@@ -1433,42 +1433,42 @@ int td_profile_load_file(td_profile **out, const char *path)
     return td_profile_load_file_msg(out, path, NULL, 0);
 }
 
-static void profile_json(const td_profile *p, tdj_out *o)
+static void profile_json(const td_profile *p, td__json_out *o)
 {
-    tdj_raw(o, "{\n  \"format\": \"libtestdata-profile\",\n  \"version\": 1,\n");
+    td__json_raw(o, "{\n  \"format\": \"libtestdata-profile\",\n  \"version\": 1,\n");
     if (p->name[0]) {
-        tdj_raw(o, "  \"name\": ");
-        tdj_string(o, p->name);
-        tdj_raw(o, ",\n");
+        td__json_raw(o, "  \"name\": ");
+        td__json_string(o, p->name);
+        td__json_raw(o, ",\n");
     }
-    tdj_raw(o, "  \"source\": {\"bytes\": ");
-    tdj_int(o, (int64_t)(p->source_bytes > INT64_MAX ? INT64_MAX : p->source_bytes));
-    tdj_raw(o, ", \"sampled\": ");
-    tdj_int(o, (int64_t)p->sampled_bytes);
-    tdj_raw(o, "},\n  \"fingerprint\": {");
+    td__json_raw(o, "  \"source\": {\"bytes\": ");
+    td__json_int(o, (int64_t)(p->source_bytes > INT64_MAX ? INT64_MAX : p->source_bytes));
+    td__json_raw(o, ", \"sampled\": ");
+    td__json_int(o, (int64_t)p->sampled_bytes);
+    td__json_raw(o, "},\n  \"fingerprint\": {");
     if (p->have_fp) {
-        for (int c = 0; c < TDL_NFP; c++) {
-            tdj_raw(o, "\"");
-            tdj_raw(o, td_codec_name(c));
-            tdj_raw(o, "\": {\"ratio\": ");
-            tdj_fixed(o, p->fp_ratio[c], 3);
-            tdj_raw(o, ", \"ns_per_byte\": ");
-            tdj_fixed(o, p->fp_ns[c], 2);
-            tdj_raw(o, "}, ");
+        for (int c = 0; c < TD_LIKE_NFP; c++) {
+            td__json_raw(o, "\"");
+            td__json_raw(o, td_codec_name(c));
+            td__json_raw(o, "\": {\"ratio\": ");
+            td__json_fixed(o, p->fp_ratio[c], 3);
+            td__json_raw(o, ", \"ns_per_byte\": ");
+            td__json_fixed(o, p->fp_ns[c], 2);
+            td__json_raw(o, "}, ");
         }
     }
-    tdj_raw(o, "\"dedup4k\": ");
-    tdj_fixed(o, p->dedup, 4);
-    tdj_raw(o, ", \"const4k\": ");
-    tdj_fixed(o, p->const4k, 4);
-    tdj_raw(o, "},\n  \"model\": ");
-    tdl_model_json(&p->m, o);
-    tdj_raw(o, "\n}\n");
+    td__json_raw(o, "\"dedup4k\": ");
+    td__json_fixed(o, p->dedup, 4);
+    td__json_raw(o, ", \"const4k\": ");
+    td__json_fixed(o, p->const4k, 4);
+    td__json_raw(o, "},\n  \"model\": ");
+    td__like_model_json(&p->m, o);
+    td__json_raw(o, "\n}\n");
 }
 
 int td_profile_save(const td_profile *p, void *buf, size_t cap, size_t *len)
 {
-    tdj_out o = {0};
+    td__json_out o = {0};
     if (!p || !len || (!buf && cap))
         return TD_EINVAL;
     profile_json(p, &o);
@@ -1488,7 +1488,7 @@ int td_profile_save(const td_profile *p, void *buf, size_t cap, size_t *len)
 
 int td_profile_save_file(const td_profile *p, const char *path)
 {
-    tdj_out o = {0};
+    td__json_out o = {0};
     td_output *out = NULL;
     int rc;
     if (!p || !path)
@@ -1553,17 +1553,17 @@ static td_profile *builtin_objs;
 
 static void builtin_init(void)
 {
-    td_profile *objs = calloc(tdl_nbuiltins ? tdl_nbuiltins : 1, sizeof *objs);
+    td_profile *objs = calloc(td__like_nbuiltins ? td__like_nbuiltins : 1, sizeof *objs);
     if (!objs || td__sodium_ready() != TD_OK) {
         free(objs);
         return;
     }
-    for (unsigned i = 0; i < tdl_nbuiltins; i++) {
-        if (load_impl(&objs[i], tdl_builtins[i].json, strlen(tdl_builtins[i].json), NULL, 0) != TD_OK) {
+    for (unsigned i = 0; i < td__like_nbuiltins; i++) {
+        if (load_impl(&objs[i], td__like_builtins[i].json, strlen(td__like_builtins[i].json), NULL, 0) != TD_OK) {
             free(objs);
             return; /* a broken table is a build error; the tests catch it */
         }
-        snprintf(objs[i].name, sizeof objs[i].name, "%s", tdl_builtins[i].name);
+        snprintf(objs[i].name, sizeof objs[i].name, "%s", td__like_builtins[i].name);
         objs[i].builtin = 1;
     }
     builtin_objs = objs;
@@ -1576,15 +1576,15 @@ const td_profile *td_profile_builtin(const char *name)
     pthread_once(&builtin_once, builtin_init);
     if (!builtin_objs)
         return NULL;
-    for (unsigned i = 0; i < tdl_nbuiltins; i++)
-        if (strcmp(tdl_builtins[i].name, name) == 0)
+    for (unsigned i = 0; i < td__like_nbuiltins; i++)
+        if (strcmp(td__like_builtins[i].name, name) == 0)
             return &builtin_objs[i];
     return NULL;
 }
 
 const char *td_profile_builtin_name(unsigned i)
 {
-    return i < tdl_nbuiltins ? tdl_builtins[i].name : NULL;
+    return i < td__like_nbuiltins ? td__like_builtins[i].name : NULL;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1606,7 +1606,7 @@ int td_profile_digest(const td_profile *p, uint8_t out[32])
 
 int td_profile_fingerprint(const td_profile *p, int codec, double *ratio, double *ns_per_byte)
 {
-    if (!p || codec < 0 || codec >= TDL_NFP)
+    if (!p || codec < 0 || codec >= TD_LIKE_NFP)
         return TD_EINVAL;
     if (!p->have_fp)
         return TD_ERANGE;

@@ -74,7 +74,7 @@ static const opt_row rows[] = {
      * caller to own, as "model" does. */
     {{"profile", TD_OPTION_TEXT, "PROFILE",
       "the profile to generate data like: a built-in name or a file made by 'testdata profile'",
-      tdl_builtin_names, "a built-in profile (english, html, source, ...) or a profile file",
+      td__like_builtin_names, "a built-in profile (english, html, source, ...) or a profile file",
       "english", K(TD_LIKE), 0},
      offsetof(td_options, profile), ST_PROFILE, 0, 0, 0, 0},
 };

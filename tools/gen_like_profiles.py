@@ -139,11 +139,11 @@ def main():
         for name, desc, text in entries:
             f.write("/* %s */\nstatic const char p_%s[] =\n%s;\n\n" % (desc.replace("*/", "* /"), name,
                                                                      c_string(text)))
-        f.write("const tdl_builtin tdl_builtins[] = {\n")
+        f.write("const td__like_builtin td__like_builtins[] = {\n")
         for name, _, _ in entries:
             f.write('    {"%s", p_%s},\n' % (name, name))
-        f.write("};\nconst unsigned tdl_nbuiltins = %d;\n" % len(entries))
-        f.write("const char *const tdl_builtin_names[] = {%s, NULL};\n"
+        f.write("};\nconst unsigned td__like_nbuiltins = %d;\n" % len(entries))
+        f.write("const char *const td__like_builtin_names[] = {%s, NULL};\n"
                 % ", ".join('"%s"' % name for name, _d, _t in entries))
 
 

@@ -28,6 +28,7 @@ MINMATCH = 4
 RETRY = 16
 CAND = 4
 INVALID = (1 << 32) - 1
+BLOCK = 1 << 20
 
 
 def wymix(a, b):
@@ -151,6 +152,7 @@ class Like:
                               digest_size=32).digest()
         self.k = [int.from_bytes(key[8 * i:8 * i + 8], "little") for i in range(4)]
         self.L = M["doc"]
+        self.ndocs = (BLOCK + self.L - 1) // self.L
         flat = [M["seq"][oc][c] for oc in range(NOC) for c in range(NVC)]
         self.seq_tab = [(t // NVC, t % NVC) for t in slots(flat)]
         self.ml_tab = {}
@@ -179,10 +181,11 @@ class Like:
             self.dd = (M["dedup"], int.from_bytes(dk[:8], "little"))
         self.cache = {}
 
-    def doc(self, j):
-        if j in self.cache:
-            return self.cache[j]
-        M, L = self.M, self.L
+    def doc(self, j, L):
+        # Document j cut at L <= doc bytes (its bytes do not depend on L).
+        if (j, L) in self.cache:
+            return self.cache[(j, L)]
+        M = self.M
         rng = Rng(wymix(self.k[0] ^ j, self.k[1] ^ P1) ^ self.k[2])
         out = bytearray(L)
         pos = 0
@@ -191,8 +194,8 @@ class Like:
         lastd = 0
         pll = pml = 0
         have_prev = False
-        rb = 10
-        while rb < 16 and (1 << rb) < L:
+        rb = 10  # from the whole document's length, also when it is cut
+        while rb < 16 and (1 << rb) < self.L:
             rb += 1
         recent = [0] * (1 << rb)
         rins = 0
@@ -315,28 +318,37 @@ class Like:
                 nrep = min(nrep + 1, 3)
         if len(self.cache) > 4:
             self.cache.clear()
-        self.cache[j] = bytes(out)
-        return self.cache[j]
+        self.cache[(j, L)] = bytes(out)
+        return self.cache[(j, L)]
 
     def docs_range(self, off, n):
+        # Blocks of 2^20 bytes, each documents ndocs * block, ... end to end,
+        # the last one cut at the block's end.
         L = self.L
         out = bytearray()
         while n:
-            j, at = divmod(off, L)
-            k = min(L - at, n)
-            out += self.doc(j)[at:at + k]
+            bi, at = divmod(off, BLOCK)
+            d, k0 = divmod(at, L)
+            lim = min(L, BLOCK - d * L)
+            k = min(lim - k0, n)
+            out += self.doc(bi * self.ndocs + d, lim)[k0:k0 + k]
             off += k
             n -= k
         return bytes(out)
 
     def dedup_src(self, i):
+        # The generic dedup mapping (docs/format.md, "dedup") over 4 KiB
+        # blocks, kind blocks of 2^20 bytes (m = 256).
         dq, key = self.dd
+        m = BLOCK // 4096
 
         def U(n):
             return (n // dq) * 65536 + ((n % dq) * 65536 + dq - 1) // dq
-        if U(i + 1) > U(i):
-            return U(i)
-        return wymix(key ^ i, (((i + 1) * P0) & M64) ^ P1) % U(i)
+        u = U(i)
+        if U(i + 1) > u:
+            return u
+        started = (u + m - 1) // m
+        return m * (wymix(key ^ i, (((i + 1) * P0) & M64) ^ P1) % started)
 
     def range(self, off, n):
         if not self.dd:
@@ -375,7 +387,7 @@ def check(cli):
             open(pf, "wb").write(text)
             for seed in (0, M64):
                 ref = Like(text, seed)
-                for off, n in ((0, 150000), ((1 << 40) + 777, 70000)):
+                for off, n in ((0, 150000), ((1 << 40) + 777, 70000), (3 * BLOCK - 40000, 80000)):
                     mine = ref.range(off, n)
                     theirs = subprocess.run([cli, "gen", "like", str(n), "--profile", pf, "--seed",
                                              str(seed), "--offset", str(off)], stdout=subprocess.PIPE,
