@@ -165,9 +165,18 @@ static int lz_parse(const uint8_t *buf, uint32_t n, pseq **out, size_t *nout)
         }
         INSERT_UPTO(i);
         uint32_t c = head[h4(buf + i)];
+        /* need: the length that would win; a candidate whose byte there
+         * differs cannot, and cannot reach the 4096 cut-off either, so it
+         * is skipped without changing the parse. */
+        uint32_t need = best + (brep >= 0);
         for (int d = CHAIN; c != UINT32_MAX && d > 0; d--) {
+            if (need < 4096 && (i + need >= n || buf[c + need] != buf[i + need])) {
+                c = prev[c];
+                continue;
+            }
             uint32_t l = mlen(buf + c, buf + i, end);
-            if (l > best + (brep >= 0)) {
+            if (l > need) {
+                need = l; /* brep becomes -1 */
                 best = l;
                 bdist = i - c;
                 brep = -1;
@@ -184,6 +193,10 @@ static int lz_parse(const uint8_t *buf, uint32_t n, pseq **out, size_t *nout)
             INSERT_UPTO(i + 1);
             uint32_t c2 = head[h4(buf + i + 1)], b2 = 0;
             for (int d = CHAIN; c2 != UINT32_MAX && d > 0; d--) {
+                if (b2 < 4096 && (i + 1 + b2 >= n || buf[c2 + b2] != buf[i + 1 + b2])) {
+                    c2 = prev[c2];
+                    continue;
+                }
                 uint32_t l = mlen(buf + c2, buf + i + 1, end);
                 if (l > b2)
                     b2 = l;
