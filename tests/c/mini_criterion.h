@@ -93,6 +93,8 @@ mc_fail(int fatal, const char *file, int line, const char *expr, const char *fmt
 #define cr_expect_geq(a, b, ...) MC_(0, (a) >= (b), #a " >= " #b, __VA_ARGS__)
 #define cr_expect_leq(a, b, ...) MC_(0, (a) <= (b), #a " <= " #b, __VA_ARGS__)
 #define cr_expect_gt(a, b, ...) MC_(0, (a) > (b), #a " > " #b, __VA_ARGS__)
+#define cr_assert_float_eq(a, b, eps, ...)                                                     \
+    MC_(1, (a) - (b) <= (eps) && (b) - (a) <= (eps), #a " == " #b " within " #eps, __VA_ARGS__)
 #define cr_assert_fail(...) MC_(1, 0, "cr_assert_fail", __VA_ARGS__)
 #define cr_assert_null(p, ...) MC_(1, (p) == NULL, #p " == NULL", __VA_ARGS__)
 #define cr_assert_not_null(p, ...) MC_(1, (p) != NULL, #p " != NULL", __VA_ARGS__)
