@@ -1012,6 +1012,16 @@ TD_API int td_model_builder_add_file(td_model_builder *b, const char *path);
  */
 TD_API int td_model_builder_finish(td_model_builder *b, td_model **out);
 
+/**
+ * Finish and write the model file to @p path, without compiling the model
+ * for generation (faster than td_model_builder_finish() then
+ * td_model_save(); the file is the same).  The file is replaced atomically,
+ * as by td_model_save().  Call this or td_model_builder_finish(), once.
+ * @return as td_model_builder_finish(); TD_EIO (errno set) if the file
+ *         cannot be written; TD_EINVAL if @p path is NULL or empty.
+ */
+TD_API int td_model_builder_save(td_model_builder *b, const char *path);
+
 /** What went wrong, in one line (empty when nothing did).  Static storage
  *  inside the builder: valid until it is freed. */
 TD_API const char *td_model_builder_message(const td_model_builder *b);

@@ -1058,11 +1058,12 @@ int td_model_builder_add_file(td_model_builder *b, const char *path)
     return rc;
 }
 
-int td_model_builder_finish(td_model_builder *b, td_model **out)
+/* The model file's bytes (*data, malloc'd, the caller frees it): what finish
+ * compiles and what save writes. */
+static int finish_file(td_model_builder *b, uint8_t **data, size_t *len)
 {
-    if (!b || !out)
-        return TD_EINVAL;
-    *out = NULL;
+    *data = NULL;
+    *len = 0;
     if (!b->failed)
         td_model_builder_break(b);
     if (b->failed)
@@ -1214,15 +1215,18 @@ int td_model_builder_finish(td_model_builder *b, td_model **out)
 
     /* header: version, flags 0, payload length, BLAKE2b-256 of the payload */
     rc = td__sodium_ready();
-    if (rc != TD_OK)
+    if (rc != TD_OK) {
+        rc = fail(b, rc, "libsodium cannot be initialised");
         goto out;
+    }
     for (int i = 0; i < 4; i++)
         w.p[8 + i] = (uint8_t)(TM_VERSION >> (8 * i));
     td__store64le(w.p + 16, (uint64_t)(w.n - TM_HEADER));
     crypto_generichash(w.p + 24, 32, w.p + TM_HEADER, (unsigned long long)(w.n - TM_HEADER), NULL, 0);
-    rc = td__tm_load(out, w.p, w.n, 0);
-    if (rc != TD_OK && rc != TD_ENOMEM)
-        rc = fail(b, rc, "internal error: the built model does not load");
+    *data = w.p;
+    *len = w.n;
+    w.p = NULL;
+    rc = TD_OK;
     goto out;
 nomem_out:
     rc = nomem(b);
@@ -1235,5 +1239,49 @@ out:
     free(tb);
     free(ts);
     free(tl);
+    return rc;
+}
+
+int td_model_builder_finish(td_model_builder *b, td_model **out)
+{
+    uint8_t *data;
+    size_t len;
+    if (!b || !out)
+        return TD_EINVAL;
+    *out = NULL;
+    int rc = finish_file(b, &data, &len);
+    if (rc != TD_OK)
+        return rc;
+    rc = td__tm_load(out, data, len, 0);
+    if (rc != TD_OK && rc != TD_ENOMEM)
+        rc = fail(b, rc, "internal error: the built model does not load");
+    free(data);
+    return rc;
+}
+
+/* Compiling the model for generation is about 40% of a build; a model that
+ * is only written to a file does not need it (loading compiles it). */
+int td_model_builder_save(td_model_builder *b, const char *path)
+{
+    uint8_t *data;
+    size_t len;
+    td_output *out;
+    if (!b || !path || !*path)
+        return TD_EINVAL;
+    int rc = finish_file(b, &data, &len);
+    if (rc != TD_OK)
+        return rc;
+    rc = td_output_open(&out, path, 0); /* atomic, as td_model_save */
+    if (rc == TD_OK) {
+        rc = td_output_write(out, data, len);
+        if (rc == TD_OK) {
+            rc = td_output_commit(out);
+        } else {
+            int e = errno;
+            td_output_abort(out);
+            errno = e;
+        }
+    }
+    free(data);
     return rc;
 }

@@ -35,9 +35,8 @@ static int run_build(const cli_cmd *cmd, int argc, char **argv)
 {
     static cli_args a;
     td_model_builder *b = NULL;
-    td_model *m = NULL;
     const char *out;
-    int rc, status;
+    int rc;
 
     cli_parse(cmd, argc, argv, &a);
     if (a.npos < 1)
@@ -60,17 +59,20 @@ static int run_build(const cli_cmd *cmd, int argc, char **argv)
             return rc == TD_EUTF8 ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
         }
     }
-    rc = td_model_builder_finish(b, &m);
+    rc = td_model_builder_save(b, out);
+    if (rc != TD_OK && !*td_model_builder_message(b)) { /* built, not written */
+        cli_error("cannot write '%s': %s", out, why(rc));
+        td_model_builder_free(b);
+        return CLI_EXIT_FAIL;
+    }
     if (rc != TD_OK) {
         const char *msg = td_model_builder_message(b);
-        cli_error("cannot build a model: %s", *msg ? msg : td_strerror(rc));
+        cli_error("cannot build a model: %s", msg);
         td_model_builder_free(b);
         return rc == TD_ECORPUS ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
     }
     td_model_builder_free(b);
-    status = save(m, out);
-    td_model_free(m);
-    return status;
+    return 0;
 }
 
 static int run_info(const cli_cmd *cmd, int argc, char **argv)

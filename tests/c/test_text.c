@@ -372,6 +372,45 @@ Test(text, model_round_trip)
     td_model_free(m3);
 }
 
+/* td_model_builder_save writes the file finish() would make, without
+ * compiling it; its errors are finish's and the output's. */
+Test(text, builder_save_same_file)
+{
+    const size_t len = 40 * 1024;
+    td_model *m = small_model(len), *m2 = NULL;
+    uint8_t *t = gen(99, 0, len, 1);
+    td_model_builder *b;
+    char path[] = "/tmp/td_test_model_XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    close(fd);
+    cr_assert_eq(td_model_builder_new(&b), TD_OK);
+    cr_assert_eq(td_model_builder_update(b, t, len), TD_OK);
+    cr_assert_eq(td_model_builder_save(b, "/nonexistent/dir/model.tdm"), TD_EIO);
+    cr_assert_str_eq(td_model_builder_message(b), "", "a write error is not the corpus's");
+    cr_assert_eq(td_model_builder_save(b, path), TD_OK, "%s", td_model_builder_message(b));
+    cr_assert_eq(td_model_builder_save(NULL, path), TD_EINVAL);
+    cr_assert_eq(td_model_builder_save(b, ""), TD_EINVAL);
+    td_model_builder_free(b);
+    cr_assert_eq(td_model_load_file(&m2, path), TD_OK);
+    unlink(path);
+    const void *d1, *d2;
+    size_t n1, n2;
+    cr_assert_eq(td_model_data(m, &d1, &n1), TD_OK);
+    cr_assert_eq(td_model_data(m2, &d2, &n2), TD_OK);
+    cr_assert(n1 == n2 && memcmp(d1, d2, n1) == 0, "save wrote another file than finish made");
+    /* A corpus too small to model: finish's error and message, no file. */
+    cr_assert_eq(td_model_builder_new(&b), TD_OK);
+    cr_assert_eq(td_model_builder_update(b, t, 5000), TD_OK);
+    cr_assert_eq(td_model_builder_save(b, path), TD_ECORPUS);
+    cr_assert_neq(td_model_builder_message(b)[0], '\0');
+    cr_assert_neq(access(path, F_OK), 0, "a failed build left a file");
+    td_model_builder_free(b);
+    free(t);
+    td_model_free(m);
+    td_model_free(m2);
+}
+
 /* fill_block (the dedup layer's entry) stops soon after `end`: the prefix
  * it makes is the block's, for the built-in model and a small one. */
 Test(text, fill_block_prefix)
