@@ -74,6 +74,16 @@ static td_model *small_model(size_t len)
     return m;
 }
 
+/* Two models are the same file, byte for byte. */
+static void assert_same_file(const td_model *a, const td_model *b, const char *what)
+{
+    const void *da, *db;
+    size_t na, nb;
+    cr_assert_eq(td_model_data(a, &da, &na), TD_OK);
+    cr_assert_eq(td_model_data(b, &db, &nb), TD_OK);
+    cr_assert(na == nb && memcmp(da, db, na) == 0, "%s", what);
+}
+
 /* ---- registration ------------------------------------------------------ */
 
 Test(text, registered)
@@ -394,11 +404,7 @@ Test(text, builder_save_same_file)
     td_model_builder_free(b);
     cr_assert_eq(td_model_load_file(&m2, path), TD_OK);
     unlink(path);
-    const void *d1, *d2;
-    size_t n1, n2;
-    cr_assert_eq(td_model_data(m, &d1, &n1), TD_OK);
-    cr_assert_eq(td_model_data(m2, &d2, &n2), TD_OK);
-    cr_assert(n1 == n2 && memcmp(d1, d2, n1) == 0, "save wrote another file than finish made");
+    assert_same_file(m, m2, "save wrote another file than finish made");
     /* A corpus too small to model: finish's error and message, no file. */
     cr_assert_eq(td_model_builder_new(&b), TD_OK);
     cr_assert_eq(td_model_builder_update(b, t, 5000), TD_OK);
@@ -502,11 +508,7 @@ Test(text, model_option_and_files)
     cr_assert_eq(td_model_builder_add_file(bl, cpath), TD_OK);
     cr_assert_eq(td_model_builder_finish(bl, &f2), TD_OK, "%s", td_model_builder_message(bl));
     td_model_builder_free(bl);
-    const void *d1, *d2;
-    size_t n1, n2;
-    cr_assert_eq(td_model_data(m, &d1, &n1), TD_OK);
-    cr_assert_eq(td_model_data(f2, &d2, &n2), TD_OK);
-    cr_assert(n1 == n2 && memcmp(d1, d2, n1) == 0, "add_file differs from update");
+    assert_same_file(m, f2, "add_file differs from update");
     cr_assert_eq(td_model_builder_new(&bl), TD_OK);
     cr_assert_eq(td_model_builder_add_file(bl, "/nonexistent/corpus"), TD_EIO);
     cr_assert_eq(errno, ENOENT);
