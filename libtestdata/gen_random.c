@@ -44,6 +44,17 @@ typedef struct random_state {
 } random_state;
 
 #ifdef TD_HAVE_OPENSSL
+/* A new context keyed with st->key, or NULL. */
+static EVP_CIPHER_CTX *ctx_new_keyed(const random_state *st)
+{
+    EVP_CIPHER_CTX *c = EVP_CIPHER_CTX_new();
+    if (c && !EVP_EncryptInit_ex2(c, st->cipher, st->key, NULL, NULL)) {
+        EVP_CIPHER_CTX_free(c);
+        c = NULL;
+    }
+    return c;
+}
+
 /* A context keyed with st->key for the caller alone (*slot: its slot, or -1
  * for one of its own), or NULL. */
 static EVP_CIPHER_CTX *ctx_get(random_state *st, int *slot)
@@ -52,11 +63,7 @@ static EVP_CIPHER_CTX *ctx_get(random_state *st, int *slot)
         if (__atomic_exchange_n(&st->busy[k], 1, __ATOMIC_ACQUIRE))
             continue;
         if (!st->ctx[k]) {
-            EVP_CIPHER_CTX *c = EVP_CIPHER_CTX_new();
-            if (c && !EVP_EncryptInit_ex2(c, st->cipher, st->key, NULL, NULL)) {
-                EVP_CIPHER_CTX_free(c);
-                c = NULL;
-            }
+            EVP_CIPHER_CTX *c = ctx_new_keyed(st);
             if (!c) {
                 __atomic_store_n(&st->busy[k], 0, __ATOMIC_RELEASE);
                 break;
@@ -67,12 +74,7 @@ static EVP_CIPHER_CTX *ctx_get(random_state *st, int *slot)
         return st->ctx[k];
     }
     *slot = -1;
-    EVP_CIPHER_CTX *c = EVP_CIPHER_CTX_new();
-    if (c && !EVP_EncryptInit_ex2(c, st->cipher, st->key, NULL, NULL)) {
-        EVP_CIPHER_CTX_free(c);
-        c = NULL;
-    }
-    return c;
+    return ctx_new_keyed(st);
 }
 
 static void ctx_put(random_state *st, EVP_CIPHER_CTX *c, int slot)
