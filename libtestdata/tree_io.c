@@ -549,7 +549,7 @@ static void emit_ready(run *r)
     }
 }
 
-static long subdir_digit(const td_tree *t, const char *name);
+static int is_tree_subdir(const td_tree *t, unsigned level, const char *name, int isdir);
 
 /* Level of directory d (0: the top). */
 static unsigned dir_level(const td_tree *t, uint64_t d)
@@ -602,7 +602,7 @@ static void scan_dir_entries(job *j, uint64_t d)
                 continue;
             if (td__tree_name_index(t, d, nm) != UINT64_MAX)
                 continue;
-            ok = e->d_type == DT_DIR && level < t->depth && subdir_digit(t, nm) >= 0;
+            ok = is_tree_subdir(t, level, nm, e->d_type == DT_DIR);
         }
         if (!ok)
             break;
@@ -818,6 +818,13 @@ static long subdir_digit(const td_tree *t, const char *name)
     return v < (long)t->fanout ? v : -1;
 }
 
+/* An entry (a directory if isdir) of a directory at level that is one of
+ * the tree's subdirectories: the one rule of both passes over entries. */
+static int is_tree_subdir(const td_tree *t, unsigned level, const char *name, int isdir)
+{
+    return isdir && level < t->depth && subdir_digit(t, name) >= 0;
+}
+
 /* Report entries of directory j (at rel, open as fd) that are not the
  * tree's, names sorted; then the same in its tree subdirectories. */
 static int extras(run *r, int fd, uint64_t j, unsigned level, const char *rel)
@@ -843,7 +850,7 @@ static int extras(run *r, int fd, uint64_t j, unsigned level, const char *rel)
             isdir = fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
                     S_ISDIR(st.st_mode);
         }
-        if (isdir && level < t->depth && subdir_digit(t, e->d_name) >= 0)
+        if (is_tree_subdir(t, level, e->d_name, isdir))
             rc = names_add(&sub, e->d_name);
         else
             rc = names_add(&ex, e->d_name);
