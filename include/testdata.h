@@ -1418,6 +1418,20 @@ TD_API const td_profile *td_profile_builtin(const char *name);
 TD_API const char *td_profile_builtin_name(unsigned i);
 
 /**
+ * As td_profile_builtin(), with a status and a message.
+ * @param[out] out  the built-in profile (static: td_profile_free() ignores
+ *                  it), or NULL
+ * @param name      the built-in's name (td_profile_builtin_name())
+ * @param msg       if not NULL, on TD_EINVAL a one-line explanation naming
+ *                  the built-in profiles
+ * @param msgcap    size of @p msg (the message is truncated to fit)
+ * @return TD_OK; TD_EINVAL if @p name is not a built-in (or NULL);
+ *         TD_ENOMEM if the built-ins could not be parsed.
+ */
+TD_API int td_profile_builtin_msg(const td_profile **out, const char *name, char *msg,
+                                  size_t msgcap);
+
+/**
  * A built-in profile if @p name_or_path is the name of one, else the
  * profile file at that path (loaded as by td_profile_load_file_msg()): what
  * the CLI's --profile and Python's profile= take.  Release *out with

@@ -1523,6 +1523,16 @@ int td_profile_save_file(const td_profile *p, const char *path)
     return rc;
 }
 
+/* "english, html, ...": the built-ins' names, for messages. */
+static const char *builtin_list(char *buf, size_t cap)
+{
+    buf[0] = '\0';
+    for (unsigned i = 0; i < td__like_nbuiltins; i++)
+        (void)td__msg(buf + strlen(buf), cap - strlen(buf), "%s%s", i ? ", " : "",
+                      td__like_builtins[i].name);
+    return buf;
+}
+
 int td_profile_open(td_profile **out, const char *name_or_path, char *msg, size_t msgcap)
 {
     const td_profile *b;
@@ -1538,12 +1548,9 @@ int td_profile_open(td_profile **out, const char *name_or_path, char *msg, size_
     }
     rc = td_profile_load_file_msg(out, name_or_path, msg, msgcap);
     if (rc == TD_EIO && errno == ENOENT && msg && msgcap) {
-        char names[256] = "";
-        for (unsigned i = 0; td_profile_builtin_name(i); i++)
-            (void)td__msg(names + strlen(names), sizeof names - strlen(names), "%s%s",
-                          i ? ", " : "", td_profile_builtin_name(i));
+        char names[256];
         td__msg(msg, msgcap, "'%s' is neither a built-in profile (%s) nor a profile file",
-                name_or_path, names);
+                name_or_path, builtin_list(names, sizeof names));
         errno = ENOENT;
     }
     return rc;
@@ -1598,6 +1605,21 @@ const td_profile *td_profile_builtin(const char *name)
 const char *td_profile_builtin_name(unsigned i)
 {
     return i < td__like_nbuiltins ? td__like_builtins[i].name : NULL;
+}
+
+int td_profile_builtin_msg(const td_profile **out, const char *name, char *msg, size_t msgcap)
+{
+    char names[256];
+    if (!out || !name)
+        return TD_EINVAL;
+    if ((*out = td_profile_builtin(name)))
+        return TD_OK;
+    if (!builtin_objs) /* td_profile_builtin ran builtin_init: out of memory */
+        return TD_ENOMEM;
+    if (msg && msgcap)
+        td__msg(msg, msgcap, "no built-in profile '%s' (built-ins: %s)", name,
+                builtin_list(names, sizeof names));
+    return TD_EINVAL;
 }
 
 /* ------------------------------------------------------------------------ */

@@ -378,6 +378,15 @@ static int td_py_profile_open(const char *name_or_path, td_profile **out, char *
     return td_profile_open(out, name_or_path, MSGBUF, 1024);
 }
 
+/* Profile.builtin(): a built-in only, never a file of that name. */
+static int td_py_profile_builtin(const char *name, td_profile **out, char *MSGBUF)
+{
+    const td_profile *b = NULL;
+    int rc = td_profile_builtin_msg(&b, name, MSGBUF, 1024);
+    *out = (td_profile *)(uintptr_t)b; /* td_profile_free ignores built-ins */
+    return rc;
+}
+
 static int td_py_profile_loads(const void *buf, size_t len, td_profile **out, char *MSGBUF)
 {
     return td_profile_load_msg(out, buf, len, MSGBUF, 1024);
@@ -487,8 +496,11 @@ static int td_py_tree_scan(const char *path, char *TEXTBUF)
         Py_XDECREF($result);
         $result = NULL;
         /* A file that cannot be read (a model, a corpus) is an OSError. */
+        int err = errno;
         PyObject *etype = result == TD_EIO ? PyExc_OSError : PyExc_ValueError;
-        PyObject *exc = PyObject_CallFunction(etype, "s", buf$argnum);
+        /* OSError(errno, text) is the subclass for errno (FileNotFoundError). */
+        PyObject *exc = result == TD_EIO && err ? PyObject_CallFunction(etype, "is", err, buf$argnum)
+                                                : PyObject_CallFunction(etype, "s", buf$argnum);
         if (exc) {
             PyObject *code = PyLong_FromLong(result);
             if (!code || PyObject_SetAttrString(exc, "td_status", code) != 0)
@@ -501,7 +513,7 @@ static int td_py_tree_scan(const char *path, char *TEXTBUF)
     }
     $result = SWIG_Python_AppendOutput($result, PyUnicode_FromString(buf$argnum));
 }
-%typemap(out) int td_py_profile_open, int td_py_profile_loads, int td_py_profile_digest {
+%typemap(out) int td_py_profile_open, int td_py_profile_builtin, int td_py_profile_loads, int td_py_profile_digest {
     $result = PyLong_FromLong($1);
 }
 %typemap(out) int td_py_profile_save_file {
@@ -921,6 +933,7 @@ struct td_tree {};
 %rename("%s") td_tree_option_count;
 %rename("%s") td_tree_option_get;
 %rename("%s") td_py_profile_open;
+%rename("%s") td_py_profile_builtin;
 %rename("%s") td_py_profile_loads;
 %rename("%s") td_py_profile_builder_new;
 %rename("%s") td_profile_builder_update;
@@ -966,6 +979,7 @@ int td_py_model_builder_save(td_model_builder *b, const char *path, char *MSGBUF
 #undef TD_SIZE_UNBOUNDED
 %constant unsigned long long TD_SIZE_UNBOUNDED = TD_SIZE_UNBOUNDED;
 int td_py_profile_open(const char *name_or_path, td_profile **out, char *MSGBUF);
+int td_py_profile_builtin(const char *name, td_profile **out, char *MSGBUF);
 int td_py_profile_loads(const void *buf, size_t len, td_profile **out, char *MSGBUF);
 int td_py_profile_builder_new(uint64_t size_hint, uint64_t sample, uint32_t fingerprint,
                               const char *name, td_profile_builder **out);

@@ -62,6 +62,15 @@ Test(like, builtins_exist_and_load)
     cr_assert_geq(n, 6, "at least six classes of real data");
     cr_assert_null(td_profile_builtin("no-such-profile"));
     cr_assert_null(td_profile_builtin(NULL));
+
+    const td_profile *b = NULL;
+    char msg[256] = "";
+    cr_assert_eq(td_profile_builtin_msg(&b, "html", msg, sizeof msg), TD_OK);
+    cr_assert_eq(b, td_profile_builtin("html"));
+    cr_assert_eq(td_profile_builtin_msg(&b, "htlm", msg, sizeof msg), TD_EINVAL);
+    cr_assert_null(b);
+    cr_assert(strstr(msg, "'htlm'") && strstr(msg, "english, html"), "%s", msg);
+    cr_assert_eq(td_profile_builtin_msg(&b, NULL, NULL, 0), TD_EINVAL);
 }
 
 Test(like, chunking_seek_threads)

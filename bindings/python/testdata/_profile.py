@@ -59,11 +59,11 @@ class Profile:
         p = _fspath(path, "path")
         try:
             return cls(capi.td_py_profile_open(p)[1])
-        except (ValueError, OSError) as e:
-            if not os.path.exists(p) and capi.td_profile_builtin_name(0) is not None:
-                raise FileNotFoundError(2, str(e), p) from None
-            if isinstance(e, OSError):
+        except OSError as e:  # FileNotFoundError when neither a built-in nor a file
+            if e.errno is None:
                 raise
+            raise type(e)(e.errno, e.strerror, p) from None
+        except ValueError as e:
             raise ValueError(f"{p}: {e}") from None
 
     @classmethod
@@ -80,9 +80,7 @@ class Profile:
         """A built-in profile by name (ValueError if there is none)."""
         if not isinstance(name, str):
             raise TypeError(f"name must be a str, not {type(name).__name__}")
-        if name not in builtin_profiles():
-            raise ValueError(f"no built-in profile {name!r} (built-ins: {', '.join(builtin_profiles())})")
-        return cls(capi.td_py_profile_open(name)[1])
+        return cls(capi.td_py_profile_builtin(_fspath(name, "name"))[1])
 
     def save(self, path: StrPath) -> None:
         """Write the JSON form to path (atomically: a regular file is replaced
