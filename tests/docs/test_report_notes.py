@@ -1,0 +1,38 @@
+"""docs/benchmarks.md is written by tests/bench/report.py, and figures
+measured by other commands live in its notes blocks: a rewrite must keep
+every block, each in its section, and drop nothing else by accident."""
+import importlib.util
+import pathlib
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+def report():
+    pytest.importorskip("matplotlib")
+    spec = importlib.util.spec_from_file_location("report", ROOT / "tests" / "bench" / "report.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_committed_report_has_its_notes():
+    notes = report().kept_notes(ROOT / "docs" / "benchmarks.md")
+    assert {"compressible", "text", "trees"} <= set(notes)
+
+
+def test_rewrite_keeps_notes_in_their_sections(tmp_path):
+    r = report()
+    out = tmp_path / "benchmarks.md"
+    out.write_text("# old\n<!-- notes: text -->\nmodel build: 34 MB/s\n<!-- /notes -->\n"
+                   "<!-- notes: gone -->\na section this run does not write\n<!-- /notes -->\n")
+    core = {"gbps": {}, "bytes_per_command": 1 << 20, "repeat": 1, "ratios": []}
+    r.write_markdown(out, {}, True, ["zero"], {}, core, None, None, None, None, [], 1.0)
+    text = out.read_text()
+    text_section = text.split("## `text`", 1)[1].split("\n## ", 1)[0]
+    assert "<!-- notes: text -->\nmodel build: 34 MB/s\n<!-- /notes -->" in text_section
+    assert "a section this run does not write" in text
+    assert r.kept_notes(out) == {"text": "model build: 34 MB/s\n",
+                                 "gone": "a section this run does not write\n"}
+    assert "# old" not in text
