@@ -48,6 +48,11 @@ TD_HIDDEN void td__derive_key(const char *domain, uint64_t seed, uint8_t key[32]
 TD_HIDDEN void td__derive_key_with(const char *domain, uint64_t seed, const void *extra,
                                    size_t extra_len, uint8_t key[32]);
 
+/* buf[0..len) as the whole content of the file at path, replaced
+ * atomically through td_output (docs/reliability.md): how the library
+ * saves the files it makes (models, profiles).  errno as td_output's. */
+TD_HIDDEN int td__output_put(const char *path, const void *buf, size_t len);
+
 /* Number of online CPUs (>= 1). */
 TD_HIDDEN unsigned td__ncpus(void);
 

@@ -1502,7 +1502,6 @@ int td_profile_save(const td_profile *p, void *buf, size_t cap, size_t *len)
 int td_profile_save_file(const td_profile *p, const char *path)
 {
     td__json_out o = {0};
-    td_output *out = NULL;
     int rc;
     if (!p || !path)
         return TD_EINVAL;
@@ -1511,14 +1510,7 @@ int td_profile_save_file(const td_profile *p, const char *path)
         free(o.buf);
         return TD_ENOMEM;
     }
-    rc = td_output_open(&out, path, 0);
-    if (rc == TD_OK) {
-        rc = td_output_write(out, o.buf, o.len);
-        if (rc == TD_OK)
-            rc = td_output_commit(out);
-        else
-            td_output_abort(out);
-    }
+    rc = td__output_put(path, o.buf, o.len);
     free(o.buf);
     return rc;
 }

@@ -312,6 +312,20 @@ int td_output_write(td_output *o, const void *buf, size_t len)
     return write_all(o->fd, buf, len, NULL, &w);
 }
 
+int td__output_put(const char *path, const void *buf, size_t len)
+{
+    td_output *out;
+    int rc = td_output_open(&out, path, 0);
+    if (rc != TD_OK)
+        return rc;
+    rc = td_output_write(out, buf, len);
+    if (rc != TD_OK) {
+        td_output_abort(out); /* keeps errno */
+        return rc;
+    }
+    return td_output_commit(out);
+}
+
 void td_output_abort(td_output *o)
 {
     int saved = errno;

@@ -1265,23 +1265,12 @@ int td_model_builder_save(td_model_builder *b, const char *path)
 {
     uint8_t *data;
     size_t len;
-    td_output *out;
     if (!b || !path || !*path)
         return TD_EINVAL;
     int rc = finish_file(b, &data, &len);
     if (rc != TD_OK)
         return rc;
-    rc = td_output_open(&out, path, 0); /* atomic, as td_model_save */
-    if (rc == TD_OK) {
-        rc = td_output_write(out, data, len);
-        if (rc == TD_OK) {
-            rc = td_output_commit(out);
-        } else {
-            int e = errno;
-            td_output_abort(out);
-            errno = e;
-        }
-    }
+    rc = td__output_put(path, data, len);
     free(data);
     return rc;
 }

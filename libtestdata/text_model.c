@@ -1177,22 +1177,9 @@ int td_model_data(const td_model *m, const void **buf, size_t *len)
 
 int td_model_save(const td_model *m, const char *path)
 {
-    td_output *out;
-    int rc;
     if (!m || !path || !*path)
         return TD_EINVAL;
-    /* Atomic like every output of the library (docs/reliability.md). */
-    rc = td_output_open(&out, path, 0);
-    if (rc != TD_OK)
-        return rc;
-    rc = td_output_write(out, m->data, m->size);
-    if (rc != TD_OK) {
-        int e = errno;
-        td_output_abort(out);
-        errno = e;
-        return rc;
-    }
-    return td_output_commit(out);
+    return td__output_put(path, m->data, m->size);
 }
 
 int td_model_describe(const td_model *m, td_model_info *info)
