@@ -257,16 +257,22 @@ static void tree_option_help(FILE *f)
     }
 }
 
+/* The subcommands' words joined by sep ("build|info", "build, info"). */
+static char *sub_words(const cli_cmd *cmd, const char *sep, char *buf, size_t cap)
+{
+    buf[0] = '\0';
+    for (int i = 0; cmd->subs[i]; i++) {
+        size_t n = strlen(buf);
+        snprintf(buf + n, cap - n, "%s%s", i ? sep : "", cli_sub_word(cmd->subs[i]));
+    }
+    return buf;
+}
+
 const char *cli_cmd_args(const cli_cmd *cmd, char *buf, size_t cap)
 {
     if (cmd->args || !cmd->subs)
         return cmd->args ? cmd->args : "";
-    buf[0] = '\0';
-    for (int i = 0; cmd->subs[i]; i++) {
-        size_t n = strlen(buf);
-        snprintf(buf + n, cap - n, "%s%s", i ? "|" : "", cli_sub_word(cmd->subs[i]));
-    }
-    size_t n = strlen(buf);
+    size_t n = strlen(sub_words(cmd, "|", buf, cap));
     snprintf(buf + n, cap - n, " ...");
     return buf;
 }
@@ -297,7 +303,7 @@ const char *cli_sub_word(const cli_cmd *sub)
 int cli_run_subs(const cli_cmd *cmd, int argc, char **argv)
 {
     const char *names[32];
-    char list[256] = "";
+    char list[256];
     int n = 0;
     if (argc < 2) {
         subs_help(cmd, stderr);
@@ -315,14 +321,14 @@ int cli_run_subs(const cli_cmd *cmd, int argc, char **argv)
             return cmd->subs[i]->run(cmd->subs[i], argc - 1, argv + 1);
         }
         names[n++] = w;
-        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", w);
     }
     names[n] = NULL;
     const char *s = td_suggest(argv[1], names);
     if (s)
         cli_usage_error("unknown command '%s %s'; did you mean '%s %s'?", cmd->name, argv[1],
                         cmd->name, s);
-    cli_usage_error("unknown command '%s %s' (%s)", cmd->name, argv[1], list);
+    cli_usage_error("unknown command '%s %s' (%s)", cmd->name, argv[1],
+                    sub_words(cmd, ", ", list, sizeof list));
 }
 
 void cli_print_help(const cli_cmd *cmd, FILE *f)
