@@ -28,18 +28,24 @@
 static const uint8_t zero_chunk[ZERO_CHUNK];
 static const uint8_t chacha_nonce[crypto_stream_chacha20_NONCEBYTES];
 
+#ifdef TD_HAVE_OPENSSL
+/* Contexts already keyed, each owned by one call at a time (busy): a call
+ * then only sets the counter, where making, keying and freeing a context
+ * cost as much as 4 KiB of keystream (many small files).  A call that finds
+ * none free uses a context of its own, as before. */
+typedef struct ctx_cache {
+    EVP_CIPHER_CTX *ctx[CTX_SLOTS];
+    int busy[CTX_SLOTS];
+} ctx_cache;
+#endif
+
 typedef struct random_state {
     uint32_t algorithm;
     uint8_t key[crypto_stream_chacha20_KEYBYTES];
     uint64_t fast_key;
 #ifdef TD_HAVE_OPENSSL
     EVP_CIPHER *cipher; /* fetched once: implicit fetches per call are slow */
-    /* Contexts already keyed, each owned by one call at a time (busy): a
-     * call then only sets the counter, where making, keying and freeing a
-     * context cost as much as 4 KiB of keystream (many small files).  A
-     * call that finds none free uses a context of its own, as before. */
-    EVP_CIPHER_CTX *ctx[CTX_SLOTS];
-    int busy[CTX_SLOTS];
+    ctx_cache *cache;   /* the state's one mutable part (synchronised on its own) */
 #endif
 } random_state;
 
@@ -57,41 +63,40 @@ static EVP_CIPHER_CTX *ctx_new_keyed(const random_state *st)
 
 /* A context keyed with st->key for the caller alone (*slot: its slot, or -1
  * for one of its own), or NULL. */
-static EVP_CIPHER_CTX *ctx_get(random_state *st, int *slot)
+static EVP_CIPHER_CTX *ctx_get(const random_state *st, int *slot)
 {
-    for (unsigned k = 0; k < CTX_SLOTS; k++) {
-        if (__atomic_exchange_n(&st->busy[k], 1, __ATOMIC_ACQUIRE))
+    ctx_cache *cc = st->cache;
+    for (unsigned k = 0; cc && k < CTX_SLOTS; k++) {
+        if (__atomic_exchange_n(&cc->busy[k], 1, __ATOMIC_ACQUIRE))
             continue;
-        if (!st->ctx[k]) {
+        if (!cc->ctx[k]) {
             EVP_CIPHER_CTX *c = ctx_new_keyed(st);
             if (!c) {
-                __atomic_store_n(&st->busy[k], 0, __ATOMIC_RELEASE);
+                __atomic_store_n(&cc->busy[k], 0, __ATOMIC_RELEASE);
                 break;
             }
-            st->ctx[k] = c;
+            cc->ctx[k] = c;
         }
         *slot = (int)k;
-        return st->ctx[k];
+        return cc->ctx[k];
     }
     *slot = -1;
     return ctx_new_keyed(st);
 }
 
-static void ctx_put(random_state *st, EVP_CIPHER_CTX *c, int slot)
+static void ctx_put(const random_state *st, EVP_CIPHER_CTX *c, int slot)
 {
     if (slot >= 0)
-        __atomic_store_n(&st->busy[slot], 0, __ATOMIC_RELEASE);
+        __atomic_store_n(&st->cache->busy[slot], 0, __ATOMIC_RELEASE);
     else
         EVP_CIPHER_CTX_free(c);
 }
 #endif
 
 /* Keystream blocks [ic, ic + len/64) into buf; len is a multiple of 64. */
-static void chacha_blocks(const random_state *cst, uint64_t ic, uint8_t *buf, size_t len)
+static void chacha_blocks(const random_state *st, uint64_t ic, uint8_t *buf, size_t len)
 {
 #ifdef TD_HAVE_OPENSSL
-    /* The context cache is the only mutable part, synchronised on its own. */
-    random_state *st = (random_state *)(uintptr_t)cst;
     int slot = -1;
     EVP_CIPHER_CTX *ctx = st->cipher ? ctx_get(st, &slot) : NULL;
     if (ctx) {
@@ -121,8 +126,6 @@ static void chacha_blocks(const random_state *cst, uint64_t ic, uint8_t *buf, si
             return;
     }
     /* No OpenSSL context: libsodium gives the same bytes, only slower. */
-#else
-    const random_state *st = cst;
 #endif
     while (len) {
         size_t n = len < ZERO_CHUNK ? len : ZERO_CHUNK;
@@ -262,6 +265,7 @@ static int random_prepare(const td_options *o, void **state)
         td__derive_key("libtestdata/random/chacha20/1", o->seed, st->key);
 #ifdef TD_HAVE_OPENSSL
         st->cipher = EVP_CIPHER_fetch(NULL, "ChaCha20", NULL); /* NULL: use libsodium */
+        st->cache = st->cipher ? calloc(1, sizeof *st->cache) : NULL; /* NULL: no cache */
 #endif
     }
     *state = st;
@@ -272,8 +276,9 @@ static void random_release(void *state)
 {
     random_state *st = state;
 #ifdef TD_HAVE_OPENSSL
-    for (unsigned k = 0; k < CTX_SLOTS; k++)
-        EVP_CIPHER_CTX_free(st->ctx[k]);
+    for (unsigned k = 0; st->cache && k < CTX_SLOTS; k++)
+        EVP_CIPHER_CTX_free(st->cache->ctx[k]);
+    free(st->cache);
     EVP_CIPHER_free(st->cipher);
 #endif
     sodium_memzero(st->key, sizeof st->key);
