@@ -26,9 +26,16 @@ the ratio of bzip2 -9, xz -6 and gzip -6 for each rebuild:
   half real sources  every second match keeps its real source
 
 Only the sample's real sources give bzip2 its ratio: the source models
-above leave it 20-30% short while gzip and xz move less; the order-2
-junction is the only one that recovers part of it on text-like data (and
-copying half the sources right barely helps: a wrong copy is copied on).
+above leave it 20-45% short while gzip and xz lose 0-18%.  Copying half the
+sources right barely helps (a wrong copy is copied on).  The order-2
+junction recovers most of it on samples of up to ~700 KB of few
+repeats (cp.html, urls.10K, grammar.lsp) but runs away on long texts
+(alice29, lcet10: +27-99% for every codec), because content-aware choice
+feeds on its own output; gen_like.c's source choices that were tried
+(phrase-start snaps, more candidates weighed over 3 bytes, with and
+without the 4-byte snap) show the same trade: bzip2 closer, LZ codecs
+overshooting.  The crude order-1 literal row is meaningless for samples
+whose literals are mostly one byte (kennedy.xls).
 
 Usage: tools/like_source_study.py FILE... [--seed N]
 """
