@@ -206,6 +206,15 @@ fail:
 
 #define INVALID UINT32_MAX
 
+/* c ? a : b without a branch (the conditions here are coin flips, which a
+ * branch predictor loses). */
+static inline uint32_t sel32(int c, uint32_t a, uint32_t b)
+{
+    uint32_t m = 0u - (uint32_t)(c != 0);
+    __asm__("" : "+r"(m)); /* keep the compiler from making it a branch again */
+    return (a & m) | (b & ~m);
+}
+
 /* End of the position bin of td__like_bin. */
 static inline uint32_t bin_end(unsigned bin)
 {
@@ -275,9 +284,10 @@ static void gen_doc(const like_state *st, uint64_t j, uint8_t *out, uint32_t end
         uint32_t ml = TD_LIKE_MINMATCH + td__like_vbase(mc) + (uint32_t)((((r >> 44) & 0xfffff) * td__like_vspan(mc)) >> 20);
         /* r2: distance in a bucket (bits 0-31), same lengths (32-47), pick (48-63). */
         uint64_t r2 = td__wyrand(&s);
-        if (have_prev && ((r2 >> 32) & 0xffff) < st->same[oc]) {
-            ll = pll;
-            ml = pml;
+        {
+            int same = have_prev & (((r2 >> 32) & 0xffff) < st->same[oc]);
+            ll = sel32(same, pll, ll);
+            ml = sel32(same, pml, ml);
         }
         pll = ll;
         pml = ml;
@@ -298,8 +308,7 @@ static void gen_doc(const like_state *st, uint64_t j, uint8_t *out, uint32_t end
 
         /* The literal run.  A sequence whose match cannot be made writes at
          * least one literal, so generation always advances. */
-        if (ll == 0 && (dist == INVALID || dist > pos))
-            ll = 1;
+        ll += (ll == 0) & (dist > pos); /* dist > pos also when INVALID */
         if (ll > L - pos)
             ll = L - pos;
         /* A distance from a bucket gets three more candidates (21 bits each
@@ -401,14 +410,15 @@ static void gen_doc(const like_state *st, uint64_t j, uint8_t *out, uint32_t end
                 wt[c] = cand[c] <= pos ? jw[out[pos - cand[c]]] : 0;
                 W += wt[c];
             }
-            uint64_t x = ((r2 >> 48) * W) >> 16;
-            for (int c = 0; c < TD_LIKE_CAND; c++) {
-                if (x < wt[c]) {
-                    dist = cand[c];
-                    break;
-                }
-                x -= wt[c];
+            /* The first candidate whose running sum of weights passes x
+             * (x < W, and wt[0] >= 1): counted, not branched on. */
+            uint64_t x = ((r2 >> 48) * W) >> 16, cum = 0;
+            unsigned pick = 0;
+            for (int c = 0; c + 1 < TD_LIKE_CAND; c++) {
+                cum += wt[c];
+                pick += cum <= x;
             }
+            dist = cand[pick];
         }
         if (dist == INVALID || dist > pos) {
             lastd = 0;
@@ -436,7 +446,7 @@ static void gen_doc(const like_state *st, uint64_t j, uint8_t *out, uint32_t end
                 for (uint32_t t = 0; t < dist; t++)
                     v |= (uint32_t)out[sp + t] << (8 * t);
             uint32_t ent = recent[(v * 2654435761u) >> (32 - rb)];
-            uint32_t q = (ent & ~RECENT_POS) == tag ? ent & RECENT_POS : 0;
+            uint32_t q = sel32((ent & ~RECENT_POS) == tag, ent & RECENT_POS, 0);
             if (q > sp + 1 && td__load32le(out + q - 1) == v)
                 dist = pos - (q - 1);
         }
