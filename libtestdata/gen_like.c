@@ -447,8 +447,8 @@ static void gen_doc(const like_state *st, uint64_t j, uint8_t *out, uint32_t end
                     v |= (uint32_t)out[sp + t] << (8 * t);
             uint32_t ent = recent[(v * 2654435761u) >> (32 - rb)];
             uint32_t q = sel32((ent & ~RECENT_POS) == tag, ent & RECENT_POS, 0);
-            if (q > sp + 1 && td__load32le(out + q - 1) == v)
-                dist = pos - (q - 1);
+            uint32_t qa = sel32(q != 0, q - 1, 0); /* a valid address to compare at */
+            dist = sel32((q > sp + 1) & (td__load32le(out + qa) == v), pos - qa, dist);
         }
         if (ml > L - pos)
             ml = L - pos;
