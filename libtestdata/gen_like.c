@@ -37,6 +37,7 @@ typedef struct like_state {
     uint8_t lmap[TD_LIKE_NBINS][256];
     uint8_t uniform[TD_LIKE_NBINS];           /* bin with uniform fresh bytes and no categories */
     uint8_t *lit_tab[TD_LIKE_NBINS];          /* [group][slot] -> byte */
+    const uint8_t *lit_ctx[TD_LIKE_NBINS][256]; /* previous byte -> its group's table (one load) */
     uint8_t jmap[256];
     uint32_t *jw;                         /* [group][byte] -> weight >= 1 */
     uint32_t ndocs;                       /* documents per block: ceil(block / doc) */
@@ -165,6 +166,8 @@ static int like_prepare(const td_options *o, void **state)
         rc = ctx_tables(&m->lit[bin], st->lmap[bin], &st->lit_tab[bin]);
         if (rc != TD_OK)
             goto fail;
+        for (unsigned b = 0; b < 256; b++)
+            st->lit_ctx[bin][b] = st->lit_tab[bin] + (size_t)st->lmap[bin][b] * TD_LIKE_SLOTS;
         /* Uniform: one group, all 256 counts equal, categories all fresh. */
         int u = m->lit[bin].ngroups == 1;
         for (int b = 1; b < 256 && u; b++)
@@ -202,6 +205,21 @@ fail:
 }
 
 #define INVALID UINT32_MAX
+
+/* c ? a : b without a branch (the conditions here are coin flips, which a
+ * branch predictor loses). */
+static inline uint32_t sel32(int c, uint32_t a, uint32_t b)
+{
+    uint32_t m = 0u - (uint32_t)(c != 0);
+    __asm__("" : "+r"(m)); /* keep the compiler from making it a branch again */
+    return (a & m) | (b & ~m);
+}
+
+/* End of the position bin of td__like_bin. */
+static inline uint32_t bin_end(unsigned bin)
+{
+    return bin == 0 ? 2048u : bin == 1 ? 16384u : bin == 2 ? 131072u : UINT32_MAX;
+}
 
 /* Bits of the table of 4-byte strings (recent[]): enough for the document. */
 static unsigned recent_bits(uint32_t doc)
@@ -266,9 +284,10 @@ static void gen_doc(const like_state *st, uint64_t j, uint8_t *out, uint32_t end
         uint32_t ml = TD_LIKE_MINMATCH + td__like_vbase(mc) + (uint32_t)((((r >> 44) & 0xfffff) * td__like_vspan(mc)) >> 20);
         /* r2: distance in a bucket (bits 0-31), same lengths (32-47), pick (48-63). */
         uint64_t r2 = td__wyrand(&s);
-        if (have_prev && ((r2 >> 32) & 0xffff) < st->same[oc]) {
-            ll = pll;
-            ml = pml;
+        {
+            int same = have_prev & (((r2 >> 32) & 0xffff) < st->same[oc]);
+            ll = sel32(same, pll, ll);
+            ml = sel32(same, pml, ml);
         }
         pll = ll;
         pml = ml;
@@ -289,8 +308,7 @@ static void gen_doc(const like_state *st, uint64_t j, uint8_t *out, uint32_t end
 
         /* The literal run.  A sequence whose match cannot be made writes at
          * least one literal, so generation always advances. */
-        if (ll == 0 && (dist == INVALID || dist > pos))
-            ll = 1;
+        ll += (ll == 0) & (dist > pos); /* dist > pos also when INVALID */
         if (ll > L - pos)
             ll = L - pos;
         /* A distance from a bucket gets three more candidates (21 bits each
@@ -312,48 +330,73 @@ static void gen_doc(const like_state *st, uint64_t j, uint8_t *out, uint32_t end
         }
         uint64_t raw = 0;
         unsigned nraw = 0;
-        for (uint32_t k = 0; k < ll; k++) {
-            unsigned bin = td__like_bin(pos), first = k == 0 && lastd != 0;
-            if (st->uniform[bin] && !first) {
-                /* Eight uniform bytes per draw, little-endian (a whole draw
-                 * at once when the run and the bin allow it). */
-                if (!nraw && k + 8 <= ll && st->uniform[td__like_bin(pos + 7)]) {
-                    td__store64le(out + pos, td__wyrand(&s));
-                    pos += 8;
-                    k += 7;
-                    continue;
-                }
-                if (!nraw) {
-                    raw = td__wyrand(&s);
-                    nraw = 8;
-                }
-                out[pos++] = (uint8_t)raw;
-                raw >>= 8;
-                nraw--;
-                continue;
-            }
+        uint32_t k = 0;
+        if (ll && lastd) {
+            /* The first literal after a match (never in the uniform path). */
+            unsigned bin = td__like_bin(pos);
             uint64_t rr = td__wyrand(&s);
-            unsigned cat = st->cat_tab[bin][first][(rr >> 40) & 4095];
+            unsigned cat = st->cat_tab[bin][1][(rr >> 40) & 4095];
             uint32_t cd = cat < 3 ? (cat < nrep ? rep[cat] : 0) : cat < 5 ? st->per[cat - 3] : 0;
             uint8_t b;
-            if (cat < 5 && cd && cd <= pos && !(first && out[pos - cd] == out[pos - lastd])) {
+            if (cat < 5 && cd && cd <= pos && out[pos - cd] != out[pos - lastd]) {
                 b = out[pos - cd];
             } else {
-                const uint8_t *lt = st->lit_tab[bin] + (size_t)st->lmap[bin][pos ? out[pos - 1] : 0] * TD_LIKE_SLOTS;
+                const uint8_t *lt = st->lit_ctx[bin][out[pos - 1]];
                 b = lt[rr & 4095];
-                if (first) {
-                    /* The byte after a match never extends it (the parse
-                     * would have taken the longer match). */
-                    uint8_t bad = out[pos - lastd];
-                    if (b == bad)
-                        b = lt[(rr >> 12) & 4095];
-                    if (b == bad)
-                        b = lt[(rr >> 24) & 4095];
-                    if (b == bad)
-                        b ^= 1;
-                }
+                /* The byte after a match never extends it (the parse
+                 * would have taken the longer match). */
+                uint8_t bad = out[pos - lastd];
+                if (b == bad)
+                    b = lt[(rr >> 12) & 4095];
+                if (b == bad)
+                    b = lt[(rr >> 24) & 4095];
+                if (b == bad)
+                    b ^= 1;
             }
             out[pos++] = b;
+            k = 1;
+        }
+        /* The other literals, a stretch of one position bin at a time.  The
+         * category's distance is looked up, not branched on (cd = 0 for
+         * "fresh"), and the previous byte stays in a register: the chain
+         * from one literal to the next is two loads and a select. */
+        uint32_t cdv[TD_LIKE_NCAT] = {nrep > 0 ? rep[0] : 0, nrep > 1 ? rep[1] : 0, nrep > 2 ? rep[2] : 0,
+                                      st->per[0], st->per[1], 0};
+        while (k < ll) {
+            unsigned bin = td__like_bin(pos);
+            uint32_t n = TD_MIN(ll - k, bin_end(bin) - pos);
+            k += n;
+            if (st->uniform[bin]) {
+                /* Eight uniform bytes per draw, little-endian. */
+                for (; n && nraw; n--, nraw--, raw >>= 8)
+                    out[pos++] = (uint8_t)raw;
+                for (; n >= 8; n -= 8, pos += 8)
+                    td__store64le(out + pos, td__wyrand(&s));
+                if (n) {
+                    raw = td__wyrand(&s);
+                    nraw = 8;
+                    for (; n; n--, nraw--, raw >>= 8)
+                        out[pos++] = (uint8_t)raw;
+                }
+                continue;
+            }
+            const uint8_t *ct = st->cat_tab[bin][0];
+            const uint8_t *const *lx = st->lit_ctx[bin];
+            if (pos == 0) {
+                uint64_t rr = td__wyrand(&s);
+                out[pos++] = lx[0][rr & 4095];
+                n--;
+            }
+            unsigned prev = out[pos - 1];
+            for (; n; n--) {
+                uint64_t rr = td__wyrand(&s);
+                uint32_t cd = cdv[ct[(rr >> 40) & 4095]];
+                uint32_t m = 0u - (uint32_t)(cd - 1u < pos); /* cd != 0 && cd <= pos */
+                uint32_t bc = out[pos - (cd & m) - (1u & ~m)];
+                uint32_t bl = lx[prev][rr & 4095];
+                prev = (bc & m) | (bl & ~m);
+                out[pos++] = (uint8_t)prev;
+            }
         }
         if (pos >= L)
             break;
@@ -367,14 +410,15 @@ static void gen_doc(const like_state *st, uint64_t j, uint8_t *out, uint32_t end
                 wt[c] = cand[c] <= pos ? jw[out[pos - cand[c]]] : 0;
                 W += wt[c];
             }
-            uint64_t x = ((r2 >> 48) * W) >> 16;
-            for (int c = 0; c < TD_LIKE_CAND; c++) {
-                if (x < wt[c]) {
-                    dist = cand[c];
-                    break;
-                }
-                x -= wt[c];
+            /* The first candidate whose running sum of weights passes x
+             * (x < W, and wt[0] >= 1): counted, not branched on. */
+            uint64_t x = ((r2 >> 48) * W) >> 16, cum = 0;
+            unsigned pick = 0;
+            for (int c = 0; c + 1 < TD_LIKE_CAND; c++) {
+                cum += wt[c];
+                pick += cum <= x;
             }
+            dist = cand[pick];
         }
         if (dist == INVALID || dist > pos) {
             lastd = 0;
@@ -384,6 +428,13 @@ static void gen_doc(const like_state *st, uint64_t j, uint8_t *out, uint32_t end
          * the source's first 4 bytes, which is where a compressor's hash
          * table looks first (real repeats are found there). */
         if (rp < 0 && dist + 4 <= pos) {
+            /* Four positions per 8-byte load, stored in order (a later
+             * position replaces an earlier one of the same hash). */
+            for (; rins + 8 <= pos; rins += 4) {
+                uint64_t w8 = td__load64le(out + rins);
+                for (unsigned i = 0; i < 4; i++)
+                    recent[((uint32_t)(w8 >> (8 * i)) * 2654435761u) >> (32 - rb)] = tag | (rins + i + 1);
+            }
             for (; rins + 4 <= pos; rins++)
                 put_recent(out, recent, rb, rins, tag);
             /* A source closer than 4 bytes reaches past pos, which is not
@@ -395,24 +446,31 @@ static void gen_doc(const like_state *st, uint64_t j, uint8_t *out, uint32_t end
                 for (uint32_t t = 0; t < dist; t++)
                     v |= (uint32_t)out[sp + t] << (8 * t);
             uint32_t ent = recent[(v * 2654435761u) >> (32 - rb)];
-            uint32_t q = (ent & ~RECENT_POS) == tag ? ent & RECENT_POS : 0;
-            if (q > sp + 1 && td__load32le(out + q - 1) == v)
-                dist = pos - (q - 1);
+            uint32_t q = sel32((ent & ~RECENT_POS) == tag, ent & RECENT_POS, 0);
+            uint32_t qa = sel32(q != 0, q - 1, 0); /* a valid address to compare at */
+            dist = sel32((q > sp + 1) & (td__load32le(out + qa) == v), pos - qa, dist);
         }
         if (ml > L - pos)
             ml = L - pos;
         {
             uint8_t *d = out + pos;
             const uint8_t *src = d - dist;
-            uint32_t k = 0;
-            if (dist >= 8)
-                for (; k + 8 <= ml; k += 8) {
+            uint32_t ci = 0;
+            if (dist >= 16 && ml + 15 <= L - pos) {
+                /* 16 bytes at a time; the bytes written past the match are
+                 * rewritten later (nothing reads at or after pos before). */
+                do
+                    memcpy(d + ci, src + ci, 16);
+                while ((ci += 16) < ml);
+                ci = ml;
+            } else if (dist >= 8)
+                for (; ci + 8 <= ml; ci += 8) {
                     uint64_t v;
-                    memcpy(&v, src + k, 8);
-                    memcpy(d + k, &v, 8);
+                    memcpy(&v, src + ci, 8);
+                    memcpy(d + ci, &v, 8);
                 }
-            for (; k < ml; k++)
-                d[k] = src[k];
+            for (; ci < ml; ci++)
+                d[ci] = src[ci];
         }
         pos += ml;
         lastd = dist;

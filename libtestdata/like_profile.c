@@ -1558,39 +1558,40 @@ void td_profile_free(td_profile *p)
 /* Built-in profiles                                                         */
 /* ------------------------------------------------------------------------ */
 
-/* Parsed once, on first use, into memory kept for the life of the process:
- * the objects are immutable afterwards, so sharing them is thread-safe. */
-static pthread_once_t builtin_once = PTHREAD_ONCE_INIT;
-static td_profile *builtin_objs;
+/* Each parsed on its own first use (opening a profile file, or one
+ * built-in, parses no other: that was most of the start-up of `gen like`),
+ * into memory kept for the life of the process: the objects are immutable
+ * once published under the lock, so sharing them is thread-safe. */
+static pthread_mutex_t builtin_mu = PTHREAD_MUTEX_INITIALIZER;
+static td_profile **builtin_objs; /* [i], NULL until built-in i is used */
 
-static void builtin_init(void)
+static const td_profile *builtin_get(unsigned i)
 {
-    td_profile *objs = calloc(td__like_nbuiltins ? td__like_nbuiltins : 1, sizeof *objs);
-    if (!objs || td__sodium_ready() != TD_OK) {
-        free(objs);
-        return;
-    }
-    for (unsigned i = 0; i < td__like_nbuiltins; i++) {
-        if (load_impl(&objs[i], td__like_builtins[i].json, strlen(td__like_builtins[i].json), NULL, 0) != TD_OK) {
-            free(objs);
-            return; /* a broken table is a build error; the tests catch it */
+    td_profile *p = NULL;
+    pthread_mutex_lock(&builtin_mu);
+    if (!builtin_objs)
+        builtin_objs = calloc(td__like_nbuiltins, sizeof *builtin_objs);
+    if (builtin_objs && !(p = builtin_objs[i]) && td__sodium_ready() == TD_OK && (p = calloc(1, sizeof *p))) {
+        if (load_impl(p, td__like_builtins[i].json, strlen(td__like_builtins[i].json), NULL, 0) != TD_OK) {
+            free(p); /* a broken table is a build error; the tests catch it */
+            p = NULL;
+        } else {
+            snprintf(p->name, sizeof p->name, "%s", td__like_builtins[i].name);
+            p->builtin = 1;
+            builtin_objs[i] = p;
         }
-        snprintf(objs[i].name, sizeof objs[i].name, "%s", td__like_builtins[i].name);
-        objs[i].builtin = 1;
     }
-    builtin_objs = objs;
+    pthread_mutex_unlock(&builtin_mu);
+    return p;
 }
 
 const td_profile *td_profile_builtin(const char *name)
 {
     if (!name)
         return NULL;
-    pthread_once(&builtin_once, builtin_init);
-    if (!builtin_objs)
-        return NULL;
     for (unsigned i = 0; i < td__like_nbuiltins; i++)
         if (strcmp(td__like_builtins[i].name, name) == 0)
-            return &builtin_objs[i];
+            return builtin_get(i);
     return NULL;
 }
 

@@ -3,6 +3,7 @@
  * "statistics, never content" property on real samples. */
 #include "td_test_util.h"
 
+#include <pthread.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -538,6 +539,52 @@ Test(like, cli_gen_verify_profile)
 /* The bytes never depend on what the caller's buffer held: a copy from
  * closer than 4 bytes looks past the bytes made so far (found by valgrind
  * over the fuzz_parse corpus). */
+/* Built-ins are parsed lazily, each on its own first use: threads that ask
+ * for them at once, in different orders, get the same objects. */
+#define BUILTIN_THREADS 4
+#define BUILTIN_MAX 64
+struct builtin_race {
+    unsigned first;
+    const td_profile *got[BUILTIN_MAX];
+};
+
+static void *builtin_race_thread(void *arg)
+{
+    struct builtin_race *r = arg;
+    unsigned n = 0;
+    while (td_profile_builtin_name(n))
+        n++;
+    for (unsigned k = 0; k < n; k++) {
+        unsigned i = (r->first + k) % n;
+        r->got[i] = td_profile_builtin(td_profile_builtin_name(i));
+    }
+    return NULL;
+}
+
+Test(like, builtins_concurrent_first_use)
+{
+    struct builtin_race r[BUILTIN_THREADS];
+    pthread_t t[BUILTIN_THREADS];
+    unsigned n = 0;
+    while (td_profile_builtin_name(n))
+        n++;
+    cr_assert_leq(n, BUILTIN_MAX);
+    memset(r, 0, sizeof r);
+    for (unsigned i = 0; i < BUILTIN_THREADS; i++) {
+        r[i].first = i * n / BUILTIN_THREADS;
+        cr_assert_eq(pthread_create(&t[i], NULL, builtin_race_thread, &r[i]), 0);
+    }
+    for (unsigned i = 0; i < BUILTIN_THREADS; i++)
+        cr_assert_eq(pthread_join(t[i], NULL), 0);
+    for (unsigned b = 0; b < n; b++) {
+        const td_profile *p = td_profile_builtin(td_profile_builtin_name(b));
+        cr_assert_not_null(p, "%s", td_profile_builtin_name(b));
+        cr_assert_str_eq(td_profile_name(p), td_profile_builtin_name(b));
+        for (unsigned i = 0; i < BUILTIN_THREADS; i++)
+            cr_assert_eq(r[i].got[b], p, "thread %u, %s", i, td_profile_builtin_name(b));
+    }
+}
+
 Test(like, independent_of_buffer_contents)
 {
     const size_t n = 256 * 1024;
