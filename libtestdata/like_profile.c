@@ -1585,14 +1585,19 @@ static const td_profile *builtin_get(unsigned i)
     return p;
 }
 
+/* Index of the built-in called name, or -1. */
+static int builtin_index(const char *name)
+{
+    for (unsigned i = 0; name && i < td__like_nbuiltins; i++)
+        if (strcmp(td__like_builtins[i].name, name) == 0)
+            return (int)i;
+    return -1;
+}
+
 const td_profile *td_profile_builtin(const char *name)
 {
-    if (!name)
-        return NULL;
-    for (unsigned i = 0; i < td__like_nbuiltins; i++)
-        if (strcmp(td__like_builtins[i].name, name) == 0)
-            return builtin_get(i);
-    return NULL;
+    int i = builtin_index(name);
+    return i < 0 ? NULL : builtin_get((unsigned)i);
 }
 
 const char *td_profile_builtin_name(unsigned i)
@@ -1605,10 +1610,10 @@ int td_profile_builtin_msg(const td_profile **out, const char *name, char *msg, 
     char names[256];
     if (!out || !name)
         return TD_EINVAL;
-    if ((*out = td_profile_builtin(name)))
-        return TD_OK;
-    if (!builtin_objs) /* td_profile_builtin ran builtin_init: out of memory */
-        return TD_ENOMEM;
+    int i = builtin_index(name);
+    if (i >= 0)
+        return (*out = builtin_get((unsigned)i)) ? TD_OK : TD_ENOMEM;
+    *out = NULL;
     if (msg && msgcap)
         td__msg(msg, msgcap, "no built-in profile '%s' (built-ins: %s)", name,
                 builtin_list(names, sizeof names));
