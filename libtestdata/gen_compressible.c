@@ -88,10 +88,15 @@ void td__comp_setup(td__comp_gen *g, uint64_t key, uint64_t lkey, uint32_t block
  * by a bijection of 0..255 whose top three bits cycle through all eight
  * values, so that any first-succ indices give the same number of steps in
  * each top-3-bit class (docs/format.md, "Literal pool"). */
-static inline uint8_t step_of(uint32_t u, uint32_t succ)
+static inline uint8_t gmap(uint32_t i)
 {
-    uint32_t i = (u * succ) >> 8, c = i & 7;
+    uint32_t c = i & 7;
     return (uint8_t)((c << 5) | ((13 * (i >> 3) + 7 * c) & 31));
+}
+
+static inline uint8_t step_of(uint32_t u, uint32_t succ, uint32_t off)
+{
+    return gmap((((u * succ) >> 8) + off) & 255);
 }
 
 /* The next 64 pool bytes (8 words of the pool's wyrand state *ps): literal
@@ -99,7 +104,8 @@ static inline uint8_t step_of(uint32_t u, uint32_t succ)
  * set of succ values: the steps are computed independently (the loop
  * vectorises), then a prefix XOR per 8-byte word.  *carry holds the last
  * pool byte repeated in all 8 bytes. */
-static inline void pool_chunk(uint32_t succ, uint64_t *ps, uint8_t *dst, uint64_t *carry)
+static inline void pool_chunk(uint32_t succ, uint32_t off, uint64_t *ps, uint8_t *dst,
+                              uint64_t *carry)
 {
     uint64_t s = *ps;
     for (unsigned i = 0; i < 8; i++)
@@ -108,7 +114,7 @@ static inline void pool_chunk(uint32_t succ, uint64_t *ps, uint8_t *dst, uint64_
     if (succ >= 256)
         return;
     for (unsigned k = 0; k < 64; k++)
-        dst[k] = step_of(dst[k], succ);
+        dst[k] = step_of(dst[k], succ, off);
     uint64_t c = *carry;
     for (unsigned i = 0; i < 8; i++) {
         uint64_t d = td__load64le(dst + 8 * i);
@@ -157,6 +163,21 @@ void td__comp_block(const td__comp_gen *g, uint64_t bi, uint8_t *out, uint32_t e
     const uint32_t jb = p->jbits;
     uint64_t s = td__wymix(g->key ^ (bi * TD_WY_P1), bi + TD_WY_P0);
     uint64_t ps = td__wymix(g->lkey ^ (bi * TD_WY_P1), bi + TD_WY_P0);
+    /* The step set is a window of succ indices of the step map, starting at
+     * an offset drawn per 2 MiB epoch: an order-1 structure for block
+     * sorters (900 KB blocks), but no long-range one for xz's 8 MiB window. */
+    const uint64_t e = ((uint64_t)bi * G) >> TD_COMP_EPOCH_SHIFT;
+    const uint32_t off = (uint32_t)(td__wymix(g->lkey ^ (e * TD_WY_P0), e + TD_WY_P1) & 255);
+
+    uint8_t sarr[256], ins[256];
+    const uint32_t succ = g->p.succ;
+    if (succ < 256) {
+        memset(ins, 0, sizeof ins);
+        for (uint32_t i = 0; i < succ; i++) {
+            sarr[i] = gmap((i + off) & 255);
+            ins[sarr[i]] = 1;
+        }
+    }
 
     while (pos < end) {
         uint64_t r = td__wyrand(&s);
@@ -166,11 +187,20 @@ void td__comp_block(const td__comp_gen *g, uint64_t bi, uint8_t *out, uint32_t e
                        (uint32_t)((((r >> 16) & 0xffff) * ml) >> 16);
         if (lit > G - pos)
             lit = G - pos;
-        while (pool_have < pp + lit) {
-            pool_chunk(g->p.succ, &ps, pool + pool_have, &carry);
+        while (pool_have < pp + lit + 8) {
+            pool_chunk(succ, off, &ps, pool + pool_have, &carry);
             pool_have += COMP_CHUNK;
         }
-        memcpy(out + pos, pool + pp, lit);
+        if (pos > 0 && succ < 256) {
+            /* The chain goes on from the byte before the run (a copy's end):
+             * the run is the pool XOR one byte (8 bytes at a time; the pool
+             * and out have slack). */
+            uint64_t m = (uint64_t)(out[pos - 1] ^ (pp ? pool[pp - 1] : 0)) *
+                         UINT64_C(0x0101010101010101);
+            for (uint32_t t = 0; t < lit; t += 8)
+                td__store64le(out + pos + t, td__load64le(pool + pp + t) ^ m);
+        } else
+            memcpy(out + pos, pool + pp, lit);
         pp += lit;
         if (nruns < COMP_MAX_RUNS) {
             rs[nruns] = (uint16_t)pos;
@@ -205,6 +235,17 @@ void td__comp_block(const td__comp_gen *g, uint64_t bi, uint8_t *out, uint32_t e
             src = rs[--idx];
         if (pos - src < COMP_MIN_DIST)
             continue;
+        if (succ < 256 && pos >= 2) {
+            /* The run's last byte becomes a step from both its neighbours
+             * (the copy's first byte is fixed), the first such step in the
+             * set's order; none for a few d when succ is small. */
+            uint32_t d = out[pos - 2] ^ out[src];
+            for (uint32_t i = 0; i < succ; i++)
+                if (ins[sarr[i] ^ d]) {
+                    out[pos - 1] = (uint8_t)(out[pos - 2] ^ sarr[i]);
+                    break;
+                }
+        }
         if (len > G - pos)
             len = G - pos;
         lz_copy(out + pos, pos - src, len);

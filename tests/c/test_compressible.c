@@ -32,7 +32,7 @@ static uint8_t *gen(const td_options *o, uint64_t off, size_t n)
     return b;
 }
 
-/* ---- golden vectors (format version 2; computed once and pinned) ---- */
+/* ---- golden vectors (format version 4; computed once and pinned) ---- */
 
 typedef struct golden {
     uint64_t seed;
