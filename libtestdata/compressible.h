@@ -41,6 +41,7 @@ typedef struct td__comp_gen {
     uint64_t lkey;  /* literal pool key */
     uint32_t block; /* G */
     td__comp_params p;
+    uint16_t pair[256]; /* 0x100 | first base step s1 with s1 ^ d a base step; 0: none */
 } td__comp_gen;
 
 /* Table class for compress_block cb (0: not set). */

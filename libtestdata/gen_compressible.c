@@ -71,6 +71,15 @@ void td__comp_params_for(const td__comp_table_t *tab, uint32_t rq, td__comp_para
     p->jbits = num * 2 < den ? a->jbits : b->jbits;
 }
 
+/* A bijection of 0..255 whose top three bits cycle through all eight values,
+ * so that any first-succ indices give the same number of steps in each
+ * top-3-bit class (docs/format.md, "The step map"). */
+static inline uint8_t gmap(uint32_t i)
+{
+    uint32_t c = i & 7;
+    return (uint8_t)((c << 5) | ((13 * (i >> 3) + 7 * c) & 31));
+}
+
 void td__comp_setup(td__comp_gen *g, uint64_t key, uint64_t lkey, uint32_t block,
                     const td__comp_params *p)
 {
@@ -82,21 +91,19 @@ void td__comp_setup(td__comp_gen *g, uint64_t key, uint64_t lkey, uint32_t block
         g->p.succ = 8;
     if (g->p.succ > 256)
         g->p.succ = 256;
+    /* pair[d] = 0x100 | the first base step s1 (in index order) such that
+     * s1 ^ d is a base step; later (smaller) i overwrite. */
+    memset(g->pair, 0, sizeof g->pair);
+    for (uint32_t i = g->p.succ; g->p.succ < 256 && i-- > 0;)
+        for (uint32_t k = 0; k < g->p.succ; k++)
+            g->pair[gmap(i) ^ gmap(k)] = (uint16_t)(0x100 | gmap(i));
 }
 
-/* The step for pool random byte u: index (u * succ) >> 8 < succ, mapped
- * by a bijection of 0..255 whose top three bits cycle through all eight
- * values, so that any first-succ indices give the same number of steps in
- * each top-3-bit class (docs/format.md, "Literal pool"). */
-static inline uint8_t gmap(uint32_t i)
+/* The base step for pool random byte u: index (u * succ) >> 8 < succ; a
+ * block's steps are these XOR its epoch's mask. */
+static inline uint8_t step_of(uint32_t u, uint32_t succ)
 {
-    uint32_t c = i & 7;
-    return (uint8_t)((c << 5) | ((13 * (i >> 3) + 7 * c) & 31));
-}
-
-static inline uint8_t step_of(uint32_t u, uint32_t succ, uint32_t off)
-{
-    return gmap((((u * succ) >> 8) + off) & 255);
+    return gmap((u * succ) >> 8);
 }
 
 /* The next 64 pool bytes (8 words of the pool's wyrand state *ps): literal
@@ -104,7 +111,7 @@ static inline uint8_t step_of(uint32_t u, uint32_t succ, uint32_t off)
  * set of succ values: the steps are computed independently (the loop
  * vectorises), then a prefix XOR per 8-byte word.  *carry holds the last
  * pool byte repeated in all 8 bytes. */
-static inline void pool_chunk(uint32_t succ, uint32_t off, uint64_t *ps, uint8_t *dst,
+static inline void pool_chunk(uint32_t succ, uint8_t mask, uint64_t *ps, uint8_t *dst,
                               uint64_t *carry)
 {
     uint64_t s = *ps;
@@ -114,7 +121,7 @@ static inline void pool_chunk(uint32_t succ, uint32_t off, uint64_t *ps, uint8_t
     if (succ >= 256)
         return;
     for (unsigned k = 0; k < 64; k++)
-        dst[k] = step_of(dst[k], succ, off);
+        dst[k] = (uint8_t)(step_of(dst[k], succ) ^ mask);
     uint64_t c = *carry;
     for (unsigned i = 0; i < 8; i++) {
         uint64_t d = td__load64le(dst + 8 * i);
@@ -163,21 +170,16 @@ void td__comp_block(const td__comp_gen *g, uint64_t bi, uint8_t *out, uint32_t e
     const uint32_t jb = p->jbits;
     uint64_t s = td__wymix(g->key ^ (bi * TD_WY_P1), bi + TD_WY_P0);
     uint64_t ps = td__wymix(g->lkey ^ (bi * TD_WY_P1), bi + TD_WY_P0);
-    /* The step set is a window of succ indices of the step map, starting at
-     * an offset drawn per 2 MiB epoch: an order-1 structure for block
-     * sorters (900 KB blocks), but no long-range one for xz's 8 MiB window. */
-    const uint64_t e = ((uint64_t)bi * G) >> TD_COMP_EPOCH_SHIFT;
-    const uint32_t off = (uint32_t)(td__wymix(g->lkey ^ (e * TD_WY_P0), e + TD_WY_P1) & 255);
-
-    uint8_t sarr[256], ins[256];
+    /* The step set is the base set XOR a mask drawn per 2 MiB epoch: an
+     * order-1 structure for block sorters (900 KB blocks), but none across
+     * epochs for xz's 8 MiB window.  Pairs of steps do not depend on the
+     * mask (s1 ^ s2), so one pair table serves every epoch. */
     const uint32_t succ = g->p.succ;
-    if (succ < 256) {
-        memset(ins, 0, sizeof ins);
-        for (uint32_t i = 0; i < succ; i++) {
-            sarr[i] = gmap((i + off) & 255);
-            ins[sarr[i]] = 1;
-        }
-    }
+    const uint64_t e = ((uint64_t)bi * G) >> TD_COMP_EPOCH_SHIFT;
+    const uint8_t mask = (uint8_t)td__wymix(g->lkey ^ (e * TD_WY_P0), e + TD_WY_P1);
+    /* out[pos - 1] and out[pos - 2], kept in registers (no store-to-load
+     * chain from one sequence to the next) */
+    uint32_t last = 0, prev = 0;
 
     while (pos < end) {
         uint64_t r = td__wyrand(&s);
@@ -188,19 +190,22 @@ void td__comp_block(const td__comp_gen *g, uint64_t bi, uint8_t *out, uint32_t e
         if (lit > G - pos)
             lit = G - pos;
         while (pool_have < pp + lit + 8) {
-            pool_chunk(succ, off, &ps, pool + pool_have, &carry);
+            pool_chunk(succ, mask, &ps, pool + pool_have, &carry);
             pool_have += COMP_CHUNK;
         }
+        uint32_t m8 = 0;
         if (pos > 0 && succ < 256) {
             /* The chain goes on from the byte before the run (a copy's end):
              * the run is the pool XOR one byte (8 bytes at a time; the pool
              * and out have slack). */
-            uint64_t m = (uint64_t)(out[pos - 1] ^ (pp ? pool[pp - 1] : 0)) *
-                         UINT64_C(0x0101010101010101);
+            m8 = last ^ (pp ? pool[pp - 1] : 0u);
+            const uint64_t m = m8 * UINT64_C(0x0101010101010101);
             for (uint32_t t = 0; t < lit; t += 8)
                 td__store64le(out + pos + t, td__load64le(pool + pp + t) ^ m);
         } else
             memcpy(out + pos, pool + pp, lit);
+        prev = lit >= 2 ? pool[pp + lit - 2] ^ m8 : last;
+        last = pool[pp + lit - 1] ^ m8;
         pp += lit;
         if (nruns < COMP_MAX_RUNS) {
             rs[nruns] = (uint16_t)pos;
@@ -239,16 +244,16 @@ void td__comp_block(const td__comp_gen *g, uint64_t bi, uint8_t *out, uint32_t e
             /* The run's last byte becomes a step from both its neighbours
              * (the copy's first byte is fixed), the first such step in the
              * set's order; none for a few d when succ is small. */
-            uint32_t d = out[pos - 2] ^ out[src];
-            for (uint32_t i = 0; i < succ; i++)
-                if (ins[sarr[i] ^ d]) {
-                    out[pos - 1] = (uint8_t)(out[pos - 2] ^ sarr[i]);
-                    break;
-                }
+            uint32_t d = prev ^ out[src];
+            if (g->pair[d]) {
+                last = (prev ^ g->pair[d] ^ mask) & 0xff;
+                out[pos - 1] = (uint8_t)last;
+            }
         }
         if (len > G - pos)
             len = G - pos;
         lz_copy(out + pos, pos - src, len);
+        last = out[len <= pos - src ? src + len - 1 : src + (len - 1) % (pos - src)];
         pos += len;
     }
 }

@@ -84,9 +84,9 @@ EPOCH = 1 << 21  # bytes of stream per step set
 def block(key, lkey, G, prm, bi):
     lit_mean, mm16, jbits, succ = prm
     e = bi * G // EPOCH
-    off = wymix(lkey ^ ((e * P0) & M64), (e + P1) & M64) & 0xff
-    step = [gmap((((u * succ) >> 8) + off) & 0xff) for u in range(256)]
-    sset = [gmap((i + off) & 0xff) for i in range(succ)]
+    mask = wymix(lkey ^ ((e * P0) & M64), (e + P1) & M64) & 0xff
+    step = [gmap((u * succ) >> 8) ^ mask for u in range(256)]
+    sset = [gmap(i) ^ mask for i in range(succ)]
     inset = set(sset)
     ml = max(lit_mean, 1)
     min16 = 16 * MIN_MATCH
