@@ -106,13 +106,10 @@ static inline uint8_t step_of(uint32_t u, uint32_t succ)
     return gmap((u * succ) >> 8);
 }
 
-/* The next 64 pool bytes (8 words of the pool's wyrand state *ps): literal
- * bytes.  With succ < 256 each byte is the previous one XOR a step from a
- * set of succ values: the steps are computed independently (the loop
- * vectorises), then a prefix XOR per 8-byte word.  *carry holds the last
- * pool byte repeated in all 8 bytes. */
-static inline void pool_chunk(uint32_t succ, uint8_t mask, uint64_t *ps, uint8_t *dst,
-                              uint64_t *carry)
+/* The next 64 pool entries (8 words of the pool's wyrand state *ps): the
+ * literal bytes themselves when succ = 256, else the chain's steps (the
+ * loop vectorises); the runs apply the prefix XOR (lit_run). */
+static inline void pool_chunk(uint32_t succ, uint8_t mask, uint64_t *ps, uint8_t *dst)
 {
     uint64_t s = *ps;
     for (unsigned i = 0; i < 8; i++)
@@ -122,17 +119,24 @@ static inline void pool_chunk(uint32_t succ, uint8_t mask, uint64_t *ps, uint8_t
         return;
     for (unsigned k = 0; k < 64; k++)
         dst[k] = (uint8_t)(step_of(dst[k], succ) ^ mask);
-    uint64_t c = *carry;
-    for (unsigned i = 0; i < 8; i++) {
-        uint64_t d = td__load64le(dst + 8 * i);
+}
+
+/* A literal run of lit bytes from the steps at st, chained from the byte
+ * before it (`last`): out[t] = last ^ st[0] ^ ... ^ st[t], which is the
+ * pool of docs/format.md XOR the run's byte m.  Prefix XOR per 8-byte word
+ * (the steps and out have slack for the last word). */
+static inline void lit_run(uint8_t *out, const uint8_t *st, uint32_t lit, uint32_t last)
+{
+    uint64_t c = last * UINT64_C(0x0101010101010101);
+    for (uint32_t t = 0; t < lit; t += 8) {
+        uint64_t d = td__load64le(st + t);
         d ^= d << 8;
         d ^= d << 16;
         d ^= d << 32;
         d ^= c;
         c = (d >> 56) * UINT64_C(0x0101010101010101);
-        td__store64le(dst + 8 * i, d);
+        td__store64le(out + t, d);
     }
-    *carry = c;
 }
 
 /* LZ copy: out[t] = out[t - dist] for t in [0, len), dist >= 1.  When the
@@ -162,7 +166,6 @@ void td__comp_block(const td__comp_gen *g, uint64_t bi, uint8_t *out, uint32_t e
     const td__comp_params *p = &g->p;
     const uint32_t G = g->block;
     uint32_t nruns = 0, pos = 0, pp = 0, pool_have = 0;
-    uint64_t carry = 0;
     const uint64_t ml = p->lit_mean ? p->lit_mean : 1;
     const uint64_t mm16 = p->match_mean16;
     const uint64_t min16 = 16u * COMP_MIN_MATCH;
@@ -190,22 +193,15 @@ void td__comp_block(const td__comp_gen *g, uint64_t bi, uint8_t *out, uint32_t e
         if (lit > G - pos)
             lit = G - pos;
         while (pool_have < pp + lit + 8) {
-            pool_chunk(succ, mask, &ps, pool + pool_have, &carry);
+            pool_chunk(succ, mask, &ps, pool + pool_have);
             pool_have += COMP_CHUNK;
         }
-        uint32_t m8 = 0;
-        if (pos > 0 && succ < 256) {
-            /* The chain goes on from the byte before the run (a copy's end):
-             * the run is the pool XOR one byte (8 bytes at a time; the pool
-             * and out have slack). */
-            m8 = last ^ (pp ? pool[pp - 1] : 0u);
-            const uint64_t m = m8 * UINT64_C(0x0101010101010101);
-            for (uint32_t t = 0; t < lit; t += 8)
-                td__store64le(out + pos + t, td__load64le(pool + pp + t) ^ m);
-        } else
+        if (succ < 256)
+            lit_run(out + pos, pool + pp, lit, last);
+        else
             memcpy(out + pos, pool + pp, lit);
-        prev = lit >= 2 ? pool[pp + lit - 2] ^ m8 : last;
-        last = pool[pp + lit - 1] ^ m8;
+        prev = lit >= 2 ? out[pos + lit - 2] : last;
+        last = out[pos + lit - 1];
         pp += lit;
         if (nruns < COMP_MAX_RUNS) {
             rs[nruns] = (uint16_t)pos;
