@@ -249,7 +249,7 @@ void td__comp_block(const td__comp_gen *g, uint64_t bi, uint8_t *out, uint32_t e
         if (len > G - pos)
             len = G - pos;
         lz_copy(out + pos, pos - src, len);
-        last = out[len <= pos - src ? src + len - 1 : src + (len - 1) % (pos - src)];
+        last = out[len <= pos - src ? src + len - 1 : pos + len - 1]; /* no division */
         pos += len;
     }
 }
