@@ -180,8 +180,8 @@ void td__comp_block(const td__comp_gen *g, uint64_t bi, uint8_t *out, uint32_t e
     const uint32_t succ = g->p.succ;
     const uint64_t e = ((uint64_t)bi * G) >> TD_COMP_EPOCH_SHIFT;
     const uint8_t mask = (uint8_t)td__wymix(g->lkey ^ (e * TD_WY_P0), e + TD_WY_P1);
-    /* out[pos - 1] and out[pos - 2], kept in registers (no store-to-load
-     * chain from one sequence to the next) */
+    /* The last two bytes written, out[pos - 1] and out[pos - 2]: the chain
+     * continues from them. */
     uint32_t last = 0, prev = 0;
 
     while (pos < end) {
