@@ -71,6 +71,15 @@ void td__comp_params_for(const td__comp_table_t *tab, uint32_t rq, td__comp_para
     p->jbits = num * 2 < den ? a->jbits : b->jbits;
 }
 
+/* A bijection of 0..255 whose top three bits cycle through all eight values,
+ * so that any first-succ indices give the same number of steps in each
+ * top-3-bit class (docs/format.md, "The step map"). */
+static inline uint8_t gmap(uint32_t i)
+{
+    uint32_t c = i & 7;
+    return (uint8_t)((c << 5) | ((13 * (i >> 3) + 7 * c) & 31));
+}
+
 void td__comp_setup(td__comp_gen *g, uint64_t key, uint64_t lkey, uint32_t block,
                     const td__comp_params *p)
 {
@@ -82,24 +91,25 @@ void td__comp_setup(td__comp_gen *g, uint64_t key, uint64_t lkey, uint32_t block
         g->p.succ = 8;
     if (g->p.succ > 256)
         g->p.succ = 256;
+    /* pair[d] = 0x100 | the first base step s1 (in index order) such that
+     * s1 ^ d is a base step; later (smaller) i overwrite. */
+    memset(g->pair, 0, sizeof g->pair);
+    for (uint32_t i = g->p.succ; g->p.succ < 256 && i-- > 0;)
+        for (uint32_t k = 0; k < g->p.succ; k++)
+            g->pair[gmap(i) ^ gmap(k)] = (uint16_t)(0x100 | gmap(i));
 }
 
-/* The step for pool random byte u: index (u * succ) >> 8 < succ, mapped
- * by a bijection of 0..255 whose top three bits cycle through all eight
- * values, so that any first-succ indices give the same number of steps in
- * each top-3-bit class (docs/format.md, "Literal pool"). */
+/* The base step for pool random byte u: index (u * succ) >> 8 < succ; a
+ * block's steps are these XOR its epoch's mask. */
 static inline uint8_t step_of(uint32_t u, uint32_t succ)
 {
-    uint32_t i = (u * succ) >> 8, c = i & 7;
-    return (uint8_t)((c << 5) | ((13 * (i >> 3) + 7 * c) & 31));
+    return gmap((u * succ) >> 8);
 }
 
-/* The next 64 pool bytes (8 words of the pool's wyrand state *ps): literal
- * bytes.  With succ < 256 each byte is the previous one XOR a step from a
- * set of succ values: the steps are computed independently (the loop
- * vectorises), then a prefix XOR per 8-byte word.  *carry holds the last
- * pool byte repeated in all 8 bytes. */
-static inline void pool_chunk(uint32_t succ, uint64_t *ps, uint8_t *dst, uint64_t *carry)
+/* The next 64 pool entries (8 words of the pool's wyrand state *ps): the
+ * literal bytes themselves when succ = 256, else the chain's steps (the
+ * loop vectorises); the runs apply the prefix XOR (lit_run). */
+static inline void pool_chunk(uint32_t succ, uint8_t mask, uint64_t *ps, uint8_t *dst)
 {
     uint64_t s = *ps;
     for (unsigned i = 0; i < 8; i++)
@@ -108,18 +118,25 @@ static inline void pool_chunk(uint32_t succ, uint64_t *ps, uint8_t *dst, uint64_
     if (succ >= 256)
         return;
     for (unsigned k = 0; k < 64; k++)
-        dst[k] = step_of(dst[k], succ);
-    uint64_t c = *carry;
-    for (unsigned i = 0; i < 8; i++) {
-        uint64_t d = td__load64le(dst + 8 * i);
+        dst[k] = (uint8_t)(step_of(dst[k], succ) ^ mask);
+}
+
+/* A literal run of lit bytes from the steps at st, chained from the byte
+ * before it (`last`): out[t] = last ^ st[0] ^ ... ^ st[t], which is the
+ * pool of docs/format.md XOR the run's byte m.  Prefix XOR per 8-byte word
+ * (the steps and out have slack for the last word). */
+static inline void lit_run(uint8_t *out, const uint8_t *st, uint32_t lit, uint32_t last)
+{
+    uint64_t c = last * UINT64_C(0x0101010101010101);
+    for (uint32_t t = 0; t < lit; t += 8) {
+        uint64_t d = td__load64le(st + t);
         d ^= d << 8;
         d ^= d << 16;
         d ^= d << 32;
         d ^= c;
         c = (d >> 56) * UINT64_C(0x0101010101010101);
-        td__store64le(dst + 8 * i, d);
+        td__store64le(out + t, d);
     }
-    *carry = c;
 }
 
 /* LZ copy: out[t] = out[t - dist] for t in [0, len), dist >= 1.  When the
@@ -149,7 +166,6 @@ void td__comp_block(const td__comp_gen *g, uint64_t bi, uint8_t *out, uint32_t e
     const td__comp_params *p = &g->p;
     const uint32_t G = g->block;
     uint32_t nruns = 0, pos = 0, pp = 0, pool_have = 0;
-    uint64_t carry = 0;
     const uint64_t ml = p->lit_mean ? p->lit_mean : 1;
     const uint64_t mm16 = p->match_mean16;
     const uint64_t min16 = 16u * COMP_MIN_MATCH;
@@ -157,6 +173,16 @@ void td__comp_block(const td__comp_gen *g, uint64_t bi, uint8_t *out, uint32_t e
     const uint32_t jb = p->jbits;
     uint64_t s = td__wymix(g->key ^ (bi * TD_WY_P1), bi + TD_WY_P0);
     uint64_t ps = td__wymix(g->lkey ^ (bi * TD_WY_P1), bi + TD_WY_P0);
+    /* The step set is the base set XOR a mask drawn per 2 MiB epoch: an
+     * order-1 structure for block sorters (900 KB blocks), but none across
+     * epochs for xz's 8 MiB window.  Pairs of steps do not depend on the
+     * mask (s1 ^ s2), so one pair table serves every epoch. */
+    const uint32_t succ = g->p.succ;
+    const uint64_t e = ((uint64_t)bi * G) >> TD_COMP_EPOCH_SHIFT;
+    const uint8_t mask = (uint8_t)td__wymix(g->lkey ^ (e * TD_WY_P0), e + TD_WY_P1);
+    /* The last two bytes written, out[pos - 1] and out[pos - 2]: the chain
+     * continues from them. */
+    uint32_t last = 0, prev = 0;
 
     while (pos < end) {
         uint64_t r = td__wyrand(&s);
@@ -166,11 +192,16 @@ void td__comp_block(const td__comp_gen *g, uint64_t bi, uint8_t *out, uint32_t e
                        (uint32_t)((((r >> 16) & 0xffff) * ml) >> 16);
         if (lit > G - pos)
             lit = G - pos;
-        while (pool_have < pp + lit) {
-            pool_chunk(g->p.succ, &ps, pool + pool_have, &carry);
+        while (pool_have < pp + lit + 8) {
+            pool_chunk(succ, mask, &ps, pool + pool_have);
             pool_have += COMP_CHUNK;
         }
-        memcpy(out + pos, pool + pp, lit);
+        if (succ < 256)
+            lit_run(out + pos, pool + pp, lit, last);
+        else
+            memcpy(out + pos, pool + pp, lit);
+        prev = lit >= 2 ? out[pos + lit - 2] : last;
+        last = out[pos + lit - 1];
         pp += lit;
         if (nruns < COMP_MAX_RUNS) {
             rs[nruns] = (uint16_t)pos;
@@ -205,9 +236,20 @@ void td__comp_block(const td__comp_gen *g, uint64_t bi, uint8_t *out, uint32_t e
             src = rs[--idx];
         if (pos - src < COMP_MIN_DIST)
             continue;
+        if (succ < 256 && pos >= 2) {
+            /* The run's last byte becomes a step from both its neighbours
+             * (the copy's first byte is fixed), the first such step in the
+             * set's order; none for a few d when succ is small. */
+            uint32_t d = prev ^ out[src];
+            if (g->pair[d]) {
+                last = (prev ^ g->pair[d] ^ mask) & 0xff;
+                out[pos - 1] = (uint8_t)last;
+            }
+        }
         if (len > G - pos)
             len = G - pos;
         lz_copy(out + pos, pos - src, len);
+        last = out[len <= pos - src ? src + len - 1 : pos + len - 1]; /* no division */
         pos += len;
     }
 }

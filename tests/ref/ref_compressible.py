@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Reference implementation of the compressible kind (format 2) and the dedup
+"""Reference implementation of the compressible kind (format 4) and the dedup
 layer, written from docs/format.md only (slow, for cross-checking the C
 library).
 
@@ -73,15 +73,21 @@ def params(ratio, cb):
     return G, (lerp[1], lerp[2], a[3] if 2 * num < den else b[3], lerp[4])
 
 
-def step_map(succ):
-    def G(i):
-        c = i & 7
-        return (c << 5) | ((13 * (i >> 3) + 7 * c) & 31)
-    return [G((u * succ) >> 8) for u in range(256)]
+def gmap(i):
+    c = i & 7
+    return (c << 5) | ((13 * (i >> 3) + 7 * c) & 31)
 
 
-def block(key, lkey, G, prm, step, bi):
+EPOCH = 1 << 21  # bytes of stream per step set
+
+
+def block(key, lkey, G, prm, bi):
     lit_mean, mm16, jbits, succ = prm
+    e = bi * G // EPOCH
+    mask = wymix(lkey ^ ((e * P0) & M64), (e + P1) & M64) & 0xff
+    step = [gmap((u * succ) >> 8) ^ mask for u in range(256)]
+    sset = [gmap(i) ^ mask for i in range(succ)]
+    inset = set(sset)
     ml = max(lit_mean, 1)
     min16 = 16 * MIN_MATCH
     a16 = 3 * (mm16 - min16) if mm16 > min16 else 0
@@ -110,7 +116,9 @@ def block(key, lkey, G, prm, step, bi):
         lit = 1 + (((r & 0xffff) * ml) >> 16) + ((((r >> 16) & 0xffff) * ml) >> 16)
         lit = min(lit, G - pos)
         pool_to(pp + lit)
-        out[pos:pos + lit] = pool[pp:pp + lit]
+        # the chain goes on from the byte before the run (a copy's end)
+        m = out[pos - 1] ^ (pool[pp - 1] if pp else 0) if pos > 0 and succ < 256 else 0
+        out[pos:pos + lit] = bytes(b ^ m for b in pool[pp:pp + lit])
         pp += lit
         if len(runs) < MAX_RUNS:
             runs.append((pos, lit))
@@ -137,6 +145,13 @@ def block(key, lkey, G, prm, step, bi):
             src = runs[idx][0]
         if pos - src < MIN_DIST:
             continue
+        if succ < 256 and pos >= 2:
+            # the run's last byte: a step from both its neighbours
+            d = out[pos - 2] ^ out[src]
+            for st in sset:
+                if st ^ d in inset:
+                    out[pos - 1] = out[pos - 2] ^ st
+                    break
         ln = min(ln, G - pos)
         for t in range(ln):
             out[pos + t] = out[src + t]
@@ -153,7 +168,6 @@ def comp_bytes(seed, ratio, cb, off, n):
     G, prm = params(ratio, cb)
     succ = min(max(prm[3], 8), 256)
     prm = prm[:3] + (succ,)
-    step = step_map(succ)
     key = derive("libtestdata/compressible/2", seed)
     lkey = derive("libtestdata/compressible/2/literals", seed)
     res = bytearray()
@@ -163,7 +177,7 @@ def comp_bytes(seed, ratio, cb, off, n):
         k = min(G - at, n)
         if bi not in cache:
             cache.clear()
-            cache[bi] = block(key, lkey, G, prm, step, bi)
+            cache[bi] = block(key, lkey, G, prm, bi)
         res += cache[bi][at:at + k]
         off += k
         n -= k
