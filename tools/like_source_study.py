@@ -44,26 +44,13 @@ import bz2
 import collections
 import lzma
 import math
+import os
 import random
+import sys
 import zlib
 
-
-def vcode(v):
-    if v < 16:
-        return v
-    lg = v.bit_length() - 1
-    return 16 + 2 * (lg - 4) + ((v >> (lg - 1)) & 1)
-
-
-def vbase(c):
-    if c < 16:
-        return c
-    lg = (c - 16) // 2 + 4
-    return (1 << lg) | (((c - 16) & 1) << (lg - 1))
-
-
-def vspan(c):
-    return 1 if c < 16 else 1 << ((c - 16) // 2 + 3)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "ref"))
+from ref_like import vbase, vcode, vspan  # noqa: E402  (the format's length codes, once)
 
 
 def parse(data, chain=16):
