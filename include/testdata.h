@@ -1423,7 +1423,7 @@ TD_API const char *td_profile_builtin_name(unsigned i);
  *                  it), or NULL
  * @param name      the built-in's name (td_profile_builtin_name())
  * @param msg       if not NULL, on TD_EINVAL a one-line explanation naming
- *                  the built-in profiles
+ *                  the built-in profiles (and the closest one, if any)
  * @param msgcap    size of @p msg (the message is truncated to fit)
  * @return TD_OK; TD_EINVAL if @p name is not a built-in (or NULL);
  *         TD_ENOMEM if the built-ins could not be parsed.

@@ -1614,9 +1614,12 @@ int td_profile_builtin_msg(const td_profile **out, const char *name, char *msg, 
     if (i >= 0)
         return (*out = builtin_get((unsigned)i)) ? TD_OK : TD_ENOMEM;
     *out = NULL;
-    if (msg && msgcap)
-        td__msg(msg, msgcap, "no built-in profile '%s' (built-ins: %s)", name,
-                builtin_list(names, sizeof names));
+    if (msg && msgcap) {
+        const char *s = td_suggest(name, td__like_builtin_names);
+        td__msg(msg, msgcap, "no built-in profile '%s' (built-ins: %s)%s%s%s", name,
+                builtin_list(names, sizeof names), s ? "; did you mean '" : "", s ? s : "",
+                s ? "'?" : "");
+    }
     return TD_EINVAL;
 }
 

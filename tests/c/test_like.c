@@ -71,6 +71,9 @@ Test(like, builtins_exist_and_load)
     cr_assert_eq(td_profile_builtin_msg(&b, "htlm", msg, sizeof msg), TD_EINVAL);
     cr_assert_null(b);
     cr_assert(strstr(msg, "'htlm'") && strstr(msg, "english, html"), "%s", msg);
+    cr_assert(strstr(msg, "did you mean 'html'?"), "%s", msg);
+    cr_assert_eq(td_profile_builtin_msg(&b, "zzzzzzzz", msg, sizeof msg), TD_EINVAL);
+    cr_assert_null(strstr(msg, "did you mean"), "%s", msg);
     cr_assert_eq(td_profile_builtin_msg(&b, NULL, NULL, 0), TD_EINVAL);
 }
 

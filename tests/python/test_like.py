@@ -21,6 +21,8 @@ def test_builtins_and_generate():
     assert set(fp) == {"gzip", "zstd", "lz4", "xz"} and all(ns == 0 for _, ns in fp.values())
     with pytest.raises(ValueError, match="no built-in profile"):
         testdata.Profile.builtin("no-such")
+    with pytest.raises(ValueError, match="did you mean 'html'"):
+        testdata.Profile.builtin("htlm")
     with pytest.raises(FileNotFoundError, match="neither a built-in profile"):
         testdata.generate("like", "1K", profile="no-such-profile-or-file")
     with pytest.raises(TypeError, match="option profile"):
