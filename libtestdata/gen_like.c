@@ -215,11 +215,6 @@ static inline uint32_t sel32(int c, uint32_t a, uint32_t b)
     return (a & m) | (b & ~m);
 }
 
-/* End of the position bin of td__like_bin. */
-static inline uint32_t bin_end(unsigned bin)
-{
-    return bin == 0 ? 2048u : bin == 1 ? 16384u : bin == 2 ? 131072u : UINT32_MAX;
-}
 
 /* Bits of the table of 4-byte strings (recent[]): enough for the document. */
 static unsigned recent_bits(uint32_t doc)
@@ -241,9 +236,15 @@ typedef struct doc_work {
 
 #define RECENT_POS ((1u << 21) - 1)
 
+/* Slot of the 4-byte string v (little-endian) in recent[] of 2^rb slots. */
+static inline uint32_t recent_slot(uint32_t v, unsigned rb)
+{
+    return (v * 2654435761u) >> (32 - rb);
+}
+
 static inline void put_recent(const uint8_t *out, uint32_t *recent, unsigned rb, uint32_t p, uint32_t tag)
 {
-    recent[(td__load32le(out + p) * 2654435761u) >> (32 - rb)] = tag | (p + 1);
+    recent[recent_slot(td__load32le(out + p), rb)] = tag | (p + 1);
 }
 
 /* Document j, bytes [0, end) (generation stops once pos >= end), of a
@@ -364,7 +365,7 @@ static void gen_doc(const like_state *st, uint64_t j, uint8_t *out, uint32_t end
                                       st->per[0], st->per[1], 0};
         while (k < ll) {
             unsigned bin = td__like_bin(pos);
-            uint32_t n = TD_MIN(ll - k, bin_end(bin) - pos);
+            uint32_t n = TD_MIN(ll - k, td__like_bin_end(bin) - pos);
             k += n;
             if (st->uniform[bin]) {
                 /* Eight uniform bytes per draw, little-endian. */
@@ -433,7 +434,7 @@ static void gen_doc(const like_state *st, uint64_t j, uint8_t *out, uint32_t end
             for (; rins + 8 <= pos; rins += 4) {
                 uint64_t w8 = td__load64le(out + rins);
                 for (unsigned i = 0; i < 4; i++)
-                    recent[((uint32_t)(w8 >> (8 * i)) * 2654435761u) >> (32 - rb)] = tag | (rins + i + 1);
+                    recent[recent_slot((uint32_t)(w8 >> (8 * i)), rb)] = tag | (rins + i + 1);
             }
             for (; rins + 4 <= pos; rins++)
                 put_recent(out, recent, rb, rins, tag);
@@ -445,7 +446,7 @@ static void gen_doc(const like_state *st, uint64_t j, uint8_t *out, uint32_t end
             else
                 for (uint32_t t = 0; t < dist; t++)
                     v |= (uint32_t)out[sp + t] << (8 * t);
-            uint32_t ent = recent[(v * 2654435761u) >> (32 - rb)];
+            uint32_t ent = recent[recent_slot(v, rb)];
             uint32_t q = sel32((ent & ~RECENT_POS) == tag, ent & RECENT_POS, 0);
             uint32_t qa = sel32(q != 0, q - 1, 0); /* a valid address to compare at */
             dist = sel32((q > sp + 1) & (td__load32le(out + qa) == v), pos - qa, dist);

@@ -51,9 +51,20 @@ static inline uint32_t td__like_vspan(unsigned c)
     return c < 16 ? 1u : 1u << ((c - 16u) / 2u + 3u);
 }
 /* Position bin of a document offset. */
+/* Upper ends of the position bins 0..2 (bin 3 is open-ended). */
+#define TD_LIKE_BIN0_END 2048u
+#define TD_LIKE_BIN1_END 16384u
+#define TD_LIKE_BIN2_END 131072u
+
 static inline unsigned td__like_bin(uint32_t pos)
 {
-    return pos < 2048u ? 0u : pos < 16384u ? 1u : pos < 131072u ? 2u : 3u;
+    return pos < TD_LIKE_BIN0_END ? 0u : pos < TD_LIKE_BIN1_END ? 1u : pos < TD_LIKE_BIN2_END ? 2u : 3u;
+}
+
+/* First position past bin (UINT32_MAX for the last one). */
+static inline uint32_t td__like_bin_end(unsigned bin)
+{
+    return bin == 0 ? TD_LIKE_BIN0_END : bin == 1 ? TD_LIKE_BIN1_END : bin == 2 ? TD_LIKE_BIN2_END : UINT32_MAX;
 }
 
 /* A byte distribution over context groups: map[prev byte] -> group. */
