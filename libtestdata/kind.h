@@ -59,6 +59,12 @@ extern const char *const td__algorithm_names[] TD_HIDDEN;
  * (like_builtin.c): the suggested values of the option "profile". */
 extern const char *const td__like_builtin_names[] TD_HIDDEN;
 
+/* Why name is no profile, for every message that says so (like_profile.c):
+ * "not a built-in profile (built-ins: english, ...)" or, with or_file,
+ * "neither a built-in profile (english, ...) nor a profile file", then
+ * "; did you mean 'html'?" when a built-in is close.  Returns buf. */
+TD_HIDDEN const char *td__profile_unknown_msg(char *buf, size_t cap, const char *name, int or_file);
+
 /* The vtable of a kind, or NULL when unknown. */
 TD_HIDDEN const td_kind_vtbl *td__kind_get(int kind);
 

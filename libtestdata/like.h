@@ -119,8 +119,6 @@ typedef struct td__like_builtin {
 } td__like_builtin;
 extern const td__like_builtin td__like_builtins[] TD_HIDDEN;
 extern const unsigned td__like_nbuiltins TD_HIDDEN;
-/* Their names, NULL-terminated (the values of the option "profile"). */
-extern const char *const td__like_builtin_names[] TD_HIDDEN;
 
 /* Largest-remainder sampling table: slot i holds the index of an entry;
  * entry k gets floor(c_k * 4096 / T) slots plus one if its remainder

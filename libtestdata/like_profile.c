@@ -1515,13 +1515,16 @@ int td_profile_save_file(const td_profile *p, const char *path)
     return rc;
 }
 
-/* "english, html, ...": the built-ins' names, for messages. */
-static const char *builtin_list(char *buf, size_t cap)
+const char *td__profile_unknown_msg(char *buf, size_t cap, const char *name, int or_file)
 {
-    buf[0] = '\0';
+    char names[256] = "";
+    const char *s = td_suggest(name, td__like_builtin_names);
     for (unsigned i = 0; i < td__like_nbuiltins; i++)
-        (void)td__msg(buf + strlen(buf), cap - strlen(buf), "%s%s", i ? ", " : "",
+        (void)td__msg(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "",
                       td__like_builtins[i].name);
+    td__msg(buf, cap, or_file ? "neither a built-in profile (%s) nor a profile file%s%s%s"
+                              : "not a built-in profile (built-ins: %s)%s%s%s",
+            names, s ? "; did you mean '" : "", s ? s : "", s ? "'?" : "");
     return buf;
 }
 
@@ -1540,9 +1543,9 @@ int td_profile_open(td_profile **out, const char *name_or_path, char *msg, size_
     }
     rc = td_profile_load_file_msg(out, name_or_path, msg, msgcap);
     if (rc == TD_EIO && errno == ENOENT && msg && msgcap) {
-        char names[256];
-        td__msg(msg, msgcap, "'%s' is neither a built-in profile (%s) nor a profile file",
-                name_or_path, builtin_list(names, sizeof names));
+        char why[384];
+        td__msg(msg, msgcap, "'%s' is %s", name_or_path,
+                td__profile_unknown_msg(why, sizeof why, name_or_path, 1));
         errno = ENOENT;
     }
     return rc;
@@ -1567,10 +1570,15 @@ static td_profile **builtin_objs; /* [i], NULL until built-in i is used */
 
 static const td_profile *builtin_get(unsigned i)
 {
-    td_profile *p = NULL;
+    td_profile **objs = __atomic_load_n(&builtin_objs, __ATOMIC_ACQUIRE);
+    td_profile *p;
+    if (objs && (p = __atomic_load_n(&objs[i], __ATOMIC_ACQUIRE)))
+        return p; /* published, so immutable: no lock once each is parsed */
+    p = NULL;
     pthread_mutex_lock(&builtin_mu);
     if (!builtin_objs)
-        builtin_objs = calloc(td__like_nbuiltins, sizeof *builtin_objs);
+        __atomic_store_n(&builtin_objs, calloc(td__like_nbuiltins, sizeof *builtin_objs),
+                         __ATOMIC_RELEASE);
     if (builtin_objs && !(p = builtin_objs[i]) && td__sodium_ready() == TD_OK && (p = calloc(1, sizeof *p))) {
         if (load_impl(p, td__like_builtins[i].json, strlen(td__like_builtins[i].json), NULL, 0) != TD_OK) {
             free(p); /* a broken table is a build error; the tests catch it */
@@ -1578,7 +1586,7 @@ static const td_profile *builtin_get(unsigned i)
         } else {
             snprintf(p->name, sizeof p->name, "%s", td__like_builtins[i].name);
             p->builtin = 1;
-            builtin_objs[i] = p;
+            __atomic_store_n(&builtin_objs[i], p, __ATOMIC_RELEASE);
         }
     }
     pthread_mutex_unlock(&builtin_mu);
@@ -1607,7 +1615,6 @@ const char *td_profile_builtin_name(unsigned i)
 
 int td_profile_builtin_msg(const td_profile **out, const char *name, char *msg, size_t msgcap)
 {
-    char names[256];
     if (!out || !name)
         return TD_EINVAL;
     int i = builtin_index(name);
@@ -1615,10 +1622,8 @@ int td_profile_builtin_msg(const td_profile **out, const char *name, char *msg, 
         return (*out = builtin_get((unsigned)i)) ? TD_OK : TD_ENOMEM;
     *out = NULL;
     if (msg && msgcap) {
-        const char *s = td_suggest(name, td__like_builtin_names);
-        td__msg(msg, msgcap, "no built-in profile '%s' (built-ins: %s)%s%s%s", name,
-                builtin_list(names, sizeof names), s ? "; did you mean '" : "", s ? s : "",
-                s ? "'?" : "");
+        char why[384];
+        td__msg(msg, msgcap, "'%s' is %s", name, td__profile_unknown_msg(why, sizeof why, name, 0));
     }
     return TD_EINVAL;
 }

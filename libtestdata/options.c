@@ -374,11 +374,11 @@ static void bad_value_msg(const opt_row *r, const char *given, const char *value
             (void)td__msg(list + strlen(list), sizeof list - strlen(list), "%s%s",
                           n ? ", " : "", r->info.values[n]);
         const char *s = closest(value, r->info.values, n, 0);
-        if (r->info.type == TD_OPTION_TEXT) /* profile */
-            td__msg(msg, cap,
-                    "bad value '%s' for %s: neither a built-in profile (%s) nor a profile "
-                    "file%s%s%s",
-                    value, name, list, s ? "; did you mean '" : "", s ? s : "", s ? "'?" : "");
+        if (r->info.type == TD_OPTION_TEXT) { /* profile */
+            char why[384];
+            td__msg(msg, cap, "bad value '%s' for %s: %s", value, name,
+                    td__profile_unknown_msg(why, sizeof why, value, 1));
+        }
         else if (s)
             td__msg(msg, cap, "bad value '%s' for %s: one of %s; did you mean '%s'?", value, name,
                     list, s);

@@ -75,6 +75,18 @@ Test(like, builtins_exist_and_load)
     cr_assert_eq(td_profile_builtin_msg(&b, "zzzzzzzz", msg, sizeof msg), TD_EINVAL);
     cr_assert_null(strstr(msg, "did you mean"), "%s", msg);
     cr_assert_eq(td_profile_builtin_msg(&b, NULL, NULL, 0), TD_EINVAL);
+
+    /* td_profile_open and the option layer say the same, with the file case. */
+    td_profile *o = NULL;
+    cr_assert_lt(td_profile_open(&o, "jsno", msg, sizeof msg), 0);
+    cr_assert_null(o);
+    cr_assert(strstr(msg, "'jsno' is neither a built-in profile (english, html") &&
+                  strstr(msg, "nor a profile file; did you mean 'json'?"), "%s", msg);
+    td_options opt;
+    td_options_init(&opt);
+    cr_assert_lt(td_options_set_msg(&opt, TD_LIKE, "profile", "jsno", msg, sizeof msg), 0);
+    cr_assert(strstr(msg, "bad value 'jsno' for option 'profile': neither a built-in profile") &&
+                  strstr(msg, "did you mean 'json'?"), "%s", msg);
 }
 
 Test(like, chunking_seek_threads)
