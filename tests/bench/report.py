@@ -451,6 +451,46 @@ def kept_notes(path):
         return {}
 
 
+def md_compressible(comp, imgs, scripts):
+    """The lines of the compressible section, without its notes block."""
+    L = []
+    w = L.append
+    w("## `compressible`: ratio accuracy against fio\n")
+    if comp:
+        w(f"`testdata gen compressible {comp['size'] // MiB}M --ratio R` compressed whole by each "
+          "compressor, next to fio's data for the same target "
+          "(`--buffer_compress_percentage=round(100*(1-1/R)) --buffer_compress_chunk=4k "
+          "--refill_buffers`).\n")
+        if "compressible.png" in imgs:
+            w("![compressible accuracy](img/compressible.png)\n")
+        if (ROOT / "docs" / "img" / "compressible_codecs.png").exists():
+            w("Every codec, whole streams and `--compress-block` pieces "
+              "(`tests/bench/bench_compressible.py`; its tables below, raw output in the appendix):\n")
+            w("![compressible, all codecs and block sizes](img/compressible_codecs.png)\n")
+        bc = dict(scripts or []).get("bench_compressible.py", "")
+        if "== 1." in bc:
+            w(compressible_tables(bc))
+        names = list(dict.fromkeys(r["compressor"] for r in comp["rows"]))
+        w("| target | " + " | ".join(f"{n} (testdata / fio)" for n in names) + " |")
+        w("|---:|" + "---:|" * len(names))
+        for t in dict.fromkeys(r["target"] for r in comp["rows"]):
+            cells = []
+            for n in names:
+                r = next(x for x in comp["rows"] if x["target"] == t and x["compressor"] == n)
+                fio = f"{r['fio']:.2f}" if r["fio"] else "–"
+                cells.append(f"{r['ours']:.2f} ({100 * (r['ours'] / t - 1):+.1f}%) / {fio}")
+            w(f"| {t:g} | " + " | ".join(cells) + " |")
+        worst = max(abs(r["ours"] / r["target"] - 1) for r in comp["rows"])
+        line = f"\nWorst deviation from the target: testdata {100 * worst:.1f}%"
+        if comp["fio"]:
+            fworst = max(abs(r["fio"] / r["target"] - 1) for r in comp["rows"])
+            line += f", fio {100 * fworst:.1f}%"
+        w(line + ".\n")
+    else:
+        w("Not measured: this build has no `compressible` kind.\n")
+    return L
+
+
 def write_markdown(out, m, quick, kind_list, kres, core, py, comp, tx, scripts, imgs, secs,
                    trees=None):
     L = []
@@ -521,39 +561,7 @@ def write_markdown(out, m, quick, kind_list, kres, core, py, comp, tx, scripts, 
     else:
         w("Not measured: the build has no Python bindings (`-DTD_BUILD_PYTHON=ON`).\n")
 
-    w("## `compressible`: ratio accuracy against fio\n")
-    if comp:
-        w(f"`testdata gen compressible {comp['size'] // MiB}M --ratio R` compressed whole by each "
-          "compressor, next to fio's data for the same target "
-          "(`--buffer_compress_percentage=round(100*(1-1/R)) --buffer_compress_chunk=4k "
-          "--refill_buffers`).\n")
-        if "compressible.png" in imgs:
-            w("![compressible accuracy](img/compressible.png)\n")
-        if (ROOT / "docs" / "img" / "compressible_codecs.png").exists():
-            w("Every codec, whole streams and `--compress-block` pieces "
-              "(`tests/bench/bench_compressible.py`; its tables below, raw output in the appendix):\n")
-            w("![compressible, all codecs and block sizes](img/compressible_codecs.png)\n")
-        bc = dict(scripts or []).get("bench_compressible.py", "")
-        if "== 1." in bc:
-            w(compressible_tables(bc))
-        names = list(dict.fromkeys(r["compressor"] for r in comp["rows"]))
-        w("| target | " + " | ".join(f"{n} (testdata / fio)" for n in names) + " |")
-        w("|---:|" + "---:|" * len(names))
-        for t in dict.fromkeys(r["target"] for r in comp["rows"]):
-            cells = []
-            for n in names:
-                r = next(x for x in comp["rows"] if x["target"] == t and x["compressor"] == n)
-                fio = f"{r['fio']:.2f}" if r["fio"] else "–"
-                cells.append(f"{r['ours']:.2f} ({100 * (r['ours'] / t - 1):+.1f}%) / {fio}")
-            w(f"| {t:g} | " + " | ".join(cells) + " |")
-        worst = max(abs(r["ours"] / r["target"] - 1) for r in comp["rows"])
-        line = f"\nWorst deviation from the target: testdata {100 * worst:.1f}%"
-        if comp["fio"]:
-            fworst = max(abs(r["fio"] / r["target"] - 1) for r in comp["rows"])
-            line += f", fio {100 * fworst:.1f}%"
-        w(line + ".\n")
-    else:
-        w("Not measured: this build has no `compressible` kind.\n")
+    L += md_compressible(comp, imgs, scripts)
     keep("compressible")
 
     w("## `text`: fingerprint against the corpus\n")
@@ -615,6 +623,30 @@ def write_markdown(out, m, quick, kind_list, kres, core, py, comp, tx, scripts, 
     out.write_text("\n".join(L).rstrip() + "\n")
 
 
+def refresh_section(out, td, m, quick, t_start):
+    """--only compressible: that section of an existing report, re-measured,
+    the rest of the file (and the section's notes block) as it was."""
+    text = out.read_text()
+    head = "## `compressible`: ratio accuracy against fio\n"
+    a = text.index(head)
+    b = text.find("\n## ", a + len(head))
+    b = len(text) if b < 0 else b + 1
+    old = text[a:b]
+    notes = NOTES.search(old)
+    with tempfile.TemporaryDirectory(prefix="tdreport-") as t:
+        comp = bench_compressible(str(td), quick, pathlib.Path(t))
+    plot_compressible(out.parent / "img" / "compressible.png", comp)
+    L = md_compressible(comp, {"compressible.png"}, None)
+    L.insert(1, f"Refreshed on its own with `/usr/bin/python3 tests/bench/report.py --only "
+                f"compressible{' --quick' if quick else ''}` on {m.get('date', '')}, "
+                f"{m.get('library', '')}, commit {m.get('commit', '')}, load average at start "
+                f"{m.get('load', '')} (ratios do not depend on load).\n")
+    if notes:
+        L.append(notes.group(0) + "\n")
+    out.write_text(text[:a] + "\n".join(L).rstrip() + "\n\n" + text[b:])
+    log(f"rewrote the compressible section of {out} in {time.perf_counter() - t_start:.0f} s")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="small sizes, one repeat (~1-2 minutes)")
@@ -622,6 +654,9 @@ def main():
     ap.add_argument("--docs", default=str(ROOT / "docs"), help="where benchmarks.md and img/ go")
     ap.add_argument("--corpus", help="corpus of the text kind (default ../shared/corpus)")
     ap.add_argument("--json", help="also write every figure here")
+    ap.add_argument("--only", choices=["compressible"],
+                    help="measure one section and replace only it in an existing benchmarks.md "
+                         "(it then states its own date, commit and load)")
     a = ap.parse_args()
     t_start = time.perf_counter()
     build = pathlib.Path(a.build).resolve()
@@ -637,6 +672,8 @@ def main():
     m = machine(td)
     have = kinds(td)
     log("kinds:", have)
+    if a.only:
+        return refresh_section(docs / "benchmarks.md", td, m, a.quick, t_start)
     with tempfile.TemporaryDirectory(prefix="tdreport-") as t:
         tmp = pathlib.Path(t)
         kres = bench_kinds(bench_gen, have, a.quick)

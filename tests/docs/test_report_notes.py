@@ -36,3 +36,24 @@ def test_rewrite_keeps_notes_in_their_sections(tmp_path):
     assert r.kept_notes(out) == {"text": "model build: 34 MB/s\n",
                                  "gone": "a section this run does not write\n"}
     assert "# old" not in text
+
+
+def test_only_one_section_is_replaced(tmp_path, monkeypatch):
+    r = report()
+    out = tmp_path / "benchmarks.md"
+    (tmp_path / "img").mkdir()
+    before = "# Benchmarks\n\n## Whole commands\n\nkept 1\n\n"
+    after = "## `text`: fingerprint against the corpus\n\nkept 2\n"
+    out.write_text(before + "## `compressible`: ratio accuracy against fio\n\nold table\n\n"
+                   "<!-- notes: compressible -->\nformat 4: +1.8%\n<!-- /notes -->\n\n" + after)
+    rows = [{"target": 3, "compressor": "gzip -6", "ours": 3.3, "fio": None}]
+    monkeypatch.setattr(r, "bench_compressible", lambda td, quick, tmp: {
+        "size": 1 << 22, "rows": rows, "fio": False})
+    monkeypatch.setattr(r, "plot_compressible", lambda path, comp: None)
+    r.refresh_section(out, "testdata", {"date": "D", "commit": "C"}, True, 0.0)
+    text = out.read_text()
+    assert text.startswith(before) and text.endswith(after)
+    sec = text[len(before):-len(after)]
+    assert "old table" not in sec and "| 3 | 3.30 (+10.0%) / – |" in sec
+    assert "--only compressible --quick` on D" in sec and "commit C" in sec
+    assert sec.rstrip().endswith("<!-- notes: compressible -->\nformat 4: +1.8%\n<!-- /notes -->")
