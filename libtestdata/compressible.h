@@ -30,7 +30,7 @@ typedef struct td__comp_table_t {
 } td__comp_table_t;
 
 #define TD_COMP_BLOCK 16384u       /* G without compress_block, and the largest G */
-#define TD_COMP_SLACK 16u
+#define TD_COMP_SLACK 64u
 #define TD_COMP_EPOCH_SHIFT 21u /* the step set changes every 2 MiB of stream */
 #define TD_COMP_CBLOCK_MIN 512u
 #define TD_COMP_CBLOCK_MAX (1u << 20)
