@@ -34,6 +34,7 @@
 #define COMP_MAX_RUNS 4096u
 #define COMP_SLACK TD_COMP_SLACK
 #define COMP_CHUNK 64u /* pool bytes made per step */
+#define COMP_SHORT_COPY 96u /* longer copies go through memcpy */
 
 const td__comp_table_t *td__comp_class(uint32_t cb)
 {
@@ -177,16 +178,34 @@ static inline void xor_run(uint8_t *dst, const uint8_t *src, uint32_t n, uint8_t
         v16_store(dst + t, v16_load(src + t) ^ kk);
 }
 
-/* LZ copy: out[t] = out[t - dist] for t in [0, len), dist >= 16, so 16-byte
- * chunks in order equal byte-by-byte LZ copying.  Writes at least 32 bytes
- * (out has room; what lies past len is overwritten next). */
+/* LZ copy: out[t] = out[t - dist] for t in [0, len), dist >= 16.  Short
+ * copies (most, below ratio 10) go in 16-byte chunks, in order, which equals
+ * byte-by-byte LZ copying since dist >= 16; they write at least 32 bytes
+ * (out has room; what lies past len is overwritten next).  Long ones go
+ * through memcpy: when the source overlaps the destination the result
+ * repeats with period dist, so it is built from non-overlapping copies of
+ * one period, doubling (chunks that read what the last few chunks wrote
+ * would stall on store-to-load forwarding). */
 static inline void lz_copy(uint8_t *dst, size_t dist, size_t len)
 {
     const uint8_t *src = dst - dist;
-    v16_store(dst, v16_load(src));
-    v16_store(dst + 16, v16_load(src + 16));
-    for (size_t t = 32; t < len; t += 16)
-        v16_store(dst + t, v16_load(src + t));
+    if (len <= COMP_SHORT_COPY) {
+        v16_store(dst, v16_load(src));
+        v16_store(dst + 16, v16_load(src + 16));
+        for (size_t t = 32; t < len; t += 16)
+            v16_store(dst + t, v16_load(src + t));
+        return;
+    }
+    if (dist >= len) {
+        memcpy(dst, src, len);
+        return;
+    }
+    memcpy(dst, src, dist);
+    for (size_t w = dist; w < len;) {
+        size_t n = len - w < w ? len - w : w;
+        memcpy(dst + w, dst, n);
+        w += n;
+    }
 }
 
 /* Block bi into out[0 .. G + COMP_SLACK); only out[0 .. end) is guaranteed
