@@ -34,7 +34,7 @@
 #define COMP_MAX_RUNS 4096u
 #define COMP_SLACK TD_COMP_SLACK
 #define COMP_CHUNK 64u /* pool bytes made per step */
-#define COMP_SHORT_COPY 96u /* longer copies go through memcpy */
+#define COMP_SHORT_COPY 256u /* longer copies go through memcpy */
 
 const td__comp_table_t *td__comp_class(uint32_t cb)
 {
@@ -189,11 +189,20 @@ static inline void xor_run(uint8_t *dst, const uint8_t *src, uint32_t n, uint8_t
 static inline void lz_copy(uint8_t *dst, size_t dist, size_t len)
 {
     const uint8_t *src = dst - dist;
-    if (len <= COMP_SHORT_COPY) {
+    if (len <= 32 || (len <= COMP_SHORT_COPY && dist < 32)) {
         v16_store(dst, v16_load(src));
         v16_store(dst + 16, v16_load(src + 16));
         for (size_t t = 32; t < len; t += 16)
             v16_store(dst + t, v16_load(src + t));
+        return;
+    }
+    if (len <= COMP_SHORT_COPY) {
+        /* dist >= 32: 32 bytes a step (both loads before the stores) */
+        for (size_t t = 0; t < len; t += 32) {
+            const comp_v16 a = v16_load(src + t), b = v16_load(src + t + 16);
+            v16_store(dst + t, a);
+            v16_store(dst + t + 16, b);
+        }
         return;
     }
     if (dist >= len) {
