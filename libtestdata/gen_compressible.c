@@ -94,6 +94,8 @@ void td__comp_setup(td__comp_gen *g, uint64_t key, uint64_t lkey, uint32_t block
         g->p.succ = 256;
     /* pair[d] = 0x100 | the first base step s1 (in index order) such that
      * s1 ^ d is a base step; later (smaller) i overwrite. */
+    for (uint32_t d = 1; d < TD_COMP_MODM; d++)
+        g->modm[d] = UINT32_MAX / d + 1;
     memset(g->pair, 0, sizeof g->pair);
     for (uint32_t i = g->p.succ; g->p.succ < 256 && i-- > 0;)
         for (uint32_t k = 0; k < g->p.succ; k++)
@@ -234,6 +236,9 @@ void td__comp_block(const td__comp_gen *g, uint64_t bi, uint8_t *out, uint32_t e
     const uint64_t min16 = 16u * COMP_MIN_MATCH;
     const uint64_t a16 = mm16 > min16 ? 3 * (mm16 - min16) : 0;
     const uint32_t jb = p->jbits;
+    /* j % nruns without a division, branch or dependency on a divider
+     * (Lemire's direct remainder, exact for j < 2^12, nruns < 2^9). */
+    const int fastmod = jb <= 12;
     uint64_t s = td__wymix(g->key ^ (bi * TD_WY_P1), bi + TD_WY_P0);
     uint64_t ps = td__wymix(g->lkey ^ (bi * TD_WY_P1), bi + TD_WY_P0);
     /* The step set is the base set XOR a mask drawn per 2 MiB epoch: an
@@ -307,7 +312,9 @@ void td__comp_block(const td__comp_gen *g, uint64_t bi, uint8_t *out, uint32_t e
         uint64_t r2 = td__wyrand(&s);
         uint32_t nb = (uint32_t)(((r2 & 0xff) * (jb + 1)) >> 8);
         uint32_t j = (uint32_t)(r2 >> 8) & ((1u << nb) - 1);
-        if (j >= nruns)
+        if (fastmod && nruns < TD_COMP_MODM)
+            j = (uint32_t)(((uint64_t)(uint32_t)(g->modm[nruns] * j) * nruns) >> 32);
+        else if (j >= nruns)
             j %= nruns;
         uint32_t idx = nruns - 1 - j;
         uint32_t src = rs[idx] + (uint32_t)(((r2 >> 32) * ((rl[idx] + 1u) / 2)) >> 32);
