@@ -134,7 +134,9 @@ static inline comp_v8h step_of8(comp_v8h u, uint16_t succ)
  * literal bytes themselves when succ = 256, else the chain itself, each byte
  * the one before it (*pc, the chain's last byte) XOR a step.  The chain is
  * computed here, away from the literal runs: a run is then the chain XOR one
- * byte (lit_run), and no byte of a run waits for the one before it. */
+ * byte (xor_run), and no byte of a run waits for the one before it.  The
+ * steps are made per byte in 16-bit lanes and put back in place, so the
+ * result does not depend on the machine's byte order. */
 static inline void pool_chunk(uint32_t succ, uint8_t mask, uint64_t *ps, uint8_t *dst,
                               uint64_t *pc)
 {
@@ -180,11 +182,13 @@ static inline void xor_run(uint8_t *dst, const uint8_t *src, uint32_t n, uint8_t
         v16_store(dst + t, v16_load(src + t) ^ kk);
 }
 
-/* LZ copy: out[t] = out[t - dist] for t in [0, len), dist >= 16.  Short
- * copies (most, below ratio 10) go in 16-byte chunks, in order, which equals
- * byte-by-byte LZ copying since dist >= 16; they write at least 32 bytes
- * (out has room; what lies past len is overwritten next).  Long ones go
- * through memcpy: when the source overlaps the destination the result
+/* LZ copy: out[t] = out[t - dist] for t in [0, len), dist >= 16.  Copies
+ * up to COMP_SHORT_COPY bytes (most, below ratio 10) go in 16-byte chunks in
+ * order (32-byte steps when dist >= 32), which equals byte-by-byte LZ
+ * copying since every chunk reads only bytes already final; they write at
+ * least 32 bytes (out has room; what lies past len is overwritten next, or
+ * is slack).  Longer ones go through memcpy (fewer, wider stores and no
+ * branch per chunk): when the source overlaps the destination the result
  * repeats with period dist, so it is built from non-overlapping copies of
  * one period, doubling (chunks that read what the last few chunks wrote
  * would stall on store-to-load forwarding). */
