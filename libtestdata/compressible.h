@@ -30,8 +30,9 @@ typedef struct td__comp_table_t {
 } td__comp_table_t;
 
 #define TD_COMP_BLOCK 16384u       /* G without compress_block, and the largest G */
-#define TD_COMP_SLACK 16u
+#define TD_COMP_SLACK 64u
 #define TD_COMP_EPOCH_SHIFT 21u /* the step set changes every 2 MiB of stream */
+#define TD_COMP_MODM 512u /* remainders by d < TD_COMP_MODM without division */
 #define TD_COMP_CBLOCK_MIN 512u
 #define TD_COMP_CBLOCK_MAX (1u << 20)
 
@@ -42,6 +43,7 @@ typedef struct td__comp_gen {
     uint32_t block; /* G */
     td__comp_params p;
     uint16_t pair[256]; /* 0x100 | first base step s1 with s1 ^ d a base step; 0: none */
+    uint32_t modm[TD_COMP_MODM]; /* 2^32 / d + 1 (mod 2^32): x % d = ((modm[d] * x) * d) >> 32 */
 } td__comp_gen;
 
 /* Table class for compress_block cb (0: not set). */

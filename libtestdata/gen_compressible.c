@@ -34,6 +34,7 @@
 #define COMP_MAX_RUNS 4096u
 #define COMP_SLACK TD_COMP_SLACK
 #define COMP_CHUNK 64u /* pool bytes made per step */
+#define COMP_SHORT_COPY 256u /* longer copies go through memcpy */
 
 const td__comp_table_t *td__comp_class(uint32_t cb)
 {
@@ -93,63 +94,128 @@ void td__comp_setup(td__comp_gen *g, uint64_t key, uint64_t lkey, uint32_t block
         g->p.succ = 256;
     /* pair[d] = 0x100 | the first base step s1 (in index order) such that
      * s1 ^ d is a base step; later (smaller) i overwrite. */
+    for (uint32_t d = 1; d < TD_COMP_MODM; d++)
+        g->modm[d] = UINT32_MAX / d + 1;
     memset(g->pair, 0, sizeof g->pair);
     for (uint32_t i = g->p.succ; g->p.succ < 256 && i-- > 0;)
         for (uint32_t k = 0; k < g->p.succ; k++)
             g->pair[gmap(i) ^ gmap(k)] = (uint16_t)(0x100 | gmap(i));
 }
 
-/* The base step for pool random byte u: index (u * succ) >> 8 < succ; a
- * block's steps are these XOR its epoch's mask. */
-static inline uint8_t step_of(uint32_t u, uint32_t succ)
+/* 16-byte vectors (GCC and Clang vector extensions: SSE2 on x86-64, NEON on
+ * arm64, plain words elsewhere); loads and stores go through memcpy. */
+typedef uint8_t comp_v16 __attribute__((vector_size(16)));
+typedef uint16_t comp_v8h __attribute__((vector_size(16)));
+typedef uint64_t comp_v2q __attribute__((vector_size(16)));
+
+static inline comp_v16 v16_load(const uint8_t *p)
 {
-    return gmap((u * succ) >> 8);
+    comp_v16 v;
+    memcpy(&v, p, 16);
+    return v;
 }
 
-/* The next 64 pool entries (8 words of the pool's wyrand state *ps): the
- * literal bytes themselves when succ = 256, else the chain's steps (the
- * loop vectorises); the runs apply the prefix XOR (lit_run). */
-static inline void pool_chunk(uint32_t succ, uint8_t mask, uint64_t *ps, uint8_t *dst)
+static inline void v16_store(uint8_t *p, comp_v16 v)
+{
+    memcpy(p, &v, 16);
+}
+
+/* The base steps for eight pool random bytes u (one per 16-bit lane):
+ * gmap(index), index = (u * succ) >> 8 < succ; a block's steps are these
+ * XOR its epoch's mask. */
+static inline comp_v8h step_of8(comp_v8h u, uint16_t succ)
+{
+    comp_v8h i = (comp_v8h)((u * succ) >> 8);
+    comp_v8h c = i & 7;
+    return (c << 5) | ((13 * (i >> 3) + 7 * c) & 31);
+}
+
+/* The next 64 pool bytes (8 words of the pool's wyrand state *ps): the
+ * literal bytes themselves when succ = 256, else the chain itself, each byte
+ * the one before it (*pc, the chain's last byte) XOR a step.  The chain is
+ * computed here, away from the literal runs: a run is then the chain XOR one
+ * byte (xor_run), and no byte of a run waits for the one before it.  The
+ * steps are made per byte in 16-bit lanes and put back in place, so the
+ * result does not depend on the machine's byte order. */
+static inline void pool_chunk(uint32_t succ, uint8_t mask, uint64_t *ps, uint8_t *dst,
+                              uint64_t *pc)
 {
     uint64_t s = *ps;
-    for (unsigned i = 0; i < 8; i++)
-        td__store64le(dst + 8 * i, td__wyrand(&s));
-    *ps = s;
-    if (succ >= 256)
+    if (succ >= 256) {
+        for (unsigned i = 0; i < 8; i++)
+            td__store64le(dst + 8 * i, td__wyrand(&s));
+        *ps = s;
         return;
-    for (unsigned k = 0; k < 64; k++)
-        dst[k] = (uint8_t)(step_of(dst[k], succ) ^ mask);
-}
-
-/* A literal run of lit bytes from the steps at st, chained from the byte
- * before it (`last`): out[t] = last ^ st[0] ^ ... ^ st[t], which is the
- * pool of docs/format.md XOR the run's byte m.  Prefix XOR per 8-byte word
- * (the steps and out have slack for the last word). */
-static inline void lit_run(uint8_t *out, const uint8_t *st, uint32_t lit, uint32_t last)
-{
-    uint64_t c = last * UINT64_C(0x0101010101010101);
-    for (uint32_t t = 0; t < lit; t += 8) {
-        uint64_t d = td__load64le(st + t);
-        d ^= d << 8;
-        d ^= d << 16;
-        d ^= d << 32;
-        d ^= c;
-        c = (d >> 56) * UINT64_C(0x0101010101010101);
-        td__store64le(out + t, d);
     }
+    const uint64_t ones = UINT64_C(0x0101010101010101);
+    uint64_t c = *pc;
+    for (unsigned q = 0; q < 4; q++) {
+        uint64_t a = td__wyrand(&s), b = td__wyrand(&s);
+        comp_v2q x = {a, b};
+        comp_v8h lo = (comp_v8h)x & 0xff, hi = (comp_v8h)x >> 8;
+        x = (comp_v2q)(step_of8(lo, (uint16_t)succ) | (step_of8(hi, (uint16_t)succ) << 8));
+        x ^= mask * ones;
+        /* Prefix XOR inside each 8-byte lane, then the carries. */
+        x ^= x << 8;
+        x ^= x << 16;
+        x ^= x << 32;
+        uint64_t w0 = x[0] ^ c * ones;
+        uint64_t w1 = x[1] ^ (w0 >> 56) * ones;
+        c = w1 >> 56;
+        td__store64le(dst + 16 * q, w0);
+        td__store64le(dst + 16 * q + 8, w1);
+    }
+    *ps = s;
+    *pc = c;
 }
 
-/* LZ copy: out[t] = out[t - dist] for t in [0, len), dist >= 1.  When the
- * source overlaps the destination the result repeats with period dist, so
- * it is built from non-overlapping copies of one period, doubling (no
- * store-to-load forwarding stalls, unlike chunked copying). */
+/* The bytes src[0 .. n) XOR k into dst, 16 at a time, at least 64 (dst and
+ * src have room). */
+static inline void xor_run(uint8_t *dst, const uint8_t *src, uint32_t n, uint8_t k)
+{
+    const comp_v16 kk = (comp_v16){0} + k;
+    v16_store(dst, v16_load(src) ^ kk);
+    v16_store(dst + 16, v16_load(src + 16) ^ kk);
+    v16_store(dst + 32, v16_load(src + 32) ^ kk);
+    v16_store(dst + 48, v16_load(src + 48) ^ kk);
+    for (uint32_t t = 64; t < n; t += 16)
+        v16_store(dst + t, v16_load(src + t) ^ kk);
+}
+
+/* LZ copy: out[t] = out[t - dist] for t in [0, len), dist >= 16.  Copies
+ * up to COMP_SHORT_COPY bytes (most, below ratio 10) go in 16-byte chunks in
+ * order (32-byte steps when dist >= 32), which equals byte-by-byte LZ
+ * copying since every chunk reads only bytes already final; they write at
+ * least 32 bytes (out has room; what lies past len is overwritten next, or
+ * is slack).  Longer ones go through memcpy (fewer, wider stores and no
+ * branch per chunk): when the source overlaps the destination the result
+ * repeats with period dist, so it is built from non-overlapping copies of
+ * one period, doubling (chunks that read what the last few chunks wrote
+ * would stall on store-to-load forwarding). */
 static inline void lz_copy(uint8_t *dst, size_t dist, size_t len)
 {
-    if (dist >= len) {
-        memcpy(dst, dst - dist, len);
+    const uint8_t *src = dst - dist;
+    if (len <= 32 || (len <= COMP_SHORT_COPY && dist < 32)) {
+        v16_store(dst, v16_load(src));
+        v16_store(dst + 16, v16_load(src + 16));
+        for (size_t t = 32; t < len; t += 16)
+            v16_store(dst + t, v16_load(src + t));
         return;
     }
-    memcpy(dst, dst - dist, dist);
+    if (len <= COMP_SHORT_COPY) {
+        /* dist >= 32: 32 bytes a step (both loads before the stores) */
+        for (size_t t = 0; t < len; t += 32) {
+            const comp_v16 a = v16_load(src + t), b = v16_load(src + t + 16);
+            v16_store(dst + t, a);
+            v16_store(dst + t + 16, b);
+        }
+        return;
+    }
+    if (dist >= len) {
+        memcpy(dst, src, len);
+        return;
+    }
+    memcpy(dst, src, dist);
     for (size_t w = dist; w < len;) {
         size_t n = len - w < w ? len - w : w;
         memcpy(dst + w, dst, n);
@@ -162,15 +228,21 @@ static inline void lz_copy(uint8_t *dst, size_t dist, size_t len)
 void td__comp_block(const td__comp_gen *g, uint64_t bi, uint8_t *out, uint32_t end)
 {
     uint16_t rs[COMP_MAX_RUNS], rl[COMP_MAX_RUNS];
-    uint8_t pool[TD_COMP_BLOCK + COMP_CHUNK];
+    /* pool[0] = 0, then the pool bytes (chain bytes when succ < 256), so
+     * that pool[pp] is the chain byte before the next run's first. */
+    uint8_t pool[TD_COMP_BLOCK + 4 * COMP_CHUNK];
     const td__comp_params *p = &g->p;
     const uint32_t G = g->block;
-    uint32_t nruns = 0, pos = 0, pp = 0, pool_have = 0;
+    uint32_t nruns = 0, pos = 0, pp = 0, pool_have = 1;
+    uint64_t pc = 0;
     const uint64_t ml = p->lit_mean ? p->lit_mean : 1;
     const uint64_t mm16 = p->match_mean16;
     const uint64_t min16 = 16u * COMP_MIN_MATCH;
     const uint64_t a16 = mm16 > min16 ? 3 * (mm16 - min16) : 0;
     const uint32_t jb = p->jbits;
+    /* j % nruns without a division, branch or dependency on a divider
+     * (Lemire's direct remainder, exact for j < 2^12, nruns < 2^9). */
+    const int fastmod = jb <= 12;
     uint64_t s = td__wymix(g->key ^ (bi * TD_WY_P1), bi + TD_WY_P0);
     uint64_t ps = td__wymix(g->lkey ^ (bi * TD_WY_P1), bi + TD_WY_P0);
     /* The step set is the base set XOR a mask drawn per 2 MiB epoch: an
@@ -184,6 +256,18 @@ void td__comp_block(const td__comp_gen *g, uint64_t bi, uint8_t *out, uint32_t e
      * continues from them. */
     uint32_t last = 0, prev = 0;
 
+    pool[0] = 0;
+    /* Pool bytes do not depend on when they are made: make about what the
+     * block will use in one run of chunks, fewer top-ups in the loop. */
+    {
+        uint64_t want = (uint64_t)end * 16 * ml / (16 * ml + (mm16 > min16 ? mm16 : 0));
+        if (want > G)
+            want = G;
+        while (pool_have < want) {
+            pool_chunk(succ, mask, &ps, pool + pool_have, &pc);
+            pool_have += COMP_CHUNK;
+        }
+    }
     while (pos < end) {
         uint64_t r = td__wyrand(&s);
         /* Literal run: 1 + two uniforms on [0, ml), mean about ml.  Ranges
@@ -192,16 +276,20 @@ void td__comp_block(const td__comp_gen *g, uint64_t bi, uint8_t *out, uint32_t e
                        (uint32_t)((((r >> 16) & 0xffff) * ml) >> 16);
         if (lit > G - pos)
             lit = G - pos;
-        while (pool_have < pp + lit + 8) {
-            pool_chunk(succ, mask, &ps, pool + pool_have);
+        while (pool_have < pp + 1 + TD_MAX(lit + 15, 64u)) {
+            pool_chunk(succ, mask, &ps, pool + pool_have, &pc);
             pool_have += COMP_CHUNK;
         }
-        if (succ < 256)
-            lit_run(out + pos, pool + pp, lit, last);
-        else
-            memcpy(out + pos, pool + pp, lit);
-        prev = lit >= 2 ? out[pos + lit - 2] : last;
-        last = out[pos + lit - 1];
+        if (succ < 256) {
+            const uint32_t k = last ^ pool[pp];
+            xor_run(out + pos, pool + pp + 1, lit, (uint8_t)k);
+            prev = lit >= 2 ? pool[pp + lit - 1] ^ k : last;
+            last = pool[pp + lit] ^ k;
+        } else {
+            xor_run(out + pos, pool + pp + 1, lit, 0);
+            prev = lit >= 2 ? pool[pp + lit - 1] : last;
+            last = pool[pp + lit];
+        }
         pp += lit;
         if (nruns < COMP_MAX_RUNS) {
             rs[nruns] = (uint16_t)pos;
@@ -228,7 +316,9 @@ void td__comp_block(const td__comp_gen *g, uint64_t bi, uint8_t *out, uint32_t e
         uint64_t r2 = td__wyrand(&s);
         uint32_t nb = (uint32_t)(((r2 & 0xff) * (jb + 1)) >> 8);
         uint32_t j = (uint32_t)(r2 >> 8) & ((1u << nb) - 1);
-        if (j >= nruns)
+        if (fastmod && nruns < TD_COMP_MODM)
+            j = (uint32_t)(((uint64_t)(uint32_t)(g->modm[nruns] * j) * nruns) >> 32);
+        else if (j >= nruns)
             j %= nruns;
         uint32_t idx = nruns - 1 - j;
         uint32_t src = rs[idx] + (uint32_t)(((r2 >> 32) * ((rl[idx] + 1u) / 2)) >> 32);
