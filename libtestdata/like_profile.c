@@ -559,6 +559,72 @@ static size_t model_json_size(const td__like_model *m)
     return n;
 }
 
+/* Bytes of a and b that are equal, 8 at a time: a byte of x = a ^ b is zero
+ * exactly when bit 7 of ((x & 0x7f) + 0x7f) | x is clear (no carry crosses
+ * bytes). */
+static uint64_t count_eq(const uint8_t *a, const uint8_t *b, uint32_t n)
+{
+    const uint64_t lo7 = 0x7f7f7f7f7f7f7f7full, hi = 0x8080808080808080ull;
+    uint64_t t = 0;
+    uint32_t j = 0;
+    for (; j + 8 <= n; j += 8) {
+        uint64_t x = td__load64le(a + j) ^ td__load64le(b + j);
+        t += 8u - (unsigned)__builtin_popcountll((((x & lo7) + lo7) | x) & hi);
+    }
+    for (; j < n; j++)
+        t += a[j] == b[j];
+    return t;
+}
+
+typedef uint8_t lanes16 __attribute__((vector_size(16)));
+
+/* The counts of step 3 of build_model over one parsed region: eq[c] +=
+ * the literal positions pos >= cand[c] with buf[pos] == buf[pos - cand[c]].
+ * cand[0..63] are the distances 1..64: each literal is compared with the 64
+ * bytes before it at once, into byte lanes (lane w of lane[q] counts distance
+ * 64 - 16q - w) that are added to eq before they can wrap.  The rest are
+ * counted per literal run. */
+static void period_counts(const uint8_t *buf, const pseq *s, size_t ns, const uint32_t *cand, unsigned nc,
+                          uint64_t *eq)
+{
+    lanes16 lane[4] = {{0}};
+    unsigned pending = 0;
+    uint32_t pos = 0;
+    for (size_t k = 0; k < ns; k++) {
+        uint32_t start = pos, end = pos + s[k].ll;
+        for (; pos < end; pos++) {
+            if (pos < 64) {
+                for (uint32_t d = 1; d <= pos; d++)
+                    eq[d - 1] += buf[pos] == buf[pos - d];
+                continue;
+            }
+            lanes16 c = (lanes16){0} + buf[pos];
+            for (int q = 0; q < 4; q++) {
+                lanes16 w;
+                memcpy(&w, buf + pos - 64 + 16 * q, sizeof w);
+                lane[q] -= (lanes16)(w == c);
+            }
+            if (++pending == 255) {
+                for (int q = 0; q < 4; q++) {
+                    for (int w = 0; w < 16; w++)
+                        eq[63 - 16 * q - w] += lane[q][w];
+                    lane[q] = (lanes16){0};
+                }
+                pending = 0;
+            }
+        }
+        for (unsigned c = 64; c < nc; c++) {
+            uint32_t from = start > cand[c] ? start : cand[c];
+            if (from < end)
+                eq[c] += count_eq(buf + from, buf + from - cand[c], end - from);
+        }
+        pos += s[k].ml;
+    }
+    for (int q = 0; q < 4; q++)
+        for (int w = 0; w < 16; w++)
+            eq[63 - 16 * q - w] += lane[q][w];
+}
+
 static int build_model(td_profile_builder *b, td_profile *p)
 {
     td__like_model *m = &p->m;
@@ -623,16 +689,8 @@ static int build_model(td_profile_builder *b, td_profile *p)
             if (m->xdist[x] > 64)
                 cand[nc++] = m->xdist[x];
         memset(eq, 0, sizeof eq);
-        for (size_t i = 0; i < b->nr; i++) {
-            const uint8_t *buf = b->r[i].buf;
-            uint32_t pos = 0;
-            for (size_t k = 0; k < nps[i]; k++) {
-                for (uint32_t j = 0; j < ps[i][k].ll; j++, pos++)
-                    for (unsigned c = 0; c < nc; c++)
-                        eq[c] += cand[c] <= pos && buf[pos] == buf[pos - cand[c]];
-                pos += ps[i][k].ml;
-            }
-        }
+        for (size_t i = 0; i < b->nr; i++)
+            period_counts(b->r[i].buf, ps[i], nps[i], cand, nc, eq);
         for (int t = 0; t < 2; t++) {
             unsigned best = nc;
             for (unsigned c = 0; c < nc; c++)
