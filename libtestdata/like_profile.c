@@ -132,6 +132,7 @@ static int lz_parse(const uint8_t *buf, uint32_t n, pseq **out, size_t *nout)
     uint32_t *prev = malloc(sizeof(uint32_t) * ((size_t)n + 1));
     pseq *s = malloc(sizeof(pseq) * ((size_t)n / 4 + 2));
     uint32_t rep[3] = {0, 0, 0}, i = 0, anchor = 0, ins = 0;
+    uint32_t lazy_at = UINT32_MAX, lazy_len = 0, lazy_dist = 0; /* the last lazy step's chain walk */
     unsigned nrep = 0;
     size_t ns = 0;
     const uint8_t *end = buf + n;
@@ -169,6 +170,17 @@ static int lz_parse(const uint8_t *buf, uint32_t n, pseq **out, size_t *nout)
          * differs cannot, and cannot reach the 4096 cut-off either, so it
          * is skipped without changing the parse. */
         uint32_t need = best + (brep >= 0);
+        if (i == lazy_at) {
+            /* The lazy step walked this chain already (same inserts, same 32
+             * candidates, same cut-off): its longest match, the first one
+             * found, is what this walk would find past need. */
+            if (lazy_len > need) {
+                best = lazy_len;
+                bdist = lazy_dist;
+                brep = -1;
+            }
+            c = UINT32_MAX;
+        }
         for (int d = CHAIN; c != UINT32_MAX && d > 0; d--) {
             if (need < 4096 && (i + need >= n || buf[c + need] != buf[i + need])) {
                 c = prev[c];
@@ -191,21 +203,26 @@ static int lz_parse(const uint8_t *buf, uint32_t n, pseq **out, size_t *nout)
         }
         if (i + 1 + TD_LIKE_MINMATCH <= n) {
             INSERT_UPTO(i + 1);
-            uint32_t c2 = head[h4(buf + i + 1)], b2 = 0;
+            uint32_t c2 = head[h4(buf + i + 1)], b2 = 0, d2 = 0;
             for (int d = CHAIN; c2 != UINT32_MAX && d > 0; d--) {
                 if (b2 < 4096 && (i + 1 + b2 >= n || buf[c2 + b2] != buf[i + 1 + b2])) {
                     c2 = prev[c2];
                     continue;
                 }
                 uint32_t l = mlen(buf + c2, buf + i + 1, end);
-                if (l > b2)
+                if (l > b2) {
                     b2 = l;
+                    d2 = i + 1 - c2;
+                }
                 if (l >= 4096)
                     break;
                 c2 = prev[c2];
             }
             if (b2 > best + 1) {
                 i++;
+                lazy_at = i;
+                lazy_len = b2;
+                lazy_dist = d2;
                 continue;
             }
         }
