@@ -443,6 +443,10 @@ typedef struct acc {
     uint64_t cat[TD_LIKE_NBINS][2][TD_LIKE_NCAT];
     uint64_t lit[TD_LIKE_NBINS][256][256];
     uint64_t jun[256][256];
+    /* Row totals of lit and jun: rows that stay zero are never read, so a
+     * small sample does not touch (fault in) the 2.5 MiB of these tables. */
+    uint64_t litrow[TD_LIKE_NBINS][256];
+    uint64_t junrow[256];
 } acc;
 
 static unsigned offset_class(const td__like_model *m, const pseq *s)
@@ -471,17 +475,14 @@ static void scale_counts(const uint64_t *in, uint32_t *out, unsigned n)
     }
 }
 
-/* Context groups: the g-1 busiest contexts get a group each (ties to the
+/* Context groups (tot[a]: the total of row c[a]; rows with none are not
+ * read): the g-1 busiest contexts get a group each (ties to the
  * lower byte), all others share the last one. */
-static void group_contexts(uint64_t (*c)[256], unsigned g, td__like_ctxmodel *out)
+static void group_contexts(uint64_t (*c)[256], const uint64_t *tot, unsigned g, td__like_ctxmodel *out)
 {
-    uint64_t tot[256];
     int order[256];
     unsigned used = 0;
     for (int a = 0; a < 256; a++) {
-        tot[a] = 0;
-        for (int b = 0; b < 256; b++)
-            tot[a] += c[a][b];
         order[a] = a;
         used += tot[a] != 0;
     }
@@ -500,12 +501,12 @@ static void group_contexts(uint64_t (*c)[256], unsigned g, td__like_ctxmodel *ou
     memset(out, 0, sizeof *out);
     out->ngroups = g;
     uint64_t merged[TD_LIKE_MAXG][256];
-    memset(merged, 0, sizeof merged);
+    memset(merged, 0, g * sizeof merged[0]);
     for (int i = 0; i < 256; i++) {
         int a = order[i];
         unsigned grp = (unsigned)i < g - 1 ? (unsigned)i : g - 1;
         out->map[a] = (uint8_t)grp;
-        for (int b = 0; b < 256; b++)
+        for (int b = 0; b < 256 && tot[a]; b++)
             merged[grp][b] += c[a][b];
     }
     for (unsigned k = 0; k < g; k++) {
@@ -736,8 +737,10 @@ static int build_model(td_profile_builder *b, td_profile *p)
                         break;
                     }
                 a->cat[bin][first][cat]++;
-                if (cat == 5)
+                if (cat == 5) {
                     a->lit[bin][pos ? buf[pos - 1] : 0][buf[pos]]++;
+                    a->litrow[bin][pos ? buf[pos - 1] : 0]++;
+                }
             }
             if (!s->ml)
                 break;
@@ -770,8 +773,10 @@ static int build_model(td_profile_builder *b, td_profile *p)
     /* The junction model is P(byte | previous byte) over all bytes, so
      * that sources chosen by it keep the sample's byte pairs. */
     for (size_t i = 0; i < b->nr; i++)
-        for (uint32_t j = 1; j < b->r[i].len; j++)
+        for (uint32_t j = 1; j < b->r[i].len; j++) {
             a->jun[b->r[i].buf[j - 1]][b->r[i].buf[j]]++;
+            a->junrow[b->r[i].buf[j - 1]]++;
+        }
     /* 5. Counts into the model. */
     {
         uint64_t tot = 0;
@@ -826,20 +831,22 @@ static int build_model(td_profile_builder *b, td_profile *p)
         for (unsigned bin = 0; bin < TD_LIKE_NBINS; bin++) {
             uint64_t t = 0;
             for (int x = 0; x < 256; x++)
-                for (int y = 0; y < 256; y++)
-                    t += a->lit[bin][x][y];
+                t += a->litrow[bin][x];
             if (t >= 64)
                 continue;
             for (unsigned q = 0; q < TD_LIKE_NBINS; q++) {
                 uint64_t tq = 0;
                 for (int x = 0; x < 256 && q != bin; x++)
-                    for (int y = 0; y < 256; y++)
-                        tq += a->lit[q][x][y];
+                    tq += a->litrow[q][x];
                 if (q == bin || tq == 0)
                     continue;
-                for (int x = 0; x < 256; x++)
+                for (int x = 0; x < 256; x++) {
+                    if (!a->litrow[q][x])
+                        continue;
                     for (int y = 0; y < 256; y++)
                         a->lit[bin][x][y] += a->lit[q][x][y];
+                    a->litrow[bin][x] += a->litrow[q][x];
+                }
             }
         }
     }
@@ -851,7 +858,7 @@ static int build_model(td_profile_builder *b, td_profile *p)
     for (unsigned bin = 0; bin < TD_LIKE_NBINS; bin++) {
         uint64_t h[256] = {0}, t = 0;
         for (int x = 0; x < 256; x++)
-            for (int y = 0; y < 256; y++)
+            for (int y = 0; y < 256 && a->litrow[bin][x]; y++)
                 h[y] += a->lit[bin][x][y];
         for (int y = 0; y < 256; y++)
             t += h[y];
@@ -864,8 +871,9 @@ static int build_model(td_profile_builder *b, td_profile *p)
     /* 6. Context models, with as many groups as fit the size budget. */
     for (unsigned g = TD_LIKE_MAXG; g >= 2; g /= 2) {
         for (unsigned bin = 0; bin < TD_LIKE_NBINS; bin++)
-            group_contexts(a->lit[bin], bin == TD_LIKE_NBINS - 1 ? g : (g > 16 ? 16 : g), &m->lit[bin]);
-        group_contexts(a->jun, g, &m->jun);
+            group_contexts(a->lit[bin], a->litrow[bin], bin == TD_LIKE_NBINS - 1 ? g : (g > 16 ? 16 : g),
+                           &m->lit[bin]);
+        group_contexts(a->jun, a->junrow, g, &m->jun);
         for (unsigned bin = 0; bin < TD_LIKE_NBINS; bin++) {
             if (!uniform[bin])
                 continue;
