@@ -5,7 +5,8 @@
  * are not counted, so this is the library's own cost; `perf stat -e
  * task-clock testdata profile --no-fingerprint FILE -o P` counts both.
  *   bench_profile [--fp] [--runs N] FILE...
- * prints "FILE BYTES MS MB/s" per file.  Build:
+ * prints "FILE BYTES MS MB/s" per file.  Built as build/tests/bench/bench_profile
+ * (target bench_profile), or on its own:
  *   cc -O2 -I include tests/bench/bench_profile.c build/libtestdata/libtestdata.a \
  *      -lsodium -lcrypto -lzstd -llz4 -llzma -lz -lpthread -lm -o bench_profile
  */
