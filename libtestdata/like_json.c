@@ -479,10 +479,10 @@ const char *td__json_keystr(const td__json_doc *d, const td__json_node *n)
 
 /* ------------------------------------------------------------------------ */
 
-static void grow(td__json_out *o, size_t n)
+int td__json_grow(td__json_out *o, size_t n)
 {
     if (o->err)
-        return;
+        return -1;
     if (o->len + n + 1 > o->cap) {
         size_t nc = o->cap ? o->cap : 4096;
         while (o->len + n + 1 > nc)
@@ -490,26 +490,12 @@ static void grow(td__json_out *o, size_t n)
         char *b = realloc(o->buf, nc);
         if (!b) {
             o->err = TD_ENOMEM;
-            return;
+            return -1;
         }
         o->buf = b;
         o->cap = nc;
     }
-}
-
-void td__json_rawn(td__json_out *o, const char *s, size_t n)
-{
-    grow(o, n);
-    if (o->err)
-        return;
-    memcpy(o->buf + o->len, s, n);
-    o->len += n;
-    o->buf[o->len] = 0;
-}
-
-void td__json_raw(td__json_out *o, const char *s)
-{
-    td__json_rawn(o, s, strlen(s));
+    return 0;
 }
 
 void td__json_int(td__json_out *o, int64_t v)

@@ -54,8 +54,23 @@ typedef struct td__json_out {
     int err; /* TD_ENOMEM after a failed growth; later writes do nothing */
 } td__json_out;
 
-TD_HIDDEN void td__json_raw(td__json_out *o, const char *s);
-TD_HIDDEN void td__json_rawn(td__json_out *o, const char *s, size_t n);
+/* Room for n more bytes and the NUL; 0, or -1 (o->err set) when out of memory. */
+TD_HIDDEN int td__json_grow(td__json_out *o, size_t n);
+
+/* Inline: a profile's JSON is thousands of short writes, made several
+ * times per profile built or loaded (size checks, digest, save). */
+static inline void td__json_rawn(td__json_out *o, const char *s, size_t n)
+{
+    if (o->err || (o->len + n + 1 > o->cap && td__json_grow(o, n) != 0))
+        return;
+    memcpy(o->buf + o->len, s, n);
+    o->len += n;
+    o->buf[o->len] = 0;
+}
+static inline void td__json_raw(td__json_out *o, const char *s)
+{
+    td__json_rawn(o, s, strlen(s));
+}
 TD_HIDDEN void td__json_int(td__json_out *o, int64_t v);
 /* v rounded to `dec` decimals, locale-independent ("12.345"); non-finite -> 0. */
 TD_HIDDEN void td__json_fixed(td__json_out *o, double v, int dec);

@@ -122,6 +122,42 @@ static inline uint32_t mlen(const uint8_t *a, const uint8_t *b, const uint8_t *e
     return (uint32_t)(b - s);
 }
 
+/* Walk the hash chain from c for the match of buf + x: *len is the length
+ * to beat, raised (with *dist) to the longest found, the first one of that
+ * length, over CHAIN candidates, stopping at one of 4096 or more.  A
+ * candidate whose byte at offset *len differs cannot be longer, and cannot
+ * reach the cut-off, so it is skipped without a compare (in a tight loop:
+ * most are). */
+static inline void chain_walk(const uint8_t *buf, const uint32_t *prev, uint32_t n, uint32_t x, uint32_t c,
+                              uint32_t *len, uint32_t *dist)
+{
+    uint32_t need = *len;
+    int d = CHAIN;
+    while (c != UINT32_MAX && d > 0) {
+        if (need < 4096) {
+            if (x + need >= n)
+                break; /* nothing can be longer */
+            uint8_t want = buf[x + need];
+            while (buf[c + need] != want) {
+                c = prev[c];
+                if (--d == 0 || c == UINT32_MAX)
+                    goto done;
+            }
+        }
+        d--;
+        uint32_t l = mlen(buf + c, buf + x, buf + n);
+        if (l > need) {
+            need = l;
+            *dist = x - c;
+        }
+        if (l >= 4096)
+            break;
+        c = prev[c];
+    }
+done:
+    *len = need;
+}
+
 /* Longest-match lazy parse of buf[0..n): matches of >= 4 bytes found through
  * hash chains (32 candidates) and the three repeat offsets, one step of lazy
  * evaluation, extended backwards into the pending literals.  Repeat
@@ -132,6 +168,7 @@ static int lz_parse(const uint8_t *buf, uint32_t n, pseq **out, size_t *nout)
     uint32_t *prev = malloc(sizeof(uint32_t) * ((size_t)n + 1));
     pseq *s = malloc(sizeof(pseq) * ((size_t)n / 4 + 2));
     uint32_t rep[3] = {0, 0, 0}, i = 0, anchor = 0, ins = 0;
+    uint32_t lazy_at = UINT32_MAX, lazy_len = 0, lazy_dist = 0; /* the last lazy step's chain walk */
     unsigned nrep = 0;
     size_t ns = 0;
     const uint8_t *end = buf + n;
@@ -164,48 +201,41 @@ static int lz_parse(const uint8_t *buf, uint32_t n, pseq **out, size_t *nout)
             }
         }
         INSERT_UPTO(i);
-        uint32_t c = head[h4(buf + i)];
-        /* need: the length that would win; a candidate whose byte there
-         * differs cannot, and cannot reach the 4096 cut-off either, so it
-         * is skipped without changing the parse. */
-        uint32_t need = best + (brep >= 0);
-        for (int d = CHAIN; c != UINT32_MAX && d > 0; d--) {
-            if (need < 4096 && (i + need >= n || buf[c + need] != buf[i + need])) {
-                c = prev[c];
-                continue;
-            }
-            uint32_t l = mlen(buf + c, buf + i, end);
-            if (l > need) {
-                need = l; /* brep becomes -1 */
-                best = l;
-                bdist = i - c;
-                brep = -1;
-            }
-            if (l >= 4096)
-                break;
-            c = prev[c];
+        /* need: the length that would win (a chain match must beat a
+         * repeat match by 2). */
+        uint32_t need = best + (brep >= 0), l = need, ld = 0;
+        if (i == lazy_at) {
+            /* The lazy step walked this chain already (same inserts, same 32
+             * candidates, same cut-off): its longest match, the first one
+             * found, is what this walk would find past need. */
+            l = lazy_len;
+            ld = lazy_dist;
+        } else {
+            chain_walk(buf, prev, n, i, head[h4(buf + i)], &l, &ld);
+        }
+        if (l > need) {
+            best = l;
+            bdist = ld;
+            brep = -1;
         }
         if (best < TD_LIKE_MINMATCH) {
             i++;
             continue;
         }
         if (i + 1 + TD_LIKE_MINMATCH <= n) {
+            /* A match longer than best + 1 wins (and is kept for the walk
+             * at i + 1).  The walk starts from 0: starting it from best + 1
+             * gives the same answer but measured 24% more instructions on
+             * kennedy.xls (long runs: each candidate that passes the bar is
+             * compared from its start). */
+            uint32_t b2 = 0, d2 = 0;
             INSERT_UPTO(i + 1);
-            uint32_t c2 = head[h4(buf + i + 1)], b2 = 0;
-            for (int d = CHAIN; c2 != UINT32_MAX && d > 0; d--) {
-                if (b2 < 4096 && (i + 1 + b2 >= n || buf[c2 + b2] != buf[i + 1 + b2])) {
-                    c2 = prev[c2];
-                    continue;
-                }
-                uint32_t l = mlen(buf + c2, buf + i + 1, end);
-                if (l > b2)
-                    b2 = l;
-                if (l >= 4096)
-                    break;
-                c2 = prev[c2];
-            }
+            chain_walk(buf, prev, n, i + 1, head[h4(buf + i + 1)], &b2, &d2);
             if (b2 > best + 1) {
                 i++;
+                lazy_at = i;
+                lazy_len = b2;
+                lazy_dist = d2;
                 continue;
             }
         }
@@ -426,6 +456,10 @@ typedef struct acc {
     uint64_t cat[TD_LIKE_NBINS][2][TD_LIKE_NCAT];
     uint64_t lit[TD_LIKE_NBINS][256][256];
     uint64_t jun[256][256];
+    /* Row totals of lit and jun: rows that stay zero are never read, so a
+     * small sample does not touch (fault in) the 2.5 MiB of these tables. */
+    uint64_t litrow[TD_LIKE_NBINS][256];
+    uint64_t junrow[256];
 } acc;
 
 static unsigned offset_class(const td__like_model *m, const pseq *s)
@@ -454,17 +488,14 @@ static void scale_counts(const uint64_t *in, uint32_t *out, unsigned n)
     }
 }
 
-/* Context groups: the g-1 busiest contexts get a group each (ties to the
+/* Context groups (tot[a]: the total of row c[a]; rows with none are not
+ * read): the g-1 busiest contexts get a group each (ties to the
  * lower byte), all others share the last one. */
-static void group_contexts(uint64_t (*c)[256], unsigned g, td__like_ctxmodel *out)
+static void group_contexts(uint64_t (*c)[256], const uint64_t *tot, unsigned g, td__like_ctxmodel *out)
 {
-    uint64_t tot[256];
     int order[256];
     unsigned used = 0;
     for (int a = 0; a < 256; a++) {
-        tot[a] = 0;
-        for (int b = 0; b < 256; b++)
-            tot[a] += c[a][b];
         order[a] = a;
         used += tot[a] != 0;
     }
@@ -483,12 +514,12 @@ static void group_contexts(uint64_t (*c)[256], unsigned g, td__like_ctxmodel *ou
     memset(out, 0, sizeof *out);
     out->ngroups = g;
     uint64_t merged[TD_LIKE_MAXG][256];
-    memset(merged, 0, sizeof merged);
+    memset(merged, 0, g * sizeof merged[0]);
     for (int i = 0; i < 256; i++) {
         int a = order[i];
         unsigned grp = (unsigned)i < g - 1 ? (unsigned)i : g - 1;
         out->map[a] = (uint8_t)grp;
-        for (int b = 0; b < 256; b++)
+        for (int b = 0; b < 256 && tot[a]; b++)
             merged[grp][b] += c[a][b];
     }
     for (unsigned k = 0; k < g; k++) {
@@ -559,6 +590,72 @@ static size_t model_json_size(const td__like_model *m)
     return n;
 }
 
+/* Bytes of a and b that are equal, 8 at a time: a byte of x = a ^ b is zero
+ * exactly when bit 7 of ((x & 0x7f) + 0x7f) | x is clear (no carry crosses
+ * bytes). */
+static uint64_t count_eq(const uint8_t *a, const uint8_t *b, uint32_t n)
+{
+    const uint64_t lo7 = 0x7f7f7f7f7f7f7f7full, hi = 0x8080808080808080ull;
+    uint64_t t = 0;
+    uint32_t j = 0;
+    for (; j + 8 <= n; j += 8) {
+        uint64_t x = td__load64le(a + j) ^ td__load64le(b + j);
+        t += 8u - (unsigned)__builtin_popcountll((((x & lo7) + lo7) | x) & hi);
+    }
+    for (; j < n; j++)
+        t += a[j] == b[j];
+    return t;
+}
+
+typedef uint8_t lanes16 __attribute__((vector_size(16)));
+
+/* The counts of step 3 of build_model over one parsed region: eq[c] +=
+ * the literal positions pos >= cand[c] with buf[pos] == buf[pos - cand[c]].
+ * cand[0..63] are the distances 1..64: each literal is compared with the 64
+ * bytes before it at once, into byte lanes (lane w of lane[q] counts distance
+ * 64 - 16q - w) that are added to eq before they can wrap.  The rest are
+ * counted per literal run. */
+static void period_counts(const uint8_t *buf, const pseq *s, size_t ns, const uint32_t *cand, unsigned nc,
+                          uint64_t *eq)
+{
+    lanes16 lane[4] = {{0}};
+    unsigned pending = 0;
+    uint32_t pos = 0;
+    for (size_t k = 0; k < ns; k++) {
+        uint32_t start = pos, end = pos + s[k].ll;
+        for (; pos < end; pos++) {
+            if (pos < 64) {
+                for (uint32_t d = 1; d <= pos; d++)
+                    eq[d - 1] += buf[pos] == buf[pos - d];
+                continue;
+            }
+            lanes16 c = (lanes16){0} + buf[pos];
+            for (int q = 0; q < 4; q++) {
+                lanes16 w;
+                memcpy(&w, buf + pos - 64 + 16 * q, sizeof w);
+                lane[q] -= (lanes16)(w == c);
+            }
+            if (++pending == 255) {
+                for (int q = 0; q < 4; q++) {
+                    for (int w = 0; w < 16; w++)
+                        eq[63 - 16 * q - w] += lane[q][w];
+                    lane[q] = (lanes16){0};
+                }
+                pending = 0;
+            }
+        }
+        for (unsigned c = 64; c < nc; c++) {
+            uint32_t from = start > cand[c] ? start : cand[c];
+            if (from < end)
+                eq[c] += count_eq(buf + from, buf + from - cand[c], end - from);
+        }
+        pos += s[k].ml;
+    }
+    for (int q = 0; q < 4; q++)
+        for (int w = 0; w < 16; w++)
+            eq[63 - 16 * q - w] += lane[q][w];
+}
+
 static int build_model(td_profile_builder *b, td_profile *p)
 {
     td__like_model *m = &p->m;
@@ -623,16 +720,8 @@ static int build_model(td_profile_builder *b, td_profile *p)
             if (m->xdist[x] > 64)
                 cand[nc++] = m->xdist[x];
         memset(eq, 0, sizeof eq);
-        for (size_t i = 0; i < b->nr; i++) {
-            const uint8_t *buf = b->r[i].buf;
-            uint32_t pos = 0;
-            for (size_t k = 0; k < nps[i]; k++) {
-                for (uint32_t j = 0; j < ps[i][k].ll; j++, pos++)
-                    for (unsigned c = 0; c < nc; c++)
-                        eq[c] += cand[c] <= pos && buf[pos] == buf[pos - cand[c]];
-                pos += ps[i][k].ml;
-            }
-        }
+        for (size_t i = 0; i < b->nr; i++)
+            period_counts(b->r[i].buf, ps[i], nps[i], cand, nc, eq);
         for (int t = 0; t < 2; t++) {
             unsigned best = nc;
             for (unsigned c = 0; c < nc; c++)
@@ -661,8 +750,10 @@ static int build_model(td_profile_builder *b, td_profile *p)
                         break;
                     }
                 a->cat[bin][first][cat]++;
-                if (cat == 5)
+                if (cat == 5) {
                     a->lit[bin][pos ? buf[pos - 1] : 0][buf[pos]]++;
+                    a->litrow[bin][pos ? buf[pos - 1] : 0]++;
+                }
             }
             if (!s->ml)
                 break;
@@ -695,8 +786,10 @@ static int build_model(td_profile_builder *b, td_profile *p)
     /* The junction model is P(byte | previous byte) over all bytes, so
      * that sources chosen by it keep the sample's byte pairs. */
     for (size_t i = 0; i < b->nr; i++)
-        for (uint32_t j = 1; j < b->r[i].len; j++)
+        for (uint32_t j = 1; j < b->r[i].len; j++) {
             a->jun[b->r[i].buf[j - 1]][b->r[i].buf[j]]++;
+            a->junrow[b->r[i].buf[j - 1]]++;
+        }
     /* 5. Counts into the model. */
     {
         uint64_t tot = 0;
@@ -751,20 +844,22 @@ static int build_model(td_profile_builder *b, td_profile *p)
         for (unsigned bin = 0; bin < TD_LIKE_NBINS; bin++) {
             uint64_t t = 0;
             for (int x = 0; x < 256; x++)
-                for (int y = 0; y < 256; y++)
-                    t += a->lit[bin][x][y];
+                t += a->litrow[bin][x];
             if (t >= 64)
                 continue;
             for (unsigned q = 0; q < TD_LIKE_NBINS; q++) {
                 uint64_t tq = 0;
                 for (int x = 0; x < 256 && q != bin; x++)
-                    for (int y = 0; y < 256; y++)
-                        tq += a->lit[q][x][y];
+                    tq += a->litrow[q][x];
                 if (q == bin || tq == 0)
                     continue;
-                for (int x = 0; x < 256; x++)
+                for (int x = 0; x < 256; x++) {
+                    if (!a->litrow[q][x])
+                        continue;
                     for (int y = 0; y < 256; y++)
                         a->lit[bin][x][y] += a->lit[q][x][y];
+                    a->litrow[bin][x] += a->litrow[q][x];
+                }
             }
         }
     }
@@ -776,7 +871,7 @@ static int build_model(td_profile_builder *b, td_profile *p)
     for (unsigned bin = 0; bin < TD_LIKE_NBINS; bin++) {
         uint64_t h[256] = {0}, t = 0;
         for (int x = 0; x < 256; x++)
-            for (int y = 0; y < 256; y++)
+            for (int y = 0; y < 256 && a->litrow[bin][x]; y++)
                 h[y] += a->lit[bin][x][y];
         for (int y = 0; y < 256; y++)
             t += h[y];
@@ -789,8 +884,9 @@ static int build_model(td_profile_builder *b, td_profile *p)
     /* 6. Context models, with as many groups as fit the size budget. */
     for (unsigned g = TD_LIKE_MAXG; g >= 2; g /= 2) {
         for (unsigned bin = 0; bin < TD_LIKE_NBINS; bin++)
-            group_contexts(a->lit[bin], bin == TD_LIKE_NBINS - 1 ? g : (g > 16 ? 16 : g), &m->lit[bin]);
-        group_contexts(a->jun, g, &m->jun);
+            group_contexts(a->lit[bin], a->litrow[bin], bin == TD_LIKE_NBINS - 1 ? g : (g > 16 ? 16 : g),
+                           &m->lit[bin]);
+        group_contexts(a->jun, a->junrow, g, &m->jun);
         for (unsigned bin = 0; bin < TD_LIKE_NBINS; bin++) {
             if (!uniform[bin])
                 continue;
@@ -942,29 +1038,67 @@ int td_profile_builder_finish(td_profile_builder *b, td_profile **out)
 /* JSON                                                                      */
 /* ------------------------------------------------------------------------ */
 
+/* Decimal digits of v at p; returns the end.  The context tables are most
+ * of a profile's JSON, so they are written straight into the buffer. */
+static char *put_u32(char *p, uint32_t v)
+{
+    char t[10];
+    int n = 0;
+    do
+        t[n++] = (char)('0' + v % 10);
+    while (v /= 10);
+    while (n)
+        *p++ = t[--n];
+    return p;
+}
+
+/* Room for n more bytes at the end of o, or NULL (o->err set). */
+static char *json_room(td__json_out *o, size_t n)
+{
+    if (o->err || (o->len + n + 1 > o->cap && td__json_grow(o, n) != 0))
+        return NULL;
+    return o->buf + o->len;
+}
+
+static void json_done(td__json_out *o, char *end)
+{
+    o->len = (size_t)(end - o->buf);
+    o->buf[o->len] = 0;
+}
+
 static void ctx_json(const td__like_ctxmodel *c, td__json_out *o)
 {
-    td__json_raw(o, "\"map\":[");
+    char *q = json_room(o, 8 + 256 * 4 + 16);
+    if (!q)
+        return;
+    q = (char *)memcpy(q, "\"map\":[", 7) + 7;
     for (int a = 0; a < 256; a++) {
         if (a)
-            td__json_raw(o, ",");
-        td__json_int(o, c->map[a]);
+            *q++ = ',';
+        q = put_u32(q, c->map[a]);
     }
-    td__json_raw(o, "],\"groups\":[");
+    q = (char *)memcpy(q, "],\"groups\":[", 12) + 12;
+    json_done(o, q);
     for (unsigned g = 0; g < c->ngroups; g++) {
         int first = 1;
-        td__json_raw(o, g ? ",[" : "[");
+        /* per entry at most ",255," and 10 digits */
+        if (!(q = json_room(o, 2 + 256 * 16 + 2)))
+            return;
+        if (g)
+            *q++ = ',';
+        *q++ = '[';
         for (int b = 0; b < 256; b++) {
             if (!c->cnt[g][b])
                 continue;
             if (!first)
-                td__json_raw(o, ",");
+                *q++ = ',';
             first = 0;
-            td__json_int(o, b);
-            td__json_raw(o, ",");
-            td__json_int(o, c->cnt[g][b]);
+            q = put_u32(q, (uint32_t)b);
+            *q++ = ',';
+            q = put_u32(q, c->cnt[g][b]);
         }
-        td__json_raw(o, "]");
+        *q++ = ']';
+        json_done(o, q);
     }
     td__json_raw(o, "]");
 }
@@ -973,18 +1107,26 @@ static void ctx_json(const td__like_ctxmodel *c, td__json_out *o)
 static void sparse_json(td__json_out *o, const uint32_t t[TD_LIKE_NOC][TD_LIKE_NVC])
 {
     int first = 1;
-    for (unsigned oc = 0; oc < TD_LIKE_NOC; oc++)
+    for (unsigned oc = 0; oc < TD_LIKE_NOC; oc++) {
+        /* per entry at most ",[98,63," and 10 digits and "]" */
+        char *q = json_room(o, TD_LIKE_NVC * 24);
+        if (!q)
+            return;
         for (unsigned l = 0; l < TD_LIKE_NVC; l++)
             if (t[oc][l]) {
-                td__json_raw(o, first ? "[" : ",[");
+                if (!first)
+                    *q++ = ',';
                 first = 0;
-                td__json_int(o, oc);
-                td__json_raw(o, ",");
-                td__json_int(o, l);
-                td__json_raw(o, ",");
-                td__json_int(o, t[oc][l]);
-                td__json_raw(o, "]");
+                *q++ = '[';
+                q = put_u32(q, oc);
+                *q++ = ',';
+                q = put_u32(q, l);
+                *q++ = ',';
+                q = put_u32(q, t[oc][l]);
+                *q++ = ']';
             }
+        json_done(o, q);
+    }
 }
 
 void td__like_model_json(const td__like_model *m, td__json_out *o)

@@ -258,6 +258,78 @@ static td_profile *build(const unsigned char *s, size_t n, size_t chunk, uint64_
     return p;
 }
 
+/* Records of 300 bytes: a counter, a few random bytes, a field repeated from
+ * the record before (distance 300, an exact distance beyond the 64 literal
+ * periods), and every 16th record a long random run (literal runs of more
+ * than 255 bytes). */
+static unsigned char *make_records(size_t n)
+{
+    unsigned char *s = malloc(n);
+    uint64_t r = 5;
+    cr_assert_not_null(s);
+    for (size_t i = 0; i < n; i++) {
+        size_t rec = i / 300, at = i % 300;
+        uint64_t x = td_test_rand(&r);
+        if (rec % 16 == 15)
+            s[i] = (unsigned char)x;
+        else if (at < 4)
+            s[i] = (unsigned char)(rec >> (8 * at));
+        else if (at < 40)
+            s[i] = (unsigned char)(x % 3 ? x : 'a' + x % 26);
+        else if (i >= 300 && at < 200)
+            s[i] = x % 5 ? s[i - 300] : (unsigned char)(x >> 8);
+        else
+            s[i] = (unsigned char)(at * 7 + (x % 4 == 0));
+    }
+    return s;
+}
+
+/* The builder's output, pinned: the SHA-256 of the saved JSON of profiles of
+ * fixed samples (made by the builder of format 4 before its speed-ups).  A
+ * faster parse or statistics pass must leave every profile (and so the
+ * built-in profiles, the like goldens and the fidelity figures) as it was;
+ * a change of the statistics has to re-pin these on purpose. */
+Test(like, builder_output_pinned)
+{
+    static const struct {
+        const char *what;
+        size_t n;
+        const char *sha256;
+    } pin[] = {
+        {"words 3 MiB", 3u << 20,
+         "8ed6df36adca2565173d9c38a6bb0e674224c2c1dfa1d113d641ff6a8ae5316d"},
+        {"records 2.5 MiB", 5u << 19,
+         "0993dec81d8b2f7d2e1a78d8dafdbe3b0bbd0b680f0d9bb6f9ff72f58a935027"},
+        {"english like 1.5 MiB", 3u << 19,
+         "d24a64a03cc69bcd3cb7cfe05b1028c030c7228ed993e270ed86d564f7ccdf9c"},
+        {"records 100 bytes", 100,
+         "4e23c5d6828b0ff2807f17f4689c1169dcbc90aa9dd26bb9e303697ef4e386d8"},
+        {"words 3 bytes", 3,
+         "f267b46df29d5fec18de49ca11638dcff04d675b7024b491f665f65d9a134a0a"},
+    };
+    for (size_t k = 0; k < sizeof pin / sizeof pin[0]; k++) {
+        unsigned char *s;
+        if (k == 0 || k == 4) {
+            s = make_sample(pin[k].n);
+        } else if (k == 2) {
+            td_options o = like_opts("english", 1);
+            s = malloc(pin[k].n);
+            cr_assert_not_null(s);
+            cr_assert_eq(td_fill(TD_LIKE, &o, 0, s, pin[k].n), TD_OK);
+        } else {
+            s = make_records(pin[k].n);
+        }
+        td_profile *p = build(s, pin[k].n, 0, TD_SIZE_UNBOUNDED, 0);
+        size_t len;
+        char *j = save_alloc(p, &len), hex[65];
+        td_test_sha256_hex(j, len, hex);
+        cr_expect_str_eq(hex, pin[k].sha256, "profile of %s", pin[k].what);
+        free(j);
+        td_profile_free(p);
+        free(s);
+    }
+}
+
 Test(like, builder_chunking_invariant)
 {
     size_t n = 3u << 20;
