@@ -349,9 +349,10 @@ static void gen_doc(const like_state *st, uint64_t j, uint8_t *out, uint32_t end
                 uint32_t d = base + (uint32_t)((((rc >> (21 * (c - 1))) & 0x1fffff) * span) >> 21);
                 cand[c] = d ? d : 1;
             }
+            /* A prefetch never faults: no test of cand <= at (a branch
+             * on coin flips at a document's start). */
             for (int c = 0; c < TD_LIKE_CAND; c++)
-                if (cand[c] <= at)
-                    __builtin_prefetch(out + at - cand[c]);
+                __builtin_prefetch((const void *)((uintptr_t)out + at - cand[c]));
         }
         uint64_t raw = 0;
         unsigned nraw = 0;
