@@ -32,6 +32,8 @@ typedef struct like_state {
     uint32_t nx, xdist[TD_LIKE_NX], per[2];
     uint32_t same[TD_LIKE_NOC];
     uint16_t seq_tab[TD_LIKE_SLOTS];          /* (offset class << 6) | literal-length code */
+    uint32_t vbase[TD_LIKE_NVC], vspan[TD_LIKE_NVC]; /* td__like_vbase/vspan by code (one load, no branch) */
+    uint32_t need[TD_LIKE_NOC];               /* least distance of a class (0 for repeats) */
     uint8_t *ml_tab[TD_LIKE_NOC];             /* match-length codes; NULL for unused classes */
     uint8_t cat_tab[TD_LIKE_NBINS][2][TD_LIKE_SLOTS];
     uint8_t lmap[TD_LIKE_NBINS][256];
@@ -115,6 +117,12 @@ static int like_prepare(const td_options *o, void **state)
     memcpy(st->xdist, m->xdist, sizeof st->xdist);
     memcpy(st->per, m->per, sizeof st->per);
     memcpy(st->same, m->same, sizeof st->same);
+    for (unsigned c = 0; c < TD_LIKE_NVC; c++) {
+        st->vbase[c] = td__like_vbase(c);
+        st->vspan[c] = td__like_vspan(c);
+    }
+    for (unsigned oc = 0; oc < TD_LIKE_NOC; oc++)
+        st->need[oc] = oc < TD_LIKE_OC_X ? 0 : oc < TD_LIKE_OC_B ? m->xdist[oc - TD_LIKE_OC_X] : td__like_vbase(oc - TD_LIKE_OC_B);
     rc = td__like_slots(&m->seq[0][0], TD_LIKE_NOC * TD_LIKE_NVC, t);
     if (rc != TD_OK)
         goto fail;
@@ -206,6 +214,20 @@ fail:
 
 #define INVALID UINT32_MAX
 
+/* td__wyrand, with the 64x64->128 multiply as one mulq on x86-64: in the
+ * large loop of gen_doc, GCC keeps the __int128 product on the stack and
+ * reloads it, a store and a load on every draw.  The same values. */
+static inline uint64_t like_rand(uint64_t *s)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    uint64_t a = *s += TD_WY_P0, hi;
+    __asm__("mulq %2" : "+a"(a), "=d"(hi) : "rm"(a ^ TD_WY_P1) : "cc");
+    return a ^ hi;
+#else
+    return td__wyrand(s);
+#endif
+}
+
 /* c ? a : b without a branch (the conditions here are coin flips, which a
  * branch predictor loses). */
 static inline uint32_t sel32(int c, uint32_t a, uint32_t b)
@@ -267,24 +289,26 @@ static void gen_doc(const like_state *st, uint64_t j, uint8_t *out, uint32_t end
     }
     const uint32_t tag = w->tag << 21;
     while (pos < end) {
-        uint64_t r = td__wyrand(&s);
+        uint64_t r = like_rand(&s);
         unsigned e = st->seq_tab[r & 4095];
         for (int t = 1; t < TD_LIKE_RETRY; t++) {
             unsigned oc0 = e >> 6, lc0 = e & 63;
-            uint32_t need = oc0 < TD_LIKE_OC_X   ? (oc0 < nrep ? 0 : INVALID)
-                            : oc0 < TD_LIKE_OC_B ? st->xdist[oc0 - TD_LIKE_OC_X]
-                                             : td__like_vbase(oc0 - TD_LIKE_OC_B);
-            if (need != INVALID && need <= pos + td__like_vbase(lc0))
+            /* A repeat class needs its repeat offset (rep[i] != 0 exactly
+             * when i < nrep). */
+            uint32_t need = st->need[oc0];
+            if (oc0 < TD_LIKE_OC_X && !rep[oc0])
+                need = INVALID;
+            if (need != INVALID && need <= pos + st->vbase[lc0])
                 break;
-            r = td__wyrand(&s);
+            r = like_rand(&s);
             e = st->seq_tab[r & 4095];
         }
         unsigned oc = e >> 6, lc = e & 63;
-        uint32_t ll = td__like_vbase(lc) + (uint32_t)((((r >> 12) & 0xfffff) * td__like_vspan(lc)) >> 20);
+        uint32_t ll = st->vbase[lc] + (uint32_t)((((r >> 12) & 0xfffff) * st->vspan[lc]) >> 20);
         unsigned mc = st->ml_tab[oc][(r >> 32) & 4095];
-        uint32_t ml = TD_LIKE_MINMATCH + td__like_vbase(mc) + (uint32_t)((((r >> 44) & 0xfffff) * td__like_vspan(mc)) >> 20);
+        uint32_t ml = TD_LIKE_MINMATCH + st->vbase[mc] + (uint32_t)((((r >> 44) & 0xfffff) * st->vspan[mc]) >> 20);
         /* r2: distance in a bucket (bits 0-31), same lengths (32-47), pick (48-63). */
-        uint64_t r2 = td__wyrand(&s);
+        uint64_t r2 = like_rand(&s);
         {
             int same = have_prev & (((r2 >> 32) & 0xffff) < st->same[oc]);
             ll = sel32(same, pll, ll);
@@ -302,7 +326,7 @@ static void gen_doc(const like_state *st, uint64_t j, uint8_t *out, uint32_t end
             dist = st->xdist[oc - TD_LIKE_OC_X];
         } else {
             unsigned b = oc - TD_LIKE_OC_B;
-            dist = td__like_vbase(b) + (uint32_t)(((r2 & 0xffffffff) * td__like_vspan(b)) >> 32);
+            dist = st->vbase[b] + (uint32_t)(((r2 & 0xffffffff) * st->vspan[b]) >> 32);
             if (!dist)
                 dist = 1;
         }
@@ -318,16 +342,17 @@ static void gen_doc(const like_state *st, uint64_t j, uint8_t *out, uint32_t end
         uint32_t cand[TD_LIKE_CAND];
         if (oc >= TD_LIKE_OC_B) {
             unsigned b = oc - TD_LIKE_OC_B;
-            uint32_t span = td__like_vspan(b), base = td__like_vbase(b), at = pos + ll;
-            uint64_t rc = td__wyrand(&s);
+            uint32_t span = st->vspan[b], base = st->vbase[b], at = pos + ll;
+            uint64_t rc = like_rand(&s);
             cand[0] = dist;
             for (int c = 1; c < TD_LIKE_CAND; c++) {
                 uint32_t d = base + (uint32_t)((((rc >> (21 * (c - 1))) & 0x1fffff) * span) >> 21);
                 cand[c] = d ? d : 1;
             }
+            /* A prefetch never faults: no test of cand <= at (a branch
+             * on coin flips at a document's start). */
             for (int c = 0; c < TD_LIKE_CAND; c++)
-                if (cand[c] <= at)
-                    __builtin_prefetch(out + at - cand[c]);
+                __builtin_prefetch((const void *)((uintptr_t)out + at - cand[c]));
         }
         uint64_t raw = 0;
         unsigned nraw = 0;
@@ -335,9 +360,9 @@ static void gen_doc(const like_state *st, uint64_t j, uint8_t *out, uint32_t end
         if (ll && lastd) {
             /* The first literal after a match (never in the uniform path). */
             unsigned bin = td__like_bin(pos);
-            uint64_t rr = td__wyrand(&s);
+            uint64_t rr = like_rand(&s);
             unsigned cat = st->cat_tab[bin][1][(rr >> 40) & 4095];
-            uint32_t cd = cat < 3 ? (cat < nrep ? rep[cat] : 0) : cat < 5 ? st->per[cat - 3] : 0;
+            uint32_t cd = cat < 3 ? rep[cat] : cat < 5 ? st->per[cat - 3] : 0;
             uint8_t b;
             if (cat < 5 && cd && cd <= pos && out[pos - cd] != out[pos - lastd]) {
                 b = out[pos - cd];
@@ -361,8 +386,7 @@ static void gen_doc(const like_state *st, uint64_t j, uint8_t *out, uint32_t end
          * category's distance is looked up, not branched on (cd = 0 for
          * "fresh"), and the previous byte stays in a register: the chain
          * from one literal to the next is two loads and a select. */
-        uint32_t cdv[TD_LIKE_NCAT] = {nrep > 0 ? rep[0] : 0, nrep > 1 ? rep[1] : 0, nrep > 2 ? rep[2] : 0,
-                                      st->per[0], st->per[1], 0};
+        uint32_t cdv[TD_LIKE_NCAT] = {rep[0], rep[1], rep[2], st->per[0], st->per[1], 0};
         while (k < ll) {
             unsigned bin = td__like_bin(pos);
             uint32_t n = TD_MIN(ll - k, td__like_bin_end(bin) - pos);
@@ -372,9 +396,9 @@ static void gen_doc(const like_state *st, uint64_t j, uint8_t *out, uint32_t end
                 for (; n && nraw; n--, nraw--, raw >>= 8)
                     out[pos++] = (uint8_t)raw;
                 for (; n >= 8; n -= 8, pos += 8)
-                    td__store64le(out + pos, td__wyrand(&s));
+                    td__store64le(out + pos, like_rand(&s));
                 if (n) {
-                    raw = td__wyrand(&s);
+                    raw = like_rand(&s);
                     nraw = 8;
                     for (; n; n--, nraw--, raw >>= 8)
                         out[pos++] = (uint8_t)raw;
@@ -384,13 +408,13 @@ static void gen_doc(const like_state *st, uint64_t j, uint8_t *out, uint32_t end
             const uint8_t *ct = st->cat_tab[bin][0];
             const uint8_t *const *lx = st->lit_ctx[bin];
             if (pos == 0) {
-                uint64_t rr = td__wyrand(&s);
+                uint64_t rr = like_rand(&s);
                 out[pos++] = lx[0][rr & 4095];
                 n--;
             }
             unsigned prev = out[pos - 1];
             for (; n; n--) {
-                uint64_t rr = td__wyrand(&s);
+                uint64_t rr = like_rand(&s);
                 uint32_t cd = cdv[ct[(rr >> 40) & 4095]];
                 uint32_t m = 0u - (uint32_t)(cd - 1u < pos); /* cd != 0 && cd <= pos */
                 uint32_t bc = out[pos - (cd & m) - (1u & ~m)];
