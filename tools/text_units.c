@@ -18,6 +18,9 @@
  *   text_units gen   MODEL|builtin SEED SIZE UNIT T R     bytes to stdout
  *   text_units speed MODEL|builtin UNIT T R [MiB]         MB/s vs lz4 -1
  *
+ * TEXT_UNITS_LOCAL=W,P in the environment: with probability P/256 the next
+ * unit is one of the W following the last one in table order (its class's).
+ *
  * speed: MiB (default 64) of output, generation (table builds included) and
  * LZ4_compress_default on it in turns, CPU time, best of 5; also the draw
  * loop alone (tables built beforehand) and td_fill of real text.
@@ -205,14 +208,34 @@ static int table_init(table *t, size_t T)
 }
 
 /* Block `b` (BLOCK bytes) from table t. */
+/* Locality (tools only): with probability P/256 the next unit is one of
+ * the W after the last one drawn in the table's order (within its class),
+ * else any; W = 0: always any. */
+static unsigned loc_w, loc_p;
+
 static void block(const table *t, uint64_t seed, uint64_t b, uint8_t *dst, unsigned words)
 {
     uint64_t s = mix(seed + mix(b));
     unsigned cls = 2, col = 0;
     size_t pos = 0;
+    uint32_t last = 0;
     for (;;) {
         uint64_t r = td__wyrand(&s);
-        uint32_t k = t->idx[cls][((r & 0xFFFFFFFFu) * t->n[cls]) >> 32];
+        uint32_t j = (uint32_t)(((r & 0xFFFFFFFFu) * t->n[cls]) >> 32);
+        if (loc_w && ((r >> 32) & 0xFF) < loc_p) {
+            /* the first unit of this class after `last`, then a skip */
+            uint32_t lo = 0, hi = t->n[cls];
+            while (lo < hi) {
+                uint32_t mid = (lo + hi) / 2;
+                if (t->idx[cls][mid] <= last)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            j = (lo + (uint32_t)((r >> 40) % loc_w)) % t->n[cls];
+        }
+        uint32_t k = t->idx[cls][j];
+        last = k;
         const unit *u = &t->u[k];
         if (pos + u->len + 6 > BLOCK)
             break;
@@ -228,8 +251,8 @@ static void block(const table *t, uint64_t seed, uint64_t b, uint8_t *dst, unsig
             }
         }
         const uint8_t *src = t->pool + u->off;
-        for (unsigned j = 0; j < u->len; j += 32)
-            memcpy(dst + pos + j, src + j, 32);
+        for (unsigned c = 0; c < u->len; c += 32)
+            memcpy(dst + pos + c, src + c, 32);
         pos += u->len;
         col += u->cols;
         if (u->par) {
@@ -295,6 +318,8 @@ int main(int argc, char **argv)
         m = own;
     }
     table t;
+    if (getenv("TEXT_UNITS_LOCAL")) /* "W,P" */
+        sscanf(getenv("TEXT_UNITS_LOCAL"), "%u,%u", &loc_w, &loc_p);
     if (!strcmp(argv[1], "gen") && argc == 8) {
         uint64_t seed = strtoull(argv[3], NULL, 0);
         size_t size = parse(argv[4]), T = parse(argv[6]), R = parse(argv[7]);
