@@ -218,7 +218,7 @@ static void block(const table *t, uint64_t seed, uint64_t b, uint8_t *dst, unsig
     uint64_t s = mix(seed + mix(b));
     unsigned cls = 2, col = 0;
     size_t pos = 0;
-    uint32_t last = 0;
+    uint32_t last = (uint32_t)((mix(s) & 0xFFFFFFFFu) * t->nu >> 32); /* a block starts anywhere */
     for (;;) {
         uint64_t r = td__wyrand(&s);
         uint32_t j = (uint32_t)(((r & 0xFFFFFFFFu) * t->n[cls]) >> 32);
