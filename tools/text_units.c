@@ -207,6 +207,15 @@ static int table_init(table *t, size_t T)
     return t->text && t->pool && t->u && t->idx[0] && t->idx[1] && t->idx[2] ? 0 : -1;
 }
 
+static void table_free(table *t)
+{
+    free(t->text);
+    free(t->pool);
+    free(t->u);
+    for (int c = 0; c < 3; c++)
+        free(t->idx[c]);
+}
+
 /* Block `b` (BLOCK bytes) from table t. */
 /* Locality (tools only): with probability P/256 the next unit is one of
  * the W after the last one drawn in the table's order (within its class),
@@ -326,10 +335,13 @@ int main(int argc, char **argv)
         unsigned words = (unsigned)atoi(argv[5]);
         R = (R + BLOCK - 1) / BLOCK * BLOCK;
         size_t n = (size + BLOCK - 1) / BLOCK * BLOCK;
-        uint8_t *b = malloc(n);
+        uint8_t *b = malloc(n + 64); /* unit copies go up to 31 bytes past a block */
         if (!b || table_init(&t, T) || gen(m, &t, seed, b, n, words, T, R, 1))
             return 1;
         fwrite(b, 1, size, stdout);
+        free(b);
+        table_free(&t);
+        td_model_free(own);
         return 0;
     }
     if (!strcmp(argv[1], "speed") && (argc == 6 || argc == 7)) {
@@ -338,7 +350,7 @@ int main(int argc, char **argv)
         R = (R + BLOCK - 1) / BLOCK * BLOCK;
         size_t n = (size_t)(argc == 7 ? atoi(argv[6]) : 64) << 20;
         int cap = LZ4_compressBound((int)n);
-        uint8_t *b = malloc(n);
+        uint8_t *b = malloc(n + 64);
         char *c = malloc((size_t)cap);
         if (!b || !c || table_init(&t, T))
             return 1;
@@ -370,6 +382,10 @@ int main(int argc, char **argv)
         printf("unit %u T %zu R %zu: units %.0f MB/s (draws alone %.0f), lz4 -1 %.0f MB/s: %.2fx "
                "(rounds %.2f-%.2f; draws alone %.2fx); td_fill text %.0f MB/s = %.2fx\n",
                words, T, R, bg, bd, bl, bg / bl, lmin, lmax, bd / bl, bf, bf / bl);
+        free(b);
+        free(c);
+        table_free(&t);
+        td_model_free(own);
         return 0;
     }
     goto usage;
