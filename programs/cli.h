@@ -228,6 +228,15 @@ int cli_mpi_dispatch(const cli_cmd *cmd, const cli_args *a, const cli_stream *s,
  * td_split_range(files, ranks, 1, r) of the prepared tree; verify's rank 0
  * also looks for extra entries.  flags: TD_TREE_RESUME for gen. */
 int cli_mpi_tree(const td_tree *t, const char *dir, int verify, uint32_t flags, int quiet);
+/* With MPI the three above load a module, testdata-mpi.so (mpi_mode.c built
+ * with TD_MPI_MODULE), on first use and call its entry points below: linked
+ * into the program, libmpich cost every command 2-4 ms of CPU at start-up
+ * (its relocations and UCX's constructors).  The module is looked for
+ * beside the program, then in TD_MPI_MODULE_DIR. */
+int cli_mpi_module_gen(const cli_mpi_job *job);
+int cli_mpi_module_verify(const cli_mpi_job *job);
+int cli_mpi_module_tree(const td_tree *t, const char *dir, int verify, uint32_t flags,
+                        int quiet);
 /* A td_tree_report_fn printing the finding's line (cmd_tree.c), and the
  * closing line of a tree verify that found something. */
 int cli_tree_report(void *ctx, const td_tree_finding *f);

@@ -14,6 +14,10 @@
  *
  * Failures are agreed on with reductions, so every rank exits with the same
  * status; rank 0 prints the summary and the aggregate throughput.
+ *
+ * Built twice: into the program (option checks, and a loader), and with
+ * TD_MPI_MODULE as testdata-mpi.so (the MPI code), which the program loads
+ * on the first --mpi, so that only --mpi pays for loading MPI.
  */
 #define _GNU_SOURCE
 #include "cli.h"
@@ -22,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifndef TD_MPI_MODULE
 int cli_mpi_dispatch(const cli_cmd *cmd, const cli_args *a, const cli_stream *s,
                      const char *path, int verify)
 {
@@ -51,6 +56,7 @@ int cli_mpi_dispatch(const cli_cmd *cmd, const cli_args *a, const cli_stream *s,
     }
     return verify ? cli_mpi_verify(&job) : cli_mpi_gen(&job);
 }
+#endif
 
 #ifndef TD_HAVE_MPI
 
@@ -76,7 +82,74 @@ int cli_mpi_tree(const td_tree *t, const char *dir, int verify, uint32_t flags, 
     return cli_mpi_gen(NULL);
 }
 
-#else
+#elif !defined(TD_MPI_MODULE)
+
+#include <dlfcn.h>
+#include <limits.h>
+#include <unistd.h>
+
+/* The module's entry point called name, loading it on first use; NULL
+ * (after a message) when it cannot be loaded. */
+static void *module_entry(const char *name)
+{
+    static void *h;
+    char path[PATH_MAX], why[512] = "";
+    if (!h) {
+        ssize_t n = readlink("/proc/self/exe", path, sizeof path);
+        char *slash = n > 0 && (size_t)n < sizeof path ? memrchr(path, '/', (size_t)n) : NULL;
+        if (slash && (size_t)(slash - path) + sizeof TD_MPI_MODULE_NAME + 1 < sizeof path) {
+            memcpy(slash + 1, TD_MPI_MODULE_NAME, sizeof TD_MPI_MODULE_NAME);
+            if (!(h = dlopen(path, RTLD_NOW | RTLD_LOCAL)) && access(path, F_OK) == 0)
+                snprintf(why, sizeof why, "%s", dlerror());
+        }
+        if (!h && !(h = dlopen(TD_MPI_MODULE_DIR "/" TD_MPI_MODULE_NAME, RTLD_NOW | RTLD_LOCAL))
+            && !why[0])
+            snprintf(why, sizeof why, "%s", dlerror());
+        if (!h) {
+            cli_error("--mpi: cannot load its module: %s", why);
+            return NULL;
+        }
+    }
+    void *f = dlsym(h, name);
+    if (!f)
+        cli_error("--mpi: %s", dlerror());
+    return f;
+}
+
+typedef int (*job_fn)(const cli_mpi_job *);
+typedef int (*tree_fn)(const td_tree *, const char *, int, uint32_t, int);
+
+static int run_job(const char *name, const cli_mpi_job *job)
+{
+    void *p = module_entry(name);
+    job_fn f;
+    if (!p)
+        return CLI_EXIT_FAIL;
+    memcpy(&f, &p, sizeof f); /* POSIX: a dlsym'd function pointer */
+    return f(job);
+}
+
+int cli_mpi_gen(const cli_mpi_job *job)
+{
+    return run_job("cli_mpi_module_gen", job);
+}
+
+int cli_mpi_verify(const cli_mpi_job *job)
+{
+    return run_job("cli_mpi_module_verify", job);
+}
+
+int cli_mpi_tree(const td_tree *t, const char *dir, int verify, uint32_t flags, int quiet)
+{
+    void *p = module_entry("cli_mpi_module_tree");
+    tree_fn f;
+    if (!p)
+        return CLI_EXIT_FAIL;
+    memcpy(&f, &p, sizeof f);
+    return f(t, dir, verify, flags, quiet);
+}
+
+#else /* the module */
 
 #include <mpi.h>
 
@@ -297,7 +370,7 @@ static int gen_files(const cli_mpi_job *j)
     td_split_range(j->files, (uint64_t)nranks, 1, (uint64_t)rank, &f0, &nf);
     MPI_Barrier(MPI_COMM_WORLD);
     t0 = MPI_Wtime();
-    /* Signals are deferred (cli_mpi_gen): one ends the current file's write
+    /* Signals are deferred (cli_mpi_module_gen): one ends the current file's write
      * cleanly through the progress callback. */
     for (uint64_t i = f0; i < f0 + nf && st == 0; i++) {
         uint64_t off, len;
@@ -321,7 +394,7 @@ static int gen_files(const cli_mpi_job *j)
     return st;
 }
 
-int cli_mpi_gen(const cli_mpi_job *j)
+int cli_mpi_module_gen(const cli_mpi_job *j)
 {
     /* A signal (mpiexec forwards Ctrl-C to every rank) only sets a flag:
      * each rank stops writing, the ranks agree on the failure, rank 0
@@ -510,7 +583,7 @@ static void report_file(const char *what, const cli_mpi_job *j, uint64_t first, 
               path);
 }
 
-int cli_mpi_verify(const cli_mpi_job *j)
+int cli_mpi_module_verify(const cli_mpi_job *j)
 {
     tally t = {UINT64_MAX, 0, 0, UINT64_MAX, 0, UINT64_MAX, 0, UINT64_MAX, 0};
     uint64_t fsize = 0;
@@ -630,7 +703,8 @@ static int tree_progress(void *ctx, uint64_t files, uint64_t bytes)
     return cli_interrupted() != 0;
 }
 
-int cli_mpi_tree(const td_tree *t, const char *dir, int verify, uint32_t flags, int quiet)
+int cli_mpi_module_tree(const td_tree *t, const char *dir, int verify, uint32_t flags,
+                        int quiet)
 {
     td_tree_io io;
     td_tree_result res, ex;

@@ -245,3 +245,22 @@ def test_tree_verify_mpi_findings_in_order(mpirun, run, tmp_path):
     assert r.returncode == 1
     lines = [ln for ln in r.stderr.decode().splitlines() if ln.startswith("testdata: ")]
     assert lines == single.stderr.decode().splitlines(), r.stderr
+
+
+def test_mpi_is_loaded_only_for_mpi(cli, tmp_path):
+    """libmpich comes with the module, on the first --mpi: no other command
+    pays for loading it.  A program without its module says so and writes
+    nothing."""
+    env = {**os.environ, "LD_DEBUG": "libs"}
+    r = subprocess.run([cli, "gen", "zero", "1K", "-o", tmp_path / "a"], capture_output=True,
+                       env=env, timeout=60)
+    assert r.returncode == 0 and b"libmpich" not in r.stderr, r.stderr[-2000:]
+    alone = tmp_path / "testdata"
+    shutil.copy(cli, alone)
+    r = subprocess.run([alone, "gen", "zero", "1M", "--mpi", "-o", tmp_path / "b"],
+                       capture_output=True, timeout=60)
+    if r.returncode == 0:
+        pytest.skip("an installed module was found in TD_MPI_MODULE_DIR")
+    assert r.returncode == 1, r.stderr
+    assert b"--mpi: cannot load its module" in r.stderr and b"testdata-mpi.so" in r.stderr
+    assert not (tmp_path / "b").exists()
