@@ -120,17 +120,27 @@ def fio_data(path, size, pct):
     return open(path, "rb").read()
 
 
-def measure(data, sample_len, quick, cost_reps):
-    """Every figure of one data set (the sample itself or generated data)."""
+def measure(data):
+    """Every figure of one data set (the sample itself or generated data)
+    but the compressors' cost, which add_costs measures for all of them in
+    turns."""
     m = {"ratio": lm.ratios(data)}
-    piece = min(sample_len, len(data), 8 << 20)
-    m["cost"] = {c: lm.cost_ns(c, data, piece=piece, min_total=(1 << 20) if not quick else (256 << 10),
-                               reps=cost_reps) for c in lm.COST_CODECS}
     m["block"] = {(c, bs): lm.block_ratio(c, data[:8 << 20], bs) for c in ("zstd-3", "lz4")
                   for bs in (4096, 16384, 131072)}
     m["het"] = lm.chunk_quantiles(data)
     m["dedup"] = lm.dedup_ratio(data)
     return m
+
+
+def add_costs(sets, sample_len, quick, reps):
+    """m["cost"] of each (data, m) in sets: the first is the sample.  Each
+    data set is compressed in pieces of the sample's size (at most 8 MiB),
+    the sets in turns, best of reps each (lm.cost_ns_many)."""
+    for c in lm.COST_CODECS:
+        ns = lm.cost_ns_many(c, [d for d, _ in sets], piece=min(sample_len, 8 << 20),
+                             min_total=(256 << 10) if quick else (1 << 20), reps=reps)
+        for (_, m), v in zip(sets, ns):
+            m.setdefault("cost", {})[c] = v
 
 
 def pct(x):
@@ -180,8 +190,9 @@ def main():
                                stdout=subprocess.DEVNULL, check=True)
             gen_speed = size / max(min(gt, gt1), 1e-9) / 1e6
             lz4_speed = lm.speed_mbs("lz4-1", g, reps=reps)
-            ms = measure(data, len(data), a.quick, reps)
-            mg = measure(g, len(data), a.quick, reps)
+            ms = measure(data)
+            mg = measure(g)
+            sets = [(data, ms), (g, mg)]
             allr, nc, _ = lm.shared_runs(data, g)
             R = ms["ratio"]["gzip-6"]
             mc = mf = None
@@ -189,11 +200,15 @@ def main():
                 comp = os.path.join(tmp, "c.bin")
                 subprocess.run([cli, "gen", "compressible", str(size), "--ratio", "%.4f" % min(max(R, 1), 1000),
                                 "-o", comp], check=True)
-                mc = measure(open(comp, "rb").read(), len(data), a.quick, 1)
+                cd = open(comp, "rb").read()
+                mc = measure(cd)
+                sets.append((cd, mc))
                 if use_fio:
                     p = int(round(100 * (1 - 1 / R))) if R > 1 else 0
-                    mf = measure(fio_data(os.path.join(tmp, "fio.bin"), size, min(max(p, 0), 99)), len(data),
-                                 a.quick, 1)
+                    fd = fio_data(os.path.join(tmp, "fio.bin"), size, min(max(p, 0), 99))
+                    mf = measure(fd)
+                    sets.append((fd, mf))
+            add_costs(sets, len(data), a.quick, reps)
             # --- print ---
             print("\n== %s (%d bytes; profile %d bytes, profiling %.1f MB/s, %.1f MB/s without fingerprint; "
                   "generation %.0f MB/s = %.2fx lz4 -1's %.0f MB/s)"

@@ -13,8 +13,8 @@ builder, through build/tests/c/text_tool) from each corpus, prints:
      as the command-line tools), for text of the corpus's own size and of
      --size bytes, with the error in percent; the target is +-5%;
   2. the compressors' CPU time per byte on generated text relative to the
-     corpus (same size, best of several runs; target 0.8-1.25x for gzip -6,
-     zstd -3, xz -6, bzip2 -9);
+     corpus (same size, the two compressed in turns, best of 11 rounds each,
+     5 with --quick; target 0.8-1.25x for gzip -6, zstd -3, xz -6, bzip2 -9);
   3. the share of word 8-grams of 1 MiB of output found in the corpus
      (limit 5%) and distinct words in the first 1, 8 and 64 MiB with the
      fitted Heaps exponent (real prose: 0.4-0.6);
@@ -55,6 +55,8 @@ import zlib
 import brotli
 import lz4.frame
 import zstandard
+
+import like_metrics as lm
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -143,16 +145,9 @@ def gen(tool, model, size, seed=1, offset=0):
     return run([tool, "gen", model, str(seed), str(offset), str(size)])
 
 
-def measure(d, codecs=CODECS, repeats=1):
-    out = {}
-    for name, f in codecs:
-        best, clen = float("inf"), 0
-        for _ in range(repeats):
-            t = time.process_time()
-            clen = len(f(d))
-            best = min(best, time.process_time() - t)
-        out[name] = (len(d) / clen, best / len(d))
-    return out
+def measure(d, codecs=CODECS):
+    """{codec: (ratio,)} of d."""
+    return {name: (len(d) / len(f(d)),) for name, f in codecs}
 
 
 WORD = re.compile(rb"\w+(?:['\x92-]\w+)*")
@@ -206,10 +201,14 @@ def report(name, tool, model, corpus, a, build_speed):
     csize = len(corpus)
     print("\n== %s: corpus %d bytes%s" % (name, csize, "" if build_speed is None else
                                           ", model built at %.1f MB/s (CPU)" % build_speed))
-    rep = 1 if a.quick else 3
-    rc = measure(corpus, repeats=rep)
+    rc = measure(corpus)
     g1 = gen(tool, model, csize)
-    r1 = measure(g1, repeats=rep)
+    r1 = measure(g1)
+    # The corpus and text of its size compressed in turns, best of several
+    # rounds each: timed apart, a load spike moved one side's figure by up
+    # to 25% (zstd -3: 0.77-0.99x in three runs of the same bytes).
+    cost = {c: lm.cost_ns_many(c, [corpus, g1], reps=5 if a.quick else 11, f=f)
+            for c, f in CODECS if c in CPU_CODECS}
     gb = gen(tool, model, size)
     rb = measure(gb)
     print("%-11s %8s %8s %7s %8s %7s  %s" % ("codec", "corpus", "text", "err", "text",
@@ -220,9 +219,9 @@ def report(name, tool, model, corpus, a, build_speed):
         e1 = 100 * (r1[cname][0] / rc[cname][0] - 1)
         eb = 100 * (rb[cname][0] / rc[cname][0] - 1)
         worst = max(worst, abs(e1))
-        cpu = r1[cname][1] / rc[cname][1]
         flag = ""
         if cname in CPU_CODECS:
+            cpu = cost[cname][1] / cost[cname][0]
             flag = "%.2fx%s" % (cpu, "" if 0.8 <= cpu <= 1.25 else "  (outside 0.8-1.25)")
         print("%-11s %8.3f %8.3f %+6.1f%% %8.3f %+6.1f%%  %s" % (cname, rc[cname][0], r1[cname][0],
                                                                  e1, rb[cname][0], eb, flag))

@@ -74,7 +74,10 @@ def cost_ns(codec, data, piece=None, min_total=1 << 20, reps=3):
     from the start if needed), best of reps, less the cost of compressing
     an empty input (the codec's fixed start-up, which dominates tiny
     samples)."""
-    f = CODECS[codec]
+    return cost_ns_many(codec, [data], piece, min_total, reps)[0]
+
+
+def _work(data, piece, min_total):
     piece = piece or len(data)
     pieces = [data[i:i + piece] for i in range(0, len(data), piece)]
     pieces = [p for p in pieces if len(p) == piece] or pieces[:1]
@@ -88,18 +91,31 @@ def cost_ns(codec, data, piece=None, min_total=1 << 20, reps=3):
         i += 1
         if i >= 4096:
             break
-    best = None
+    return work, total
+
+
+def cost_ns_many(codec, datas, piece=None, min_total=1 << 20, reps=3, f=None):
+    """cost_ns of each of datas (a sample and what is compared with it),
+    measured in turns, best of reps each: a load spike then slows one round
+    of all of them rather than one data set's every run, so the ratios of
+    the results are steadier than separate measurements' (a ratio, not the
+    absolute figure, is what the targets are about).  f: a compress
+    function instead of CODECS[codec]."""
+    f = f or CODECS[codec]
+    works = [_work(d, piece, min_total) for d in datas]
+    best = [None] * len(datas)
     for _ in range(reps):
-        t0 = time.process_time()
-        for p in work:
-            f(p)
-        t1 = time.process_time()
-        for p in work:
-            f(b"x")
-        t2 = time.process_time()
-        t = max((t1 - t0) - (t2 - t1), 1e-9)
-        best = t if best is None else min(best, t)
-    return best / total * 1e9
+        for k, (work, total) in enumerate(works):
+            t0 = time.process_time()
+            for p in work:
+                f(p)
+            t1 = time.process_time()
+            for p in work:
+                f(b"x")
+            t2 = time.process_time()
+            t = max((t1 - t0) - (t2 - t1), 1e-9)
+            best[k] = t if best[k] is None else min(best[k], t)
+    return [b / w[1] * 1e9 for b, w in zip(best, works)]
 
 
 def block_ratio(codec, data, bs):

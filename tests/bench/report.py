@@ -491,6 +491,33 @@ def md_compressible(comp, imgs, scripts):
     return L
 
 
+def md_text(tx, imgs):
+    """The lines of the text section, without its notes block."""
+    L = []
+    w = L.append
+    w("## `text`: fingerprint against the corpus\n")
+    if tx:
+        w(f"{tx['size'] // MiB} MiB of `testdata gen text --seed 1` (generated at "
+          f"{tx['gen_gbps']:.2f} GB/s, one thread, into a pipe), its first "
+          f"{tx['corpus']['bytes']} bytes compared with the corpus it was derived from "
+          f"(`{tx['corpus_dir']}`, {tx['corpus']['bytes']} bytes).\n")
+        if "text.png" in imgs:
+            w("![text fingerprint](img/text.png)\n")
+        w("| | corpus | testdata text |\n|---|---:|---:|")
+        for k, fmt in (("entropy", "{:.3f} bits/byte"), ("gzip -6", "{:.2f}x"), ("zstd -3", "{:.2f}x"),
+                       ("xz -6", "{:.2f}x"), ("mean_word_len", "{:.2f}"),
+                       ("words_per_sentence", "{:.1f}"), ("vocabulary", "{}")):
+            a, b = tx["corpus"].get(k), tx["text"].get(k)
+            if a is not None and b is not None:
+                w(f"| {k.replace('_', ' ')} | {fmt.format(a)} | {fmt.format(b)} |")
+        w(f"| most frequent words | {' '.join(tx['corpus']['top'])} | {' '.join(tx['text']['top'])} |")
+        w(f"\n8-word sequences of the generated text found verbatim in the corpus: "
+          f"{100 * tx['copied_8grams']:.2f}%.\n")
+    else:
+        w("Not measured: this build has no `text` kind (or the corpus was not found).\n")
+    return L
+
+
 def write_markdown(out, m, quick, kind_list, kres, core, py, comp, tx, scripts, imgs, secs,
                    trees=None):
     L = []
@@ -564,26 +591,7 @@ def write_markdown(out, m, quick, kind_list, kres, core, py, comp, tx, scripts, 
     L += md_compressible(comp, imgs, scripts)
     keep("compressible")
 
-    w("## `text`: fingerprint against the corpus\n")
-    if tx:
-        w(f"{tx['size'] // MiB} MiB of `testdata gen text --seed 1` (generated at "
-          f"{tx['gen_gbps']:.2f} GB/s, one thread, into a pipe), its first "
-          f"{tx['corpus']['bytes']} bytes compared with the corpus it was derived from "
-          f"(`{tx['corpus_dir']}`, {tx['corpus']['bytes']} bytes).\n")
-        if "text.png" in imgs:
-            w("![text fingerprint](img/text.png)\n")
-        w("| | corpus | testdata text |\n|---|---:|---:|")
-        for k, fmt in (("entropy", "{:.3f} bits/byte"), ("gzip -6", "{:.2f}x"), ("zstd -3", "{:.2f}x"),
-                       ("xz -6", "{:.2f}x"), ("mean_word_len", "{:.2f}"),
-                       ("words_per_sentence", "{:.1f}"), ("vocabulary", "{}")):
-            a, b = tx["corpus"].get(k), tx["text"].get(k)
-            if a is not None and b is not None:
-                w(f"| {k.replace('_', ' ')} | {fmt.format(a)} | {fmt.format(b)} |")
-        w(f"| most frequent words | {' '.join(tx['corpus']['top'])} | {' '.join(tx['text']['top'])} |")
-        w(f"\n8-word sequences of the generated text found verbatim in the corpus: "
-          f"{100 * tx['copied_8grams']:.2f}%.\n")
-    else:
-        w("Not measured: this build has no `text` kind (or the corpus was not found).\n")
+    L += md_text(tx, imgs)
     keep("text")
 
     like_results = HERE / "results_like.txt"
@@ -623,28 +631,39 @@ def write_markdown(out, m, quick, kind_list, kres, core, py, comp, tx, scripts, 
     out.write_text("\n".join(L).rstrip() + "\n")
 
 
-def refresh_section(out, td, m, quick, t_start):
-    """--only compressible: that section of an existing report, re-measured,
-    the rest of the file (and the section's notes block) as it was."""
+SECTIONS = {"compressible": "## `compressible`: ratio accuracy against fio\n",
+            "text": "## `text`: fingerprint against the corpus\n"}
+
+
+def refresh_section(name, out, td, m, quick, t_start, corpus=None):
+    """--only NAME: that section of an existing report, re-measured, the
+    rest of the file (and the section's notes block) as it was."""
     text = out.read_text()
-    head = "## `compressible`: ratio accuracy against fio\n"
+    head = SECTIONS[name]
     a = text.index(head)
     b = text.find("\n## ", a + len(head))
     b = len(text) if b < 0 else b + 1
     old = text[a:b]
     notes = NOTES.search(old)
-    with tempfile.TemporaryDirectory(prefix="tdreport-") as t:
-        comp = bench_compressible(str(td), quick, pathlib.Path(t))
-    plot_compressible(out.parent / "img" / "compressible.png", comp)
-    L = md_compressible(comp, {"compressible.png"}, None)
+    if name == "compressible":
+        with tempfile.TemporaryDirectory(prefix="tdreport-") as t:
+            comp = bench_compressible(str(td), quick, pathlib.Path(t))
+        plot_compressible(out.parent / "img" / "compressible.png", comp)
+        L = md_compressible(comp, {"compressible.png"}, None)
+    else:
+        if corpus is None:
+            sys.exit("report.py: --only text needs the corpus (--corpus DIR)")
+        tx = bench_text(td, quick, corpus)
+        plot_text(out.parent / "img" / "text.png", tx)
+        L = md_text(tx, {"text.png"})
     L.insert(1, f"Refreshed on its own with `/usr/bin/python3 tests/bench/report.py --only "
-                f"compressible{' --quick' if quick else ''}` on {m.get('date', '')}, "
+                f"{name}{' --quick' if quick else ''}` on {m.get('date', '')}, "
                 f"{m.get('library', '')}, commit {m.get('commit', '')}, load average at start "
                 f"{m.get('load', '')} (ratios do not depend on load).\n")
     if notes:
         L.append(notes.group(0) + "\n")
     out.write_text(text[:a] + "\n".join(L).rstrip() + "\n\n" + text[b:])
-    log(f"rewrote the compressible section of {out} in {time.perf_counter() - t_start:.0f} s")
+    log(f"rewrote the {name} section of {out} in {time.perf_counter() - t_start:.0f} s")
 
 
 def main():
@@ -654,7 +673,7 @@ def main():
     ap.add_argument("--docs", default=str(ROOT / "docs"), help="where benchmarks.md and img/ go")
     ap.add_argument("--corpus", help="corpus of the text kind (default ../shared/corpus)")
     ap.add_argument("--json", help="also write every figure here")
-    ap.add_argument("--only", choices=["compressible"],
+    ap.add_argument("--only", choices=sorted(SECTIONS),
                     help="measure one section and replace only it in an existing benchmarks.md "
                          "(it then states its own date, commit and load)")
     a = ap.parse_args()
@@ -673,7 +692,8 @@ def main():
     have = kinds(td)
     log("kinds:", have)
     if a.only:
-        return refresh_section(docs / "benchmarks.md", td, m, a.quick, t_start)
+        return refresh_section(a.only, docs / "benchmarks.md", td, m, a.quick, t_start,
+                               find_corpus(a.corpus))
     with tempfile.TemporaryDirectory(prefix="tdreport-") as t:
         tmp = pathlib.Path(t)
         kres = bench_kinds(bench_gen, have, a.quick)

@@ -50,10 +50,35 @@ def test_only_one_section_is_replaced(tmp_path, monkeypatch):
     monkeypatch.setattr(r, "bench_compressible", lambda td, quick, tmp: {
         "size": 1 << 22, "rows": rows, "fio": False})
     monkeypatch.setattr(r, "plot_compressible", lambda path, comp: None)
-    r.refresh_section(out, "testdata", {"date": "D", "commit": "C"}, True, 0.0)
+    r.refresh_section("compressible", out, "testdata", {"date": "D", "commit": "C"}, True, 0.0)
     text = out.read_text()
     assert text.startswith(before) and text.endswith(after)
     sec = text[len(before):-len(after)]
     assert "old table" not in sec and "| 3 | 3.30 (+10.0%) / – |" in sec
     assert "--only compressible --quick` on D" in sec and "commit C" in sec
     assert sec.rstrip().endswith("<!-- notes: compressible -->\nformat 4: +1.8%\n<!-- /notes -->")
+
+
+def test_only_text_replaces_the_text_section(tmp_path, monkeypatch):
+    r = report()
+    out = tmp_path / "benchmarks.md"
+    (tmp_path / "img").mkdir()
+    before = "# Benchmarks\n\n## `compressible`: ratio accuracy against fio\n\nkept 1\n\n"
+    after = "## `like`: data like a sample\n\nkept 2\n"
+    out.write_text(before + "## `text`: fingerprint against the corpus\n\n| vocabulary | 15068 | 6818 |\n\n"
+                   "<!-- notes: text -->\nmodel build: 34 MB/s\n<!-- /notes -->\n\n" + after)
+    fp = {"bytes": 100, "entropy": 4.5, "gzip -6": 2.7, "zstd -3": 2.7, "xz -6": 3.2,
+          "mean_word_len": 4.6, "words_per_sentence": 30.0, "top": ["the", "and"]}
+    seen = {}
+    monkeypatch.setattr(r, "bench_text", lambda td, quick, corpus: seen.setdefault("corpus", corpus) and {
+        "corpus": dict(fp, vocabulary=15068), "text": dict(fp, vocabulary=14000), "copied_8grams": 0.0,
+        "gen_gbps": 0.1, "corpus_dir": str(corpus), "size": 4 << 20})
+    monkeypatch.setattr(r, "plot_text", lambda path, tx: None)
+    r.refresh_section("text", out, "testdata", {"date": "D", "commit": "C"}, True, 0.0, corpus="CORPUS")
+    text = out.read_text()
+    assert seen["corpus"] == "CORPUS"
+    assert text.startswith(before) and text.endswith(after)
+    sec = text[len(before):-len(after)]
+    assert "6818" not in sec and "| vocabulary | 15068 | 14000 |" in sec
+    assert "--only text --quick` on D" in sec
+    assert sec.rstrip().endswith("<!-- notes: text -->\nmodel build: 34 MB/s\n<!-- /notes -->")
