@@ -1038,51 +1038,25 @@ int td_profile_builder_finish(td_profile_builder *b, td_profile **out)
 /* JSON                                                                      */
 /* ------------------------------------------------------------------------ */
 
-/* Decimal digits of v at p; returns the end.  The context tables are most
- * of a profile's JSON, so they are written straight into the buffer. */
-static char *put_u32(char *p, uint32_t v)
-{
-    char t[10];
-    int n = 0;
-    do
-        t[n++] = (char)('0' + v % 10);
-    while (v /= 10);
-    while (n)
-        *p++ = t[--n];
-    return p;
-}
-
-/* Room for n more bytes at the end of o, or NULL (o->err set). */
-static char *json_room(td__json_out *o, size_t n)
-{
-    if (o->err || (o->len + n + 1 > o->cap && td__json_grow(o, n) != 0))
-        return NULL;
-    return o->buf + o->len;
-}
-
-static void json_done(td__json_out *o, char *end)
-{
-    o->len = (size_t)(end - o->buf);
-    o->buf[o->len] = 0;
-}
-
+/* The context tables are most of a profile's JSON, so they are written
+ * straight into the buffer. */
 static void ctx_json(const td__like_ctxmodel *c, td__json_out *o)
 {
-    char *q = json_room(o, 8 + 256 * 4 + 16);
+    char *q = td__json_room(o, 8 + 256 * 4 + 16);
     if (!q)
         return;
     q = (char *)memcpy(q, "\"map\":[", 7) + 7;
     for (int a = 0; a < 256; a++) {
         if (a)
             *q++ = ',';
-        q = put_u32(q, c->map[a]);
+        q = td__put_u32(q, c->map[a]);
     }
     q = (char *)memcpy(q, "],\"groups\":[", 12) + 12;
-    json_done(o, q);
+    td__json_done(o, q);
     for (unsigned g = 0; g < c->ngroups; g++) {
         int first = 1;
         /* per entry at most ",255," and 10 digits */
-        if (!(q = json_room(o, 2 + 256 * 16 + 2)))
+        if (!(q = td__json_room(o, 2 + 256 * 16 + 2)))
             return;
         if (g)
             *q++ = ',';
@@ -1093,12 +1067,12 @@ static void ctx_json(const td__like_ctxmodel *c, td__json_out *o)
             if (!first)
                 *q++ = ',';
             first = 0;
-            q = put_u32(q, (uint32_t)b);
+            q = td__put_u32(q, (uint32_t)b);
             *q++ = ',';
-            q = put_u32(q, c->cnt[g][b]);
+            q = td__put_u32(q, c->cnt[g][b]);
         }
         *q++ = ']';
-        json_done(o, q);
+        td__json_done(o, q);
     }
     td__json_raw(o, "]");
 }
@@ -1109,7 +1083,7 @@ static void sparse_json(td__json_out *o, const uint32_t t[TD_LIKE_NOC][TD_LIKE_N
     int first = 1;
     for (unsigned oc = 0; oc < TD_LIKE_NOC; oc++) {
         /* per entry at most ",[98,63," and 10 digits and "]" */
-        char *q = json_room(o, TD_LIKE_NVC * 24);
+        char *q = td__json_room(o, TD_LIKE_NVC * 24);
         if (!q)
             return;
         for (unsigned l = 0; l < TD_LIKE_NVC; l++)
@@ -1118,14 +1092,14 @@ static void sparse_json(td__json_out *o, const uint32_t t[TD_LIKE_NOC][TD_LIKE_N
                     *q++ = ',';
                 first = 0;
                 *q++ = '[';
-                q = put_u32(q, oc);
+                q = td__put_u32(q, oc);
                 *q++ = ',';
-                q = put_u32(q, l);
+                q = td__put_u32(q, l);
                 *q++ = ',';
-                q = put_u32(q, t[oc][l]);
+                q = td__put_u32(q, t[oc][l]);
                 *q++ = ']';
             }
-        json_done(o, q);
+        td__json_done(o, q);
     }
 }
 
