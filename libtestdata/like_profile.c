@@ -1679,30 +1679,29 @@ void td_profile_free(td_profile *p)
 
 /* Each parsed on its own first use (opening a profile file, or one
  * built-in, parses no other: that was most of the start-up of `gen like`),
- * into memory kept for the life of the process: the objects are immutable
- * once published under the lock, so sharing them is thread-safe. */
+ * into memory kept for the life of the process.  A slot of
+ * td__like_builtin_objs is written once, under the lock, with release
+ * order after the object is complete; a reader that sees it non-NULL
+ * (acquire) sees the whole immutable object, so no lock once each is
+ * parsed. */
 static pthread_mutex_t builtin_mu = PTHREAD_MUTEX_INITIALIZER;
-static td_profile **builtin_objs; /* [i], NULL until built-in i is used */
 
 static const td_profile *builtin_get(unsigned i)
 {
-    td_profile **objs = __atomic_load_n(&builtin_objs, __ATOMIC_ACQUIRE);
-    td_profile *p;
-    if (objs && (p = __atomic_load_n(&objs[i], __ATOMIC_ACQUIRE)))
-        return p; /* published, so immutable: no lock once each is parsed */
-    p = NULL;
+    td_profile *p = __atomic_load_n(&td__like_builtin_objs[i], __ATOMIC_ACQUIRE);
+    if (p)
+        return p;
     pthread_mutex_lock(&builtin_mu);
-    if (!builtin_objs)
-        __atomic_store_n(&builtin_objs, calloc(td__like_nbuiltins, sizeof *builtin_objs),
-                         __ATOMIC_RELEASE);
-    if (builtin_objs && !(p = builtin_objs[i]) && td__sodium_ready() == TD_OK && (p = calloc(1, sizeof *p))) {
+    /* Relaxed: the only writer of the slot holds this lock. */
+    p = __atomic_load_n(&td__like_builtin_objs[i], __ATOMIC_RELAXED);
+    if (!p && td__sodium_ready() == TD_OK && (p = calloc(1, sizeof *p))) {
         if (load_impl(p, td__like_builtins[i].json, strlen(td__like_builtins[i].json), NULL, 0) != TD_OK) {
             free(p); /* a broken table is a build error; the tests catch it */
             p = NULL;
         } else {
             snprintf(p->name, sizeof p->name, "%s", td__like_builtins[i].name);
             p->builtin = 1;
-            __atomic_store_n(&builtin_objs[i], p, __ATOMIC_RELEASE);
+            __atomic_store_n(&td__like_builtin_objs[i], p, __ATOMIC_RELEASE);
         }
     }
     pthread_mutex_unlock(&builtin_mu);
