@@ -3,7 +3,7 @@
  * that use nothing of the library but the public header.  Not installed.
  *
  *   common.h   key derivation, sodium set-up, CPU count, wyrand, endian
- *              helpers, number parsing, small arithmetic
+ *              helpers, number parsing and printing, small arithmetic
  *   pool.h     fork-join thread pool                      (over common)
  *   kind.h     the kind interface and the registry        (over common)
  *   gen.h      the generator engine and the dedup layer   (over kind, pool)
@@ -70,6 +70,53 @@ TD_HIDDEN int td__parse_double(const char *s, double *out);
  * returns TD_OK or TD_ERANGE when truncated. */
 TD_HIDDEN int td__msg(char *buf, size_t cap, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* v in decimal at p, no NUL; returns the end.  By hand, not snprintf:
+ * this is most of the cost of a profile's canonical JSON (thousands of
+ * integers) and of naming millions of tree files.  The one digit loop of
+ * the library; 32-bit, so that the compiler unrolls it and divides by
+ * multiplying. */
+static inline char *td__put_u32(char *p, uint32_t v)
+{
+    char t[10];
+    int n = 0;
+    do
+        t[n++] = (char)('0' + v % 10);
+    while (v /= 10);
+    while (n)
+        *p++ = t[--n];
+    return p;
+}
+
+/* As td__put_u32 for any v, with at least `width` digits (leading zeros):
+ * a v above 2^32 - 1 is written in base-10^9 digits of 9 decimals. */
+static inline char *td__put_dec(char *p, uint64_t v, int width)
+{
+    uint32_t part[3]; /* 2^64 < 10^27 */
+    int k = 0, n;
+    char t[24], *e;
+    if (v <= UINT32_MAX)
+        part[k++] = (uint32_t)v;
+    else
+        for (; v; v /= 1000000000u)
+            part[k++] = (uint32_t)(v % 1000000000u);
+    e = td__put_u32(t, part[--k]);
+    while (k--) {
+        char *s = e;
+        e = td__put_u32(s, part[k]);
+        n = (int)(e - s);
+        if (n < 9) {
+            memmove(s + 9 - n, s, (size_t)n);
+            memset(s, '0', (size_t)(9 - n));
+            e = s + 9;
+        }
+    }
+    for (n = (int)(e - t); width > n; width--)
+        *p++ = '0';
+    for (const char *q = t; q < e; q++)
+        *p++ = *q;
+    return p;
+}
 
 /* wyrand (Wang Yi): a Weyl sequence through a 64x64->128 multiply-fold.
  * The per-block PRNG of the block-structured kinds and of dedup. */

@@ -43,7 +43,6 @@ typedef struct td__comp_gen {
     uint32_t block; /* G */
     td__comp_params p;
     uint16_t pair[256]; /* 0x100 | first base step s1 with s1 ^ d a base step; 0: none */
-    uint32_t modm[TD_COMP_MODM]; /* 2^32 / d + 1 (mod 2^32): x % d = ((modm[d] * x) * d) >> 32 */
 } td__comp_gen;
 
 /* Table class for compress_block cb (0: not set). */

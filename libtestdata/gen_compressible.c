@@ -72,6 +72,22 @@ void td__comp_params_for(const td__comp_table_t *tab, uint32_t rq, td__comp_para
     p->jbits = num * 2 < den ? a->jbits : b->jbits;
 }
 
+/* Lemire's remainder multipliers, 2^32 / d + 1 (mod 2^32) for d < TD_COMP_MODM:
+ * x % d = ((modm[d] * x) * d) >> 32, exact for the x < 2^12 of td__comp_block
+ * (modm[0] is never used).  Built by the compiler: they depend on no key. */
+#define COMP_M1(d) (uint32_t)(UINT32_MAX / ((d) ? (d) : 1) + 1)
+#define COMP_M4(d) COMP_M1(d), COMP_M1((d) + 1), COMP_M1((d) + 2), COMP_M1((d) + 3)
+#define COMP_M16(d) COMP_M4(d), COMP_M4((d) + 4), COMP_M4((d) + 8), COMP_M4((d) + 12)
+#define COMP_M64(d) COMP_M16(d), COMP_M16((d) + 16), COMP_M16((d) + 32), COMP_M16((d) + 48)
+#define COMP_M256(d) COMP_M64(d), COMP_M64((d) + 64), COMP_M64((d) + 128), COMP_M64((d) + 192)
+_Static_assert(TD_COMP_MODM == 512, "comp_modm has 512 entries");
+static const uint32_t comp_modm[TD_COMP_MODM] = {COMP_M256(0), COMP_M256(256)};
+#undef COMP_M256
+#undef COMP_M64
+#undef COMP_M16
+#undef COMP_M4
+#undef COMP_M1
+
 /* A bijection of 0..255 whose top three bits cycle through all eight values,
  * so that any first-succ indices give the same number of steps in each
  * top-3-bit class (docs/format.md, "The step map"). */
@@ -94,8 +110,6 @@ void td__comp_setup(td__comp_gen *g, uint64_t key, uint64_t lkey, uint32_t block
         g->p.succ = 256;
     /* pair[d] = 0x100 | the first base step s1 (in index order) such that
      * s1 ^ d is a base step; later (smaller) i overwrite. */
-    for (uint32_t d = 1; d < TD_COMP_MODM; d++)
-        g->modm[d] = UINT32_MAX / d + 1;
     memset(g->pair, 0, sizeof g->pair);
     for (uint32_t i = g->p.succ; g->p.succ < 256 && i-- > 0;)
         for (uint32_t k = 0; k < g->p.succ; k++)
@@ -317,7 +331,7 @@ void td__comp_block(const td__comp_gen *g, uint64_t bi, uint8_t *out, uint32_t e
         uint32_t nb = (uint32_t)(((r2 & 0xff) * (jb + 1)) >> 8);
         uint32_t j = (uint32_t)(r2 >> 8) & ((1u << nb) - 1);
         if (fastmod && nruns < TD_COMP_MODM)
-            j = (uint32_t)(((uint64_t)(uint32_t)(g->modm[nruns] * j) * nruns) >> 32);
+            j = (uint32_t)(((uint64_t)(uint32_t)(comp_modm[nruns] * j) * nruns) >> 32);
         else if (j >= nruns)
             j %= nruns;
         uint32_t idx = nruns - 1 - j;

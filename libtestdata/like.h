@@ -119,6 +119,9 @@ typedef struct td__like_builtin {
 } td__like_builtin;
 extern const td__like_builtin td__like_builtins[] TD_HIDDEN;
 extern const unsigned td__like_nbuiltins TD_HIDDEN;
+/* [i]: built-in i once parsed (like_profile.c, builtin_get), NULL until its
+ * first use.  Sized by the generator, so nothing is allocated for it. */
+extern td_profile *td__like_builtin_objs[] TD_HIDDEN;
 
 /* Largest-remainder sampling table: slot i holds the index of an entry;
  * entry k gets floor(c_k * 4096 / T) slots plus one if its remainder

@@ -194,4 +194,5 @@ const td__like_builtin td__like_builtins[] = {
     {"jpeg", p_jpeg},
 };
 const unsigned td__like_nbuiltins = 12;
+td_profile *td__like_builtin_objs[12];
 const char *const td__like_builtin_names[] = {"english", "html", "source", "executable", "json", "lines", "database", "office", "pdf", "bitmap", "protobuf", "jpeg", NULL};

@@ -498,19 +498,27 @@ int td__json_grow(td__json_out *o, size_t n)
     return 0;
 }
 
+char *td__json_room(td__json_out *o, size_t n)
+{
+    if (o->err || (o->len + n + 1 > o->cap && td__json_grow(o, n) != 0))
+        return NULL;
+    return o->buf + o->len;
+}
+
+void td__json_done(td__json_out *o, char *end)
+{
+    o->len = (size_t)(end - o->buf);
+    o->buf[o->len] = 0;
+}
+
 void td__json_int(td__json_out *o, int64_t v)
 {
-    /* By hand, not snprintf: a profile's canonical JSON (its digest, made
-     * whenever one is loaded) is thousands of integers, and snprintf was
-     * most of the start-up time of `gen like`. */
-    char b[24], *e = b + sizeof b, *p = e;
-    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
-    do
-        *--p = (char)('0' + u % 10);
-    while (u /= 10);
+    char *q = td__json_room(o, 21); /* "-" and 20 digits */
+    if (!q)
+        return;
     if (v < 0)
-        *--p = '-';
-    td__json_rawn(o, p, (size_t)(e - p));
+        *q++ = '-';
+    td__json_done(o, td__put_dec(q, v < 0 ? 0 - (uint64_t)v : (uint64_t)v, 1));
 }
 
 void td__json_fixed(td__json_out *o, double v, int dec)

@@ -71,6 +71,11 @@ static inline void td__json_raw(td__json_out *o, const char *s)
 {
     td__json_rawn(o, s, strlen(s));
 }
+/* Direct writing, for long runs of numbers (a profile's count tables):
+ * room for n more bytes at the end of o, or NULL (o->err set); then write
+ * at most n bytes there (td__put_dec) and end the text at `end`. */
+TD_HIDDEN char *td__json_room(td__json_out *o, size_t n);
+TD_HIDDEN void td__json_done(td__json_out *o, char *end);
 TD_HIDDEN void td__json_int(td__json_out *o, int64_t v);
 /* v rounded to `dec` decimals, locale-independent ("12.345"); non-finite -> 0. */
 TD_HIDDEN void td__json_fixed(td__json_out *o, double v, int dec);

@@ -568,25 +568,50 @@ static void fingerprint(const uint8_t *buf, size_t n, td_profile *p)
     td__codecs_free(c);
 }
 
-int td__like_profile_finalize(td_profile *p)
+static void model_json_head(const td__like_model *m, td__json_out *o);
+static void model_json_tail(const td__like_model *m, td__json_out *o);
+
+/* p->digest from the canonical model JSON: head (doc, dedup) and tail (the
+ * rest), hashed in turn.  tail: the tail of p->m already written (the
+ * builder's last size check), or NULL to write it here. */
+static int profile_digest(td_profile *p, const td__json_out *tail)
 {
-    td__json_out o = {0};
-    td__like_model_json(&p->m, &o);
-    if (o.err) {
-        free(o.buf);
-        return TD_ENOMEM;
+    td__json_out h = {0}, t = {0};
+    int rc = TD_OK;
+    if (!tail) {
+        model_json_tail(&p->m, &t);
+        tail = &t;
     }
-    crypto_generichash(p->digest, 32, (const unsigned char *)o.buf, o.len, NULL, 0);
-    free(o.buf);
-    return TD_OK;
+    model_json_head(&p->m, &h);
+    if (h.err || tail->err) {
+        rc = TD_ENOMEM;
+    } else {
+        crypto_generichash_state st;
+        crypto_generichash_init(&st, NULL, 0, 32);
+        crypto_generichash_update(&st, (const unsigned char *)h.buf, h.len);
+        crypto_generichash_update(&st, (const unsigned char *)tail->buf, tail->len);
+        crypto_generichash_final(&st, p->digest, 32);
+    }
+    free(h.buf);
+    free(t.buf);
+    return rc;
 }
 
-static size_t model_json_size(const td__like_model *m)
+int td__like_profile_finalize(td_profile *p)
 {
-    td__json_out o = {0};
-    td__like_model_json(m, &o);
-    size_t n = o.err ? SIZE_MAX : o.len;
-    free(o.buf);
+    return profile_digest(p, NULL);
+}
+
+/* Bytes of m's canonical JSON (SIZE_MAX when out of memory); its tail is
+ * left in *tail, replacing what was there, for the digest. */
+static size_t model_json_size(const td__like_model *m, td__json_out *tail)
+{
+    td__json_out h = {0};
+    tail->len = 0;
+    model_json_head(m, &h);
+    model_json_tail(m, tail);
+    size_t n = h.err || tail->err ? SIZE_MAX : h.len + tail->len;
+    free(h.buf);
     return n;
 }
 
@@ -656,7 +681,8 @@ static void period_counts(const uint8_t *buf, const pseq *s, size_t ns, const ui
             eq[63 - 16 * q - w] += lane[q][w];
 }
 
-static int build_model(td_profile_builder *b, td_profile *p)
+/* tail: receives the tail of p->m's canonical JSON (profile_digest). */
+static int build_model(td_profile_builder *b, td_profile *p, td__json_out *tail)
 {
     td__like_model *m = &p->m;
     acc *a = calloc(1, sizeof *a);
@@ -882,6 +908,8 @@ static int build_model(td_profile_builder *b, td_profile *p)
         uniform[bin] = t >= 4096 && H >= 7.95;
     }
     /* 6. Context models, with as many groups as fit the size budget. */
+    _Static_assert(TD_LIKE_MAXG >= 2, "the loop below sets jsize");
+    size_t jsize = SIZE_MAX;
     for (unsigned g = TD_LIKE_MAXG; g >= 2; g /= 2) {
         for (unsigned bin = 0; bin < TD_LIKE_NBINS; bin++)
             group_contexts(a->lit[bin], a->litrow[bin], bin == TD_LIKE_NBINS - 1 ? g : (g > 16 ? 16 : g),
@@ -902,12 +930,12 @@ static int build_model(td_profile_builder *b, td_profile *p)
                 m->cat[bin][f][TD_LIKE_NCAT - 1] = (uint32_t)(t ? t : 1);
             }
         }
-        if (model_json_size(m) <= TD_LIKE_MAX_JSON - 4096)
+        if ((jsize = model_json_size(m, tail)) <= TD_LIKE_MAX_JSON - 4096)
             break;
     }
-    /* Still too big (pathological): drop the rarest length entries. */
-    for (uint32_t floor_c = 1; model_json_size(m) > TD_LIKE_MAX_JSON - 4096 && floor_c < (1u << 20);
-         floor_c *= 2) {
+    /* Still too big (pathological): drop the rarest length entries.  jsize
+     * (and *tail) is always that of m as it stands. */
+    for (uint32_t floor_c = 1; jsize > TD_LIKE_MAX_JSON - 4096 && floor_c < (1u << 20); floor_c *= 2) {
         for (unsigned o = 0; o < TD_LIKE_NOC; o++)
             for (unsigned l = 0; l < TD_LIKE_NVC; l++) {
                 uint64_t t = 0;
@@ -916,6 +944,7 @@ static int build_model(td_profile_builder *b, td_profile *p)
                 if (m->ml[o][l] <= floor_c && m->ml[o][l] * 2 < t)
                     m->ml[o][l] = 0;
             }
+        jsize = model_json_size(m, tail);
     }
     rc = TD_OK;
 out:
@@ -963,6 +992,7 @@ int td_profile_builder_update_fd(td_profile_builder *b, int fd)
 
 int td_profile_builder_finish(td_profile_builder *b, td_profile **out)
 {
+    td__json_out tail = {0};
     td_profile *p;
     int rc;
     if (!b || !out || b->finished)
@@ -984,8 +1014,9 @@ int td_profile_builder_finish(td_profile_builder *b, td_profile **out)
     memcpy(p->name, b->name, sizeof p->name);
     for (size_t i = 0; i < b->nr; i++)
         p->sampled_bytes += b->r[i].len;
-    rc = build_model(b, p);
+    rc = build_model(b, p, &tail);
     if (rc != TD_OK) {
+        free(tail.buf);
         free(p);
         return rc;
     }
@@ -996,6 +1027,7 @@ int td_profile_builder_finish(td_profile_builder *b, td_profile **out)
             nb += b->r[i].len / 4096;
         uint64_t *h = nb ? malloc(nb * sizeof *h) : NULL;
         if (nb && !h) {
+            free(tail.buf);
             free(p);
             return TD_ENOMEM;
         }
@@ -1025,7 +1057,10 @@ int td_profile_builder_finish(td_profile_builder *b, td_profile **out)
     }
     if (b->o.fingerprint && b->nr)
         fingerprint(b->r[0].buf, b->r[0].len < FP_BYTES ? b->r[0].len : FP_BYTES, p);
-    rc = td__like_profile_finalize(p);
+    /* dedup is the model's only field set after build_model's size checks,
+     * and it is in the head: the tail of the last check is p->m's. */
+    rc = profile_digest(p, &tail);
+    free(tail.buf);
     if (rc != TD_OK) {
         free(p);
         return rc;
@@ -1038,51 +1073,25 @@ int td_profile_builder_finish(td_profile_builder *b, td_profile **out)
 /* JSON                                                                      */
 /* ------------------------------------------------------------------------ */
 
-/* Decimal digits of v at p; returns the end.  The context tables are most
- * of a profile's JSON, so they are written straight into the buffer. */
-static char *put_u32(char *p, uint32_t v)
-{
-    char t[10];
-    int n = 0;
-    do
-        t[n++] = (char)('0' + v % 10);
-    while (v /= 10);
-    while (n)
-        *p++ = t[--n];
-    return p;
-}
-
-/* Room for n more bytes at the end of o, or NULL (o->err set). */
-static char *json_room(td__json_out *o, size_t n)
-{
-    if (o->err || (o->len + n + 1 > o->cap && td__json_grow(o, n) != 0))
-        return NULL;
-    return o->buf + o->len;
-}
-
-static void json_done(td__json_out *o, char *end)
-{
-    o->len = (size_t)(end - o->buf);
-    o->buf[o->len] = 0;
-}
-
+/* The context tables are most of a profile's JSON, so they are written
+ * straight into the buffer. */
 static void ctx_json(const td__like_ctxmodel *c, td__json_out *o)
 {
-    char *q = json_room(o, 8 + 256 * 4 + 16);
+    char *q = td__json_room(o, 8 + 256 * 4 + 16);
     if (!q)
         return;
     q = (char *)memcpy(q, "\"map\":[", 7) + 7;
     for (int a = 0; a < 256; a++) {
         if (a)
             *q++ = ',';
-        q = put_u32(q, c->map[a]);
+        q = td__put_u32(q, c->map[a]);
     }
     q = (char *)memcpy(q, "],\"groups\":[", 12) + 12;
-    json_done(o, q);
+    td__json_done(o, q);
     for (unsigned g = 0; g < c->ngroups; g++) {
         int first = 1;
         /* per entry at most ",255," and 10 digits */
-        if (!(q = json_room(o, 2 + 256 * 16 + 2)))
+        if (!(q = td__json_room(o, 2 + 256 * 16 + 2)))
             return;
         if (g)
             *q++ = ',';
@@ -1093,12 +1102,12 @@ static void ctx_json(const td__like_ctxmodel *c, td__json_out *o)
             if (!first)
                 *q++ = ',';
             first = 0;
-            q = put_u32(q, (uint32_t)b);
+            q = td__put_u32(q, (uint32_t)b);
             *q++ = ',';
-            q = put_u32(q, c->cnt[g][b]);
+            q = td__put_u32(q, c->cnt[g][b]);
         }
         *q++ = ']';
-        json_done(o, q);
+        td__json_done(o, q);
     }
     td__json_raw(o, "]");
 }
@@ -1109,7 +1118,7 @@ static void sparse_json(td__json_out *o, const uint32_t t[TD_LIKE_NOC][TD_LIKE_N
     int first = 1;
     for (unsigned oc = 0; oc < TD_LIKE_NOC; oc++) {
         /* per entry at most ",[98,63," and 10 digits and "]" */
-        char *q = json_room(o, TD_LIKE_NVC * 24);
+        char *q = td__json_room(o, TD_LIKE_NVC * 24);
         if (!q)
             return;
         for (unsigned l = 0; l < TD_LIKE_NVC; l++)
@@ -1118,24 +1127,36 @@ static void sparse_json(td__json_out *o, const uint32_t t[TD_LIKE_NOC][TD_LIKE_N
                     *q++ = ',';
                 first = 0;
                 *q++ = '[';
-                q = put_u32(q, oc);
+                q = td__put_u32(q, oc);
                 *q++ = ',';
-                q = put_u32(q, l);
+                q = td__put_u32(q, l);
                 *q++ = ',';
-                q = put_u32(q, t[oc][l]);
+                q = td__put_u32(q, t[oc][l]);
                 *q++ = ']';
             }
-        json_done(o, q);
+        td__json_done(o, q);
     }
 }
 
-void td__like_model_json(const td__like_model *m, td__json_out *o)
+/* The canonical JSON is written in two parts so that the builder, which
+ * sets dedup last, can keep the tail of its size check for the digest. */
+static void model_json_head(const td__like_model *m, td__json_out *o)
 {
-    int first;
     td__json_raw(o, "{\"doc\":");
     td__json_int(o, m->doc);
     td__json_raw(o, ",\"dedup\":");
     td__json_int(o, m->dedup);
+}
+
+void td__like_model_json(const td__like_model *m, td__json_out *o)
+{
+    model_json_head(m, o);
+    model_json_tail(m, o);
+}
+
+static void model_json_tail(const td__like_model *m, td__json_out *o)
+{
+    int first;
     td__json_raw(o, ",\"dist\":[");
     for (unsigned x = 0; x < m->nx; x++) {
         if (x)
@@ -1705,30 +1726,29 @@ void td_profile_free(td_profile *p)
 
 /* Each parsed on its own first use (opening a profile file, or one
  * built-in, parses no other: that was most of the start-up of `gen like`),
- * into memory kept for the life of the process: the objects are immutable
- * once published under the lock, so sharing them is thread-safe. */
+ * into memory kept for the life of the process.  A slot of
+ * td__like_builtin_objs is written once, under the lock, with release
+ * order after the object is complete; a reader that sees it non-NULL
+ * (acquire) sees the whole immutable object, so no lock once each is
+ * parsed. */
 static pthread_mutex_t builtin_mu = PTHREAD_MUTEX_INITIALIZER;
-static td_profile **builtin_objs; /* [i], NULL until built-in i is used */
 
 static const td_profile *builtin_get(unsigned i)
 {
-    td_profile **objs = __atomic_load_n(&builtin_objs, __ATOMIC_ACQUIRE);
-    td_profile *p;
-    if (objs && (p = __atomic_load_n(&objs[i], __ATOMIC_ACQUIRE)))
-        return p; /* published, so immutable: no lock once each is parsed */
-    p = NULL;
+    td_profile *p = __atomic_load_n(&td__like_builtin_objs[i], __ATOMIC_ACQUIRE);
+    if (p)
+        return p;
     pthread_mutex_lock(&builtin_mu);
-    if (!builtin_objs)
-        __atomic_store_n(&builtin_objs, calloc(td__like_nbuiltins, sizeof *builtin_objs),
-                         __ATOMIC_RELEASE);
-    if (builtin_objs && !(p = builtin_objs[i]) && td__sodium_ready() == TD_OK && (p = calloc(1, sizeof *p))) {
+    /* Relaxed: the only writer of the slot holds this lock. */
+    p = __atomic_load_n(&td__like_builtin_objs[i], __ATOMIC_RELAXED);
+    if (!p && td__sodium_ready() == TD_OK && (p = calloc(1, sizeof *p))) {
         if (load_impl(p, td__like_builtins[i].json, strlen(td__like_builtins[i].json), NULL, 0) != TD_OK) {
             free(p); /* a broken table is a build error; the tests catch it */
             p = NULL;
         } else {
             snprintf(p->name, sizeof p->name, "%s", td__like_builtins[i].name);
             p->builtin = 1;
-            __atomic_store_n(&builtin_objs[i], p, __ATOMIC_RELEASE);
+            __atomic_store_n(&td__like_builtin_objs[i], p, __ATOMIC_RELEASE);
         }
     }
     pthread_mutex_unlock(&builtin_mu);

@@ -994,23 +994,6 @@ uint64_t td__tree_file_dir(const td_tree *t, uint64_t i)
     }
 }
 
-/* v in decimal, at least `width` digits (leading zeros), at p; returns
- * the length.  (snprintf is most of the cost of listing millions of files.) */
-static size_t put_dec(char *p, uint64_t v, int width)
-{
-    char tmp[24];
-    int n = 0;
-    do {
-        tmp[n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    while (n < width)
-        tmp[n++] = '0';
-    for (int i = 0; i < n; i++)
-        p[i] = tmp[n - 1 - i];
-    return (size_t)n;
-}
-
 size_t td__tree_dir_path(const td_tree *t, uint64_t j, char *buf, size_t cap)
 {
     uint32_t dig[TD_TREE_MAX_DEPTH];
@@ -1030,7 +1013,7 @@ size_t td__tree_dir_path(const td_tree *t, uint64_t j, char *buf, size_t cap)
         if (l)
             buf[n++] = '/';
         buf[n++] = 'd';
-        n += put_dec(buf + n, dig[l], t->dir_width);
+        n = (size_t)(td__put_dec(buf + n, dig[l], t->dir_width) - buf);
     }
     buf[n] = '\0';
     return n;
@@ -1045,7 +1028,7 @@ size_t td__tree_file_name(const td_tree *t, uint64_t i, char *buf, size_t cap)
     }
     size_t n = 0;
     buf[n++] = 'f';
-    n += put_dec(buf + n, i, t->file_width);
+    n = (size_t)(td__put_dec(buf + n, i, t->file_width) - buf);
     memcpy(buf + n, t->ext, el + 1);
     return n + el;
 }

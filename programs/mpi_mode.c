@@ -88,9 +88,11 @@ int cli_mpi_tree(const td_tree *t, const char *dir, int verify, uint32_t flags, 
 #include <limits.h>
 #include <unistd.h>
 
-/* The module's entry point called name, loading it on first use; NULL
- * (after a message) when it cannot be loaded. */
-static void *module_entry(const char *name)
+typedef void (*module_fn_t)(void);
+
+/* The module's function called name, loading the module on first use;
+ * NULL (after a message) when it cannot be loaded or has no such function. */
+static module_fn_t module_fn(const char *name)
 {
     static void *h;
     char path[PATH_MAX], why[512] = "";
@@ -110,9 +112,12 @@ static void *module_entry(const char *name)
             return NULL;
         }
     }
-    void *f = dlsym(h, name);
-    if (!f)
+    void *p = dlsym(h, name);
+    module_fn_t f = NULL;
+    if (!p)
         cli_error("--mpi: %s", dlerror());
+    else
+        memcpy(&f, &p, sizeof f); /* POSIX: a dlsym'd function pointer */
     return f;
 }
 
@@ -121,12 +126,8 @@ typedef int (*tree_fn)(const td_tree *, const char *, int, uint32_t, int);
 
 static int run_job(const char *name, const cli_mpi_job *job)
 {
-    void *p = module_entry(name);
-    job_fn f;
-    if (!p)
-        return CLI_EXIT_FAIL;
-    memcpy(&f, &p, sizeof f); /* POSIX: a dlsym'd function pointer */
-    return f(job);
+    job_fn f = (job_fn)module_fn(name);
+    return f ? f(job) : CLI_EXIT_FAIL;
 }
 
 int cli_mpi_gen(const cli_mpi_job *job)
@@ -141,12 +142,8 @@ int cli_mpi_verify(const cli_mpi_job *job)
 
 int cli_mpi_tree(const td_tree *t, const char *dir, int verify, uint32_t flags, int quiet)
 {
-    void *p = module_entry("cli_mpi_module_tree");
-    tree_fn f;
-    if (!p)
-        return CLI_EXIT_FAIL;
-    memcpy(&f, &p, sizeof f);
-    return f(t, dir, verify, flags, quiet);
+    tree_fn f = (tree_fn)module_fn("cli_mpi_module_tree");
+    return f ? f(t, dir, verify, flags, quiet) : CLI_EXIT_FAIL;
 }
 
 #else /* the module */

@@ -143,6 +143,7 @@ def main():
         for name, _, _ in entries:
             f.write('    {"%s", p_%s},\n' % (name, name))
         f.write("};\nconst unsigned td__like_nbuiltins = %d;\n" % len(entries))
+        f.write("td_profile *td__like_builtin_objs[%d];\n" % len(entries))
         f.write("const char *const td__like_builtin_names[] = {%s, NULL};\n"
                 % ", ".join('"%s"' % name for name, _d, _t in entries))
 

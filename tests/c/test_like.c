@@ -284,6 +284,46 @@ static unsigned char *make_records(size_t n)
     return s;
 }
 
+/* The digest the builder gives p (hashed from its size check's JSON) is
+ * that of p's saved model, as loading computes it. */
+static void expect_digest_of_saved(const td_profile *p, const char *j, size_t len, const char *what)
+{
+    td_profile *q;
+    uint8_t d1[32], d2[32];
+    cr_assert_eq(td_profile_load(&q, j, len), TD_OK, "%s", what);
+    cr_assert_eq(td_profile_digest(p, d1), TD_OK);
+    cr_assert_eq(td_profile_digest(q, d2), TD_OK);
+    cr_expect(memcmp(d1, d2, 32) == 0, "digest of the built profile of %s", what);
+    td_profile_free(q);
+}
+
+/* The same with a dedup ratio, the one model field set after the size
+ * checks: 4 KiB blocks of a 64 KiB sample repeated 8 times. */
+Test(like, builder_digest_with_dedup)
+{
+    size_t n = 8u << 16;
+    unsigned char *s = make_records(1u << 16), *r = malloc(n);
+    cr_assert_not_null(r);
+    for (size_t i = 0; i < n; i += 1u << 16)
+        memcpy(r + i, s, 1u << 16);
+    td_profile *p = build(r, n, 0, TD_SIZE_UNBOUNDED, 0);
+    td_profile_info_t info;
+    cr_assert_eq(td_profile_info(p, &info), TD_OK);
+    cr_assert_gt(info.dedup, 7.5, "the sample repeats itself 8 times (%g)", info.dedup);
+    size_t len;
+    char *j = save_alloc(p, &len), *z = malloc(len + 1);
+    cr_assert_not_null(z);
+    memcpy(z, j, len);
+    z[len] = 0; /* saved JSON is not NUL-terminated */
+    cr_assert(strstr(z, "\"dedup\":524288,") != NULL, "the model's dedup is 8, not the default");
+    free(z);
+    expect_digest_of_saved(p, j, len, "a repeated sample");
+    free(j);
+    td_profile_free(p);
+    free(r);
+    free(s);
+}
+
 /* The builder's output, pinned: the SHA-256 of the saved JSON of profiles of
  * fixed samples (made by the builder of format 4 before its speed-ups).  A
  * faster parse or statistics pass must leave every profile (and so the
@@ -324,6 +364,7 @@ Test(like, builder_output_pinned)
         char *j = save_alloc(p, &len), hex[65];
         td_test_sha256_hex(j, len, hex);
         cr_expect_str_eq(hex, pin[k].sha256, "profile of %s", pin[k].what);
+        expect_digest_of_saved(p, j, len, pin[k].what);
         free(j);
         td_profile_free(p);
         free(s);

@@ -23,6 +23,10 @@ def test_builtins_and_generate():
         testdata.Profile.builtin("no-such")
     with pytest.raises(ValueError, match="did you mean 'html'"):
         testdata.Profile.builtin("htlm")
+    with pytest.raises(TypeError, match="name must be a str, not bytes"):
+        testdata.Profile.builtin(b"html")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="contains a NUL"):  # not cut to "html"
+        testdata.Profile.builtin("html\0x")
     with pytest.raises(FileNotFoundError, match="neither a built-in profile"):
         testdata.generate("like", "1K", profile="no-such-profile-or-file")
     with pytest.raises(TypeError, match="option profile"):

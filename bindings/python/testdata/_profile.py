@@ -22,14 +22,19 @@ _CODECS = ("gzip", "zstd", "lz4", "xz")
 _CHUNK = 1 << 20
 
 
+def _cstr(text: str, what: str) -> str:
+    """text for a C string argument: a NUL would silently cut it short.
+    (Here, the module _stream and _tree import, so that it is written once.)"""
+    if "\0" in text:
+        raise ValueError(f"{what} {text!r} contains a NUL character")
+    return text
+
+
 def _fspath(path: object, what: str) -> str:
     if isinstance(path, bool) or not isinstance(path, (str, bytes, os.PathLike)):
         raise TypeError(f"{what} must be a str, bytes or os.PathLike, not {type(path).__name__}")
     p = os.fspath(path)
-    s = os.fsdecode(p) if isinstance(p, bytes) else p
-    if "\0" in s:
-        raise ValueError(f"{what} {s!r} contains a NUL character")
-    return s
+    return _cstr(os.fsdecode(p) if isinstance(p, bytes) else p, what)
 
 
 class Profile:
@@ -80,7 +85,7 @@ class Profile:
         """A built-in profile by name (ValueError if there is none)."""
         if not isinstance(name, str):
             raise TypeError(f"name must be a str, not {type(name).__name__}")
-        return cls(capi.td_py_profile_builtin(_fspath(name, "name"))[1])
+        return cls(capi.td_py_profile_builtin(_cstr(name, "name"))[1])
 
     def save(self, path: StrPath) -> None:
         """Write the JSON form to path (atomically: a regular file is replaced

@@ -21,6 +21,7 @@ from typing import (IO, TYPE_CHECKING, Any, Dict, List, NoReturn, Optional, Tupl
                     cast)
 
 from . import capi
+from ._profile import _cstr
 from ._types import AnalysisDict, Kind, Seed, Size, StreamOptions, StrPath
 
 if TYPE_CHECKING:
@@ -89,13 +90,6 @@ class MismatchError(Error, AssertionError):
         return cls(message, offset, reason, mismatches=r.mismatches, compared=r.compared,
                    first_mismatch=r.first_mismatch if r.mismatches else None,
                    missing=r.missing, extra=r.extra)
-
-
-def _cstr(text: str, what: str) -> str:
-    """text for a C string argument: a NUL would silently cut it short."""
-    if "\0" in text:
-        raise ValueError(f"{what} {text!r} contains a NUL character")
-    return text
 
 
 def _raise_for(err: BaseException, what: str) -> NoReturn:

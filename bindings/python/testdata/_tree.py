@@ -16,7 +16,8 @@ from typing import (TYPE_CHECKING, Iterator, List, Literal, NamedTuple, NoReturn
                     Protocol, Tuple, Union, cast)
 
 from . import capi
-from ._stream import MismatchError, _cstr
+from ._profile import _cstr
+from ._stream import MismatchError
 from ._types import Kind, Seed, StrPath, TreeOptions, TreeProfile
 
 if TYPE_CHECKING:
