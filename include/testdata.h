@@ -1039,7 +1039,9 @@ TD_API void td_model_builder_free(td_model_builder *b);
  */
 TD_API int td_model_load(td_model **out, const void *buf, size_t len);
 
-/** As td_model_load(), from a file.  TD_EIO (errno set) if it cannot be read. */
+/** As td_model_load(), from a file: a regular file, or anything else that
+ *  can be read to its end (a FIFO, /dev/stdin), up to 4 GiB.  TD_EIO (errno
+ *  set: EISDIR for a directory) if it cannot be read. */
 TD_API int td_model_load_file(td_model **out, const char *path);
 
 /**
