@@ -19,7 +19,7 @@ static const cli_opt profile_opts[] = {
                   "once complete"},
     [O_SAMPLE] = {"sample", 0, "SIZE",
                   "parse at most SIZE bytes (default 8M), in 1 MiB regions spread over the "
-                  "input"},
+                  "input (SIZE is rounded up to whole MiB)"},
     [O_NAME] = {"name", 0, "NAME", "a name stored in the profile (printable ASCII, at most 63 "
                                    "bytes)"},
     [O_NOFP] = {"no-fingerprint", 0, NULL, "do not measure the compressors (faster)"},
