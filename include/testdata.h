@@ -1039,7 +1039,9 @@ TD_API void td_model_builder_free(td_model_builder *b);
  */
 TD_API int td_model_load(td_model **out, const void *buf, size_t len);
 
-/** As td_model_load(), from a file.  TD_EIO (errno set) if it cannot be read. */
+/** As td_model_load(), from a file: a regular file, or anything else that
+ *  can be read to its end (a FIFO, /dev/stdin), up to 4 GiB.  TD_EIO (errno
+ *  set: EISDIR for a directory) if it cannot be read. */
 TD_API int td_model_load_file(td_model **out, const char *path);
 
 /**
@@ -1316,8 +1318,8 @@ typedef struct td_profile_options {
     /** Expected input size when known (TD_SIZE_UNBOUNDED if not): regions
      *  are then spread evenly from the start.  Only picks the regions. */
     uint64_t size_hint;
-    /** Bytes kept and parsed at most, in regions of 1 MiB; default
-     *  TD_PROFILE_DEFAULT_SAMPLE; 0 is out of range. */
+    /** Bytes kept and parsed at most, in regions of 1 MiB (so rounded up to
+     *  whole MiB); default TD_PROFILE_DEFAULT_SAMPLE; 0 is out of range. */
     uint64_t sample_bytes;
     /** Nonzero (default): measure the fingerprint (ratio and CPU ns/byte of
      *  gzip -6, zstd -3, lz4, xz -6 on up to 1 MiB of the sample). */

@@ -159,6 +159,14 @@ static int in_range(const opt_row *r, double v)
     return 1;
 }
 
+/* Why v is refused by row r: a size inside the bounds that is not a power
+ * of two is not "out of range" to its reader (--compress-block 3000). */
+static const char *range_word(const opt_row *r, double v)
+{
+    return (r->flags & POW2) && v >= r->min && v <= r->max ? "not a power of two"
+                                                           : "out of range";
+}
+
 static const char *kinds_of(const opt_row *r, char *buf, size_t cap)
 {
     buf[0] = '\0';
@@ -193,8 +201,8 @@ int td_options_check_msg(int kind, const td_options *o, char *msg, size_t cap)
         }
         if (!in_range(r, v)) {
             if (msg)
-                td__msg(msg, cap, "option '%s' is %.17g: out of range (%s)", r->info.key, v,
-                        r->info.range);
+                td__msg(msg, cap, "option '%s' is %.17g: %s (%s)", r->info.key, v,
+                        range_word(r, v), r->info.range);
             return TD_ERANGE;
         }
     }
@@ -361,8 +369,8 @@ static void unknown_key_msg(const char *key, int kind, char *msg, size_t cap)
     }
 }
 
-static void bad_value_msg(const opt_row *r, const char *given, const char *value, int rc,
-                          char *msg, size_t cap)
+static void bad_value_msg(const opt_row *r, const char *given, const char *value, double v,
+                          int rc, char *msg, size_t cap)
 {
     static const char *const not_a[] = {"not a whole number", "not a size", "not a number", ""};
     char name[80];
@@ -386,7 +394,7 @@ static void bad_value_msg(const opt_row *r, const char *given, const char *value
             td__msg(msg, cap, "bad value '%s' for %s: one of %s", value, name, list);
     } else {
         td__msg(msg, cap, "bad value '%s' for %s: %s (valid: %s)", value, name,
-                rc == TD_ERANGE ? "out of range" : not_a[r->info.type], r->info.range);
+                rc == TD_ERANGE ? range_word(r, v) : not_a[r->info.type], r->info.range);
     }
 }
 
@@ -428,7 +436,7 @@ int td_options_set_msg(td_options *o, int kind, const char *key, const char *val
     if (rc == TD_OK && !in_range(r, v))
         rc = TD_ERANGE;
     if (rc != TD_OK) {
-        bad_value_msg(r, key, value, rc, msg, cap);
+        bad_value_msg(r, key, value, v, rc, msg, cap);
         return rc;
     }
     n = *o;
@@ -447,7 +455,7 @@ int td_options_set_msg(td_options *o, int kind, const char *key, const char *val
         char why[384] = "", name[80];
         rc = td_profile_open(&p, value, why, sizeof why);
         if (rc == TD_EIO && errno == ENOENT) /* most likely a misspelt name */
-            bad_value_msg(r, key, value, TD_ERANGE, msg, cap);
+            bad_value_msg(r, key, value, 0, TD_ERANGE, msg, cap);
         else if (rc != TD_OK)
             td__msg(msg, cap, "bad value '%s' for %s: %s", value, spelled(key, name, sizeof name),
                     why);

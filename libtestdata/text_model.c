@@ -1134,35 +1134,68 @@ int td_model_load_file(td_model **out, const char *path)
     if (fd < 0)
         return TD_EIO;
     struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        int e = errno;
+    if (fstat(fd, &st) != 0 || S_ISDIR(st.st_mode)) {
+        /* fstat succeeding leaves errno as it was: name the directory. */
+        int e = S_ISDIR(st.st_mode) ? EISDIR : errno;
         close(fd);
-        errno = e ? e : EINVAL;
+        errno = e;
         return TD_EIO;
     }
-    if ((uint64_t)st.st_size > ((uint64_t)1 << 32)) {
+    /* A regular file is read at its size; anything else (a FIFO,
+     * /dev/stdin, a process substitution) as a stream, up to the same 4 GiB
+     * bound, so a model can come from a pipe as a profile can. */
+    const uint64_t cap = (uint64_t)1 << 32;
+    int regular = S_ISREG(st.st_mode);
+    if (regular && (uint64_t)st.st_size > cap) {
         close(fd);
         return TD_EMODEL;
     }
-    size_t n = (size_t)st.st_size, got = 0;
-    uint8_t *b = malloc(n ? n : 1);
+    size_t n = regular ? (size_t)st.st_size : 0, got = 0, size = regular ? n : 1 << 16;
+    uint8_t *b = malloc(size ? size : 1);
     if (!b) {
         close(fd);
         return TD_ENOMEM;
     }
-    while (got < n) {
-        ssize_t r = read(fd, b + got, n - got);
+    int e = 0, rc = TD_OK;
+    for (;;) {
+        if (!regular && got == size) {
+            if (size >= cap) {
+                rc = TD_EMODEL;
+                break;
+            }
+            uint8_t *nb = realloc(b, size * 2);
+            if (!nb) {
+                rc = TD_ENOMEM;
+                break;
+            }
+            b = nb;
+            size *= 2;
+        }
+        if (regular && got == n)
+            break;
+        ssize_t r = read(fd, b + got, (regular ? n : size) - got);
         if (r < 0 && errno == EINTR)
             continue;
-        if (r <= 0)
+        if (r < 0) {
+            e = errno;
+            rc = TD_EIO;
             break;
+        }
+        if (r == 0) {
+            if (regular) { /* shrank while read */
+                e = EIO;
+                rc = TD_EIO;
+            }
+            break;
+        }
         got += (size_t)r;
     }
-    int e = errno;
     close(fd);
-    int rc = got == n ? td__tm_load(out, b, n, 0) : TD_EIO;
+    if (rc == TD_OK)
+        rc = td__tm_load(out, b, got, 0);
     free(b);
-    errno = e;
+    if (rc == TD_EIO)
+        errno = e;
     return rc;
 }
 

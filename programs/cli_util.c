@@ -72,8 +72,10 @@ void cli_guard_std_fds(void)
     for (int fd = 0; fd <= 2; fd++) {
         if (fcntl(fd, F_GETFD) != -1 || errno != EBADF)
             continue;
-        /* The lowest free descriptor is fd itself (those below are open). */
-        int n = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+        /* The lowest free descriptor is fd itself (those below are open).
+         * stdout is opened read-only, so writing to it fails with EBADF as
+         * it did closed, instead of the data vanishing with exit 0. */
+        int n = open("/dev/null", fd == 2 ? O_WRONLY : O_RDONLY);
         if (n < 0)
             _exit(CLI_EXIT_FAIL); /* nowhere to even say so */
         if (n != fd) {

@@ -1,6 +1,6 @@
 /* testdata profile [--sample SIZE] [--name NAME] [--no-fingerprint] [-o PROFILE] FILE... | -
  *        testdata profile --check PROFILE FILE...
- *        testdata profile --dump PROFILE */
+ *        testdata profile --dump PROFILE [-o FILE] */
 #define _GNU_SOURCE
 #include "cli.h"
 
@@ -19,14 +19,15 @@ static const cli_opt profile_opts[] = {
                   "once complete"},
     [O_SAMPLE] = {"sample", 0, "SIZE",
                   "parse at most SIZE bytes (default 8M), in 1 MiB regions spread over the "
-                  "input"},
+                  "input (SIZE is rounded up to whole MiB)"},
     [O_NAME] = {"name", 0, "NAME", "a name stored in the profile (printable ASCII, at most 63 "
                                    "bytes)"},
     [O_NOFP] = {"no-fingerprint", 0, NULL, "do not measure the compressors (faster)"},
     [O_CHECK] = {"check", 0, "PROFILE",
                  "measure each FILE and print its ratio and compressor cost next to PROFILE's "
                  "(a file or a built-in name), with the error"},
-    [O_DUMP] = {"dump", 0, "PROFILE", "print PROFILE (a file or a built-in name) as JSON"},
+    [O_DUMP] = {"dump", 0, "PROFILE", "print PROFILE (a file or a built-in name) as JSON, or write it to "
+                              "-o FILE"},
     {NULL, 0, NULL, NULL},
 };
 
@@ -198,8 +199,10 @@ static int run(const cli_cmd *cmd, int argc, char **argv)
     if (a.val[O_DUMP]) {
         if (a.npos)
             cli_usage_error("--dump takes no FILE");
+        if (a.val[O_CHECK] || a.val[O_NAME] || a.val[O_SAMPLE] || a.count[O_NOFP])
+            cli_usage_error("--dump takes none of --check, --name, --sample, --no-fingerprint");
         p = open_profile("--dump profile", a.val[O_DUMP]);
-        rc = write_profile(p, NULL);
+        rc = write_profile(p, a.val[O_OUTPUT]); /* -o: a built-in as a file */
         td_profile_free(p);
         return rc;
     }
@@ -241,7 +244,7 @@ static void builtin_notes(FILE *f)
 
 const cli_cmd cli_cmd_profile = {
     .name = "profile",
-    .args = "FILE... [-o PROFILE] | --check PROFILE FILE... | --dump PROFILE",
+    .args = "FILE... [-o PROFILE] | --check PROFILE FILE... | --dump PROFILE [-o FILE]",
     .summary = "statistics to generate data like FILE (gen like --profile)",
     .description =
         "Read samples (the FILEs one after the other, or stdin) and write a profile: the\n"

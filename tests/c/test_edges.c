@@ -602,3 +602,37 @@ Test(internal, thread_split_does_not_wrap_near_2_64)
     }
     free(buf);
 }
+
+/* A size inside the bounds of a power-of-two option that is not a power of
+ * two was called "out of range" (--compress-block 3000); it is named for
+ * what it is, and a size outside the bounds is still out of range. */
+Test(options, not_a_power_of_two_is_named)
+{
+    static const struct {
+        int kind;
+        const char *key, *value, *why;
+    } cases[] = {
+        {TD_COMPRESSIBLE, "compress_block", "3000", "not a power of two"},
+        {TD_COMPRESSIBLE, "--compress-block", "12K", "not a power of two"},
+        {TD_RANDOM, "dedup_block", "5000", "not a power of two"},
+        {TD_COMPRESSIBLE, "compress_block", "256", "out of range"},
+        {TD_COMPRESSIBLE, "compress_block", "2M", "out of range"},
+        {TD_RANDOM, "dedup_block", "2G", "out of range"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        td_options o;
+        char msg[512] = "";
+        td_options_init(&o);
+        cr_expect_eq(td_options_set_msg(&o, cases[i].kind, cases[i].key, cases[i].value, msg,
+                                        sizeof msg),
+                     TD_ERANGE, "%s", cases[i].value);
+        cr_expect(strstr(msg, cases[i].why) != NULL && strstr(msg, "a power of two from") != NULL,
+                  "%s %s: %s", cases[i].key, cases[i].value, msg);
+    }
+    td_options o;
+    char msg[512] = "";
+    td_options_init(&o);
+    o.compress_block = 3000;
+    cr_expect_eq(td_options_check_msg(TD_COMPRESSIBLE, &o, msg, sizeof msg), TD_ERANGE);
+    cr_expect(strstr(msg, "not a power of two") != NULL, "%s", msg);
+}

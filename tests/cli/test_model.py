@@ -85,3 +85,16 @@ def test_tree_of_text_from_a_model(run, tmp_path):
     want = run("gen", "text", size, "--model", m, "--seed", 3, "--offset", offset, check=True).stdout
     assert (tmp_path / "t" / path).read_bytes() == want
     assert run("tree", "verify", tmp_path / "t", *spec[:-4], "--seed", 3).returncode == 1
+
+
+def test_model_not_a_regular_file(run, tmp_path):
+    """A directory is named as one (it said "Invalid argument"); a model
+    through a pipe (/dev/stdin, <(...)) is read as a stream."""
+    for args in (("gen", "text", "10", "--model", tmp_path), ("model", "info", tmp_path)):
+        r = run(*args)
+        assert r.returncode in (1, 2) and b"Is a directory" in r.stderr, (args, r.stderr)
+    b = tmp_path / "b.tdm"
+    run("model", "export", "-o", b, check=True)
+    r = run("gen", "text", "100K", "--model", "/dev/stdin", input=b.read_bytes())
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == run("gen", "text", "100K", "--model", b).stdout

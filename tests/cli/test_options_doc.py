@@ -72,3 +72,14 @@ def test_tree_options_agree(run, source_dir):
     assert v_own == both
     assert l_own == set()
     assert k_own == tags(source_dir, "tree like") and k_tree == set()
+
+
+def test_profile_sample_rounds_to_whole_mib(run, tmp_path):
+    """--sample 1K parsed 1 MiB while the help said 'at most SIZE bytes': the
+    regions are whole MiB, and the help and man page say so."""
+    f = tmp_path / "s.txt"
+    run("gen", "text", "3M", "-o", f, check=True)
+    r = run("profile", f, "--sample", "1K", "--no-fingerprint", "-o", tmp_path / "p.json")
+    assert r.returncode == 0 and b"(1048576 parsed" in r.stderr, r.stderr
+    h = run("profile", "--help", check=True).stdout.decode()
+    assert "rounded up to whole MiB" in " ".join(h.split())

@@ -237,6 +237,15 @@ def test_closed_stderr_does_not_become_the_output(cli, tmp_path):
     assert p.returncode == 0 and f.read_bytes() == bytes(1024)
 
 
+def test_closed_stdout_is_a_write_error(cli, tmp_path):
+    """`gen zero 1M >&-` discarded the data into /dev/null and exited 0; now
+    a write to a closed stdout fails (EBADF) as it would for cat."""
+    for args in ("gen zero 1M", "gen like 1M --profile html -o -", "model info",
+                 "profile --dump html"):
+        p = subprocess.run(f"exec '{cli}' {args} >&-", shell=True, stderr=subprocess.PIPE)
+        assert p.returncode == 1 and b"Bad file descriptor" in p.stderr, (args, p.stderr)
+
+
 # --- --files, analyze, messages --------------------------------------------------------
 
 @pytest.mark.parametrize("files", ["1E", "0", "1000001"])

@@ -103,3 +103,14 @@ def test_x(testdata_file):
     assert hashlib.sha256(p.read_bytes()).hexdigest() == {want!r}
 """)
     pytester.runpytest("-p", "testdata.pytest_plugin").assert_outcomes(passed=1)
+
+
+def test_model_option_types(corpus, tmp_path):
+    """model= is a path: str, bytes or os.PathLike (bytes was refused); any
+    other type is a TypeError (an int was looked up as a file name)."""
+    m = testdata.build_model(corpus, tmp_path / "m.tdm")
+    data = testdata.generate("text", 1000, seed=2, model=m)
+    assert testdata.generate("text", 1000, seed=2, model=bytes(m)) == data
+    for bad in (3, 3.5, True, None, [str(m)]):
+        with pytest.raises(TypeError, match="option model: expected a path"):
+            testdata.generate("text", 10, model=bad)

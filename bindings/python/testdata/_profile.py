@@ -150,7 +150,8 @@ def profile(paths: Union[StrPath, bytes, Iterable[Union[StrPath, bytes]]], *,
     """Build a Profile from samples: files (their bytes one after the other,
     as `testdata profile FILE...`), or bytes-like objects.  Memory stays
     bounded whatever their size; sample_bytes caps what is parsed (default
-    8 MiB, in 1 MiB regions spread over the input)."""
+    8 MiB, in 1 MiB regions spread over the input; rounded up to whole
+    MiB)."""
     items: List[object]
     if isinstance(paths, (str, bytes, bytearray, memoryview, os.PathLike)):
         items = [paths]

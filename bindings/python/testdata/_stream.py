@@ -157,6 +157,18 @@ def _kind(kind: object) -> int:
     return int(capi.td_py_kind_from_name(_cstr(kind, "kind"))[1])
 
 
+_TEXT_KEYS: Optional[frozenset[str]] = None
+
+
+def _is_text_option(key: str) -> bool:
+    """Whether the option table types key as text (a file name), '-' or '_' alike."""
+    global _TEXT_KEYS
+    if _TEXT_KEYS is None:
+        _TEXT_KEYS = frozenset(capi.td_option_get(i).key for i in range(capi.td_option_count())
+                               if capi.td_option_get(i).type == capi.TD_OPTION_TEXT)
+    return key.replace("-", "_") in _TEXT_KEYS
+
+
 def _options(kind_num: int, seed: object, options: Dict[str, Any]) -> capi.td_options:
     """A capi.td_options from seed and **options, each set by the library
     (which words any error: the option, its valid values, did-you-mean)."""
@@ -165,8 +177,11 @@ def _options(kind_num: int, seed: object, options: Dict[str, Any]) -> capi.td_op
         if key == "profile" and kind_num == capi.TD_LIKE:
             _set_profile(o, value)
             continue
-        if isinstance(value, os.PathLike):  # model=pathlib.Path(...)
-            value = os.fspath(value)
+        if _is_text_option(key):  # a file name (model=): str, bytes or a path only
+            if isinstance(value, bool) or not isinstance(value, (str, bytes, os.PathLike)):
+                raise TypeError(f"option {key}: expected a path (str, bytes or os.PathLike), "
+                                f"not {type(value).__name__}")
+            value = os.fsdecode(value)
         if isinstance(value, str):
             text = _cstr(value, f"option {key}:")
         elif isinstance(value, bool) or value is None:
