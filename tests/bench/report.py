@@ -559,6 +559,7 @@ def write_markdown(out, m, quick, kind_list, kres, core, py, comp, tx, scripts, 
         if k in core["gbps"]:
             w(f"| {k} (peer) | {core['gbps'][k]:.2f} | |")
     w("")
+    keep("throughput")
     w("## Whole commands\n")
     w(f"Each command writes {core['bytes_per_command'] / 2**20:.0f} MiB to `/dev/null` or into a pipe "
       f"(`| cat > /dev/null`), best of {core['repeat']}.\n")

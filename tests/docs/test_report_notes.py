@@ -82,3 +82,13 @@ def test_only_text_replaces_the_text_section(tmp_path, monkeypatch):
     assert "6818" not in sec and "| vocabulary | 15068 | 14000 |" in sec
     assert "--only text --quick` on D" in sec
     assert sec.rstrip().endswith("<!-- notes: text -->\nmodel build: 34 MB/s\n<!-- /notes -->")
+
+
+def test_throughput_notes_stay_under_the_throughput_table(tmp_path):
+    r = report()
+    out = tmp_path / "benchmarks.md"
+    out.write_text("<!-- notes: throughput -->\nformat 2 rows\n<!-- /notes -->\n")
+    core = {"gbps": {}, "bytes_per_command": 1 << 20, "repeat": 1, "ratios": []}
+    r.write_markdown(out, {}, True, ["zero"], {}, core, None, None, None, None, [], 1.0)
+    section = out.read_text().split("## Throughput of each kind", 1)[1].split("\n## ", 1)[0]
+    assert "<!-- notes: throughput -->\nformat 2 rows\n<!-- /notes -->" in section
