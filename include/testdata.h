@@ -87,7 +87,7 @@ typedef enum td_status {
     TD_ESYNTAX   = -8,  /**< a size or option string could not be parsed */
     TD_ECANCELED = -9,  /**< a progress callback (td_io_options) asked to stop */
     TD_EUTF8     = -10, /**< text given to the model builder is not valid UTF-8 */
-    TD_ECORPUS   = -11, /**< corpus empty or too small to model (under 10 KiB) */
+    TD_ECORPUS   = -11, /**< corpus empty or too small to model (under 10 KiB), or an empty profile sample */
     TD_EMODEL    = -12, /**< not a text model file, or truncated or corrupted */
     TD_EMODELVERSION = -13 /**< a text model file of another format version */
 } td_status;
@@ -1369,7 +1369,9 @@ TD_API int td_profile_builder_update_fd(td_profile_builder *b, int fd);
  * the options; the fingerprint's timings are measurements.
  * @param b        the builder
  * @param[out] out  the new profile, to release with td_profile_free()
- * @return TD_OK, TD_EINVAL (NULL argument, finished twice), TD_ENOMEM.
+ * @return TD_OK, TD_ECORPUS (no byte was given: an empty sample has no
+ *         statistics to profile), TD_EINVAL (NULL argument, finished
+ *         twice), TD_ENOMEM.
  */
 TD_API int td_profile_builder_finish(td_profile_builder *b, td_profile **out);
 

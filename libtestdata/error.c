@@ -16,7 +16,7 @@ const char *td_strerror(int rc)
     case TD_ESYNTAX: return "malformed size or value";
     case TD_ECANCELED: return "stopped by the caller (progress callback)";
     case TD_EUTF8: return "text is not valid UTF-8";
-    case TD_ECORPUS: return "corpus empty or too small to model (needs at least 10 KiB of text)";
+    case TD_ECORPUS: return "empty or too small input: a profile needs a sample of at least one byte, a text model 10 KiB of text";
     case TD_EMODEL: return "not a valid text model (truncated or corrupted)";
     case TD_EMODELVERSION: return "text model of an unsupported format version";
     default: return "unknown error";

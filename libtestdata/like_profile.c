@@ -999,6 +999,10 @@ int td_profile_builder_finish(td_profile_builder *b, td_profile **out)
         return TD_EINVAL;
     *out = NULL;
     b->finished = 1;
+    /* An empty sample (say, a failed command piped in) has no statistics; a
+     * profile of it would quietly make data like nothing in particular. */
+    if (b->total == 0)
+        return TD_ECORPUS;
     if (b->cur_len) {
         rc = close_region(b);
         if (rc != TD_OK)

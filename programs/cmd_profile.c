@@ -218,8 +218,9 @@ static int run(const cli_cmd *cmd, int argc, char **argv)
             cli_usage_error("--check takes neither -o nor --name");
         return check(&a, sample);
     }
-    if (profile_inputs(a.pos, a.npos, sample, !a.count[O_NOFP], a.val[O_NAME], &p) != TD_OK)
-        return CLI_EXIT_FAIL;
+    rc = profile_inputs(a.pos, a.npos, sample, !a.count[O_NOFP], a.val[O_NAME], &p);
+    if (rc != TD_OK)
+        return rc == TD_ECORPUS ? CLI_EXIT_USAGE : CLI_EXIT_FAIL; /* as `model build` */
     print_fingerprint(stderr, "sample", p);
     rc = write_profile(p, a.val[O_OUTPUT]);
     td_profile_free(p);

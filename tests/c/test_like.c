@@ -418,13 +418,19 @@ Test(like, builder_chunking_invariant)
 Test(like, tiny_and_empty_samples)
 {
     unsigned char one = 'x', zeros[5000] = {0};
-    td_profile *p = build(&one, 0, 0, TD_SIZE_UNBOUNDED, 0);
+    td_profile_options po;
+    td_profile_builder *b;
+    td_profile *p = (td_profile *)&one;
+    td_profile_options_init(&po);
+    po.fingerprint = 0;
+    cr_assert_eq(td_profile_builder_new(&b, &po), TD_OK);
+    cr_assert_eq(td_profile_builder_update(b, NULL, 0), TD_OK);
+    cr_assert_eq(td_profile_builder_finish(b, &p), TD_ECORPUS, "an empty sample is refused");
+    cr_assert_null(p);
+    td_profile_builder_free(b);
     td_options o;
     td_options_init(&o);
-    o.profile = p;
     unsigned char buf[10000];
-    cr_assert_eq(td_fill(TD_LIKE, &o, 0, buf, sizeof buf), TD_OK);
-    td_profile_free(p);
     p = build(&one, 1, 0, TD_SIZE_UNBOUNDED, 0);
     o.profile = p;
     cr_assert_eq(td_fill(TD_LIKE, &o, 0, buf, sizeof buf), TD_OK);

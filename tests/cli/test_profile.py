@@ -21,3 +21,18 @@ def test_dump_refuses_build_options(run, tmp_path):
         r = run("profile", "--dump", "html", *extra)
         assert r.returncode == 2 and b"--dump takes none of" in r.stderr, (extra, r.stderr)
         assert r.stdout == b""
+
+
+def test_empty_sample_is_refused(run, tmp_path):
+    """An empty sample (say, a failed command piped in) has no statistics: it
+    was profiled without complaint, and `gen like` then made data like
+    nothing in particular."""
+    out = tmp_path / "p.json"
+    empty = tmp_path / "empty"
+    empty.write_bytes(b"")
+    for args, stdin in ((("-",), b""), ((empty,), None), ((empty, empty), None)):
+        r = run("profile", *args, "-o", out, input=stdin)
+        assert r.returncode == 2 and b"empty" in r.stderr, (args, r.stderr)
+        assert not out.exists()
+    r = run("profile", "-", "-o", out, input=b"x")
+    assert r.returncode == 0, r.stderr

@@ -76,6 +76,11 @@ def test_bad_profile_input(tmp_path):
         testdata.profile(b"abc" * 1000, name="x" * 100)
     with pytest.raises(TypeError):
         testdata.Profile.loads(3)  # type: ignore[arg-type]
+    empty = tmp_path / "empty"
+    empty.write_bytes(b"")
+    for nothing in ([], b"", empty, [empty, b""]):
+        with pytest.raises(ValueError, match="at least one byte"):
+            testdata.profile(nothing)  # type: ignore[arg-type]
 
 
 def test_fixtures_take_profile(testdata_file, testdata_stream, testdata_shared_file):
