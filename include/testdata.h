@@ -319,6 +319,15 @@ TD_API int td_kind_from_name_msg(const char *name, int *kind, char *msg, size_t 
  */
 TD_API int td_parse_size(const char *text, uint64_t *size);
 
+/**
+ * As td_parse_size(), and on failure a message for the user in @p msg
+ * (may be NULL), for the caller to put after the value: "not a size: a
+ * whole number of bytes, with an optional suffix ..." (the valid forms),
+ * or "out of range: more than 2^64-1 bytes".
+ * @return as td_parse_size().
+ */
+TD_API int td_parse_size_msg(const char *text, uint64_t *size, char *msg, size_t cap);
+
 /* ------------------------------------------------------------------------ */
 /* Streams                                                                   */
 /* ------------------------------------------------------------------------ */

@@ -491,6 +491,20 @@ static int suffix_power(char c)
     return (c && p) ? (int)(p - units) + 1 : -1;
 }
 
+int td_parse_size_msg(const char *text, uint64_t *size, char *msg, size_t cap)
+{
+    int rc = td_parse_size(text, size);
+    if (rc == TD_ESYNTAX)
+        td__msg(msg, cap, "not a size: a whole number of bytes, with an optional suffix "
+                "K M G T P E (powers of 1024; also KiB MiB ...), KB MB GB TB PB EB (powers of "
+                "1000) or b (512), or inf");
+    else if (rc == TD_ERANGE)
+        td__msg(msg, cap, "out of range: more than 2^64-1 bytes");
+    else if (rc != TD_OK)
+        td__msg(msg, cap, "%s", td_strerror(rc));
+    return rc;
+}
+
 int td_parse_size(const char *text, uint64_t *size)
 {
     uint64_t v = 0, base = 1024, mul = 1;

@@ -383,9 +383,9 @@ void cli_print_help(const cli_cmd *cmd, FILE *f)
 uint64_t cli_parse_size(const char *text, const char *what)
 {
     uint64_t v;
-    int rc = td_parse_size(text, &v);
-    if (rc != TD_OK)
-        cli_usage_error("bad %s '%s': %s", what, text, td_strerror(rc));
+    char msg[256];
+    if (td_parse_size_msg(text, &v, msg, sizeof msg) != TD_OK)
+        cli_usage_error("bad %s '%s': %s", what, text, msg);
     return v;
 }
 

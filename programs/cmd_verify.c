@@ -43,9 +43,9 @@ static int run(const cli_cmd *cmd, int argc, char **argv)
         file = size;
         size = NULL;
     }
-    if (a.npos == 2 && size && td_parse_size(size, &probe) != TD_OK)
-        cli_usage_error("bad size '%s': %s (and no FILE of that name)", size,
-                        td_strerror(td_parse_size(size, &probe)));
+    char why[256];
+    if (a.npos == 2 && size && td_parse_size_msg(size, &probe, why, sizeof why) != TD_OK)
+        cli_usage_error("bad size '%s': %s (and no FILE of that name)", size, why);
     if (file && strcmp(file, "-") != 0)
         path = file;
     cli_parse_stream(&a, a.pos[0], size, a.val[O_OFFSET], 0, &s);

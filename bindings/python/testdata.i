@@ -154,6 +154,11 @@ static int td_py_kind_from_name(const char *name, int *kind, char *MSGBUF)
     return td_kind_from_name_msg(name, kind, MSGBUF, 256);
 }
 
+static int td_py_parse_size(const char *text, uint64_t *size, char *MSGBUF)
+{
+    return td_parse_size_msg(text, size, MSGBUF, 256);
+}
+
 static int td_py_verify_message(const td_verify_result *r, const char *name, char *MSGBUF)
 {
     (void)td_verify_message(r, name, MSGBUF, 1024); /* truncation is harmless */
@@ -487,7 +492,7 @@ static int td_py_tree_scan(const char *path, char *TEXTBUF)
 
 /* A message buffer filled by the library; on failure it is the error. */
 %typemap(in, numinputs=0) char *MSGBUF (char buf[1024]) { buf[0] = '\0'; $1 = buf; }
-%typemap(out) int td_py_options_set, int td_py_kind_from_name, int td_py_shard_name,
+%typemap(out) int td_py_options_set, int td_py_kind_from_name, int td_py_parse_size, int td_py_shard_name,
               int td_py_model_builder_add_file, int td_py_model_builder_save {
     $result = PyLong_FromLong($1);
 }
@@ -910,6 +915,7 @@ struct td_tree {};
 %rename("%s") td_py_verify_file;
 %rename("%s") td_py_options_set;
 %rename("%s") td_py_kind_from_name;
+%rename("%s") td_py_parse_size;
 %rename("%s") td_py_verify_message;
 %rename("%s") td_kind_is_text;
 %rename("%s") td_option_count;
@@ -956,6 +962,7 @@ int td_py_verify_file(const char *path, int kind, uint64_t offset, uint64_t size
                       td_verify_result *VRESULT);
 int td_py_options_set(td_options *o, int kind, const char *key, const char *value, char *MSGBUF);
 int td_py_kind_from_name(const char *name, int *kind, char *MSGBUF);
+int td_py_parse_size(const char *text, uint64_t *size, char *MSGBUF);
 int td_py_verify_message(const td_verify_result *r, const char *name, char *MSGBUF);
 int td_py_shard_name(uint64_t index, char *MSGBUF);
 int td_py_option_values(size_t index, char *MSGBUF);

@@ -381,6 +381,23 @@ Test(parse, sizes)
     cr_assert_eq(td_parse_size(NULL, NULL), TD_EINVAL);
 }
 
+Test(parse, size_messages)
+{
+    char msg[256] = "untouched";
+    uint64_t v = 7;
+    cr_assert_eq(td_parse_size_msg("4KiB", &v, msg, sizeof msg), TD_OK);
+    cr_assert_eq(v, 4096);
+    cr_assert_str_eq(msg, "untouched", "no message on success");
+    cr_assert_eq(td_parse_size_msg("1.5G", &v, msg, sizeof msg), TD_ESYNTAX);
+    cr_assert(strstr(msg, "not a size: a whole number of bytes") && strstr(msg, "KB MB GB"), "%s", msg);
+    cr_assert_eq(td_parse_size_msg("18446744073709551616", &v, msg, sizeof msg), TD_ERANGE);
+    cr_assert_str_eq(msg, "out of range: more than 2^64-1 bytes");
+    cr_assert_eq(td_parse_size_msg("x", &v, NULL, 0), TD_ESYNTAX, "msg may be NULL");
+    cr_assert_eq(td_parse_size_msg("1.5G", &v, msg, 8), TD_ESYNTAX);
+    cr_assert_eq(strlen(msg), 7, "truncated to the buffer");
+    cr_assert_eq(td_parse_size_msg(NULL, &v, msg, sizeof msg), TD_EINVAL);
+}
+
 Test(parse, options_set)
 {
     td_options o, before;

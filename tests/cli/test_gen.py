@@ -100,3 +100,15 @@ def test_closed_pipe_is_quiet(cli):
     assert p.stderr == b""
 
 
+
+
+def test_bad_size_lists_the_valid_forms(run):
+    """A size the parser refuses is named with the forms it takes (it said
+    only "malformed size or value")."""
+    for size in ("1.5G", "10Q", "1K5"):
+        r = run("gen", "zero", size)
+        assert r.returncode == 2 and r.stdout == b"", r.stderr
+        assert f"bad size '{size}': not a size: a whole number of bytes".encode() in r.stderr
+        assert b"KB MB GB" in r.stderr and b"KiB" in r.stderr, r.stderr
+    r = run("gen", "zero", "99999999999999999999")
+    assert r.returncode == 2 and b"more than 2^64-1 bytes" in r.stderr, r.stderr

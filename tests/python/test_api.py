@@ -258,3 +258,11 @@ def test_version():
     assert testdata.FORMAT_VERSION >= 1
     assert testdata.UNBOUNDED == 2**64 - 1
     assert os.path.basename(testdata.__file__) == "__init__.py"
+
+
+def test_bad_size_message_lists_the_valid_forms():
+    with pytest.raises(ValueError, match=r"bad size '1\.5G': not a size: a whole number of bytes.*KiB"):
+        testdata.generate("zero", "1.5G")
+    with pytest.raises(ValueError, match=r"bad size '18446744073709551616': out of range: "
+                                         r"more than 2\^64-1 bytes"):
+        testdata.parse_size("18446744073709551616")

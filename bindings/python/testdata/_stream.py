@@ -113,7 +113,7 @@ def _size(size: object, what: str) -> int:
         return size
     _cstr(size, what)
     try:
-        return int(capi.td_parse_size(size)[1])
+        return int(capi.td_py_parse_size(size)[1])
     except ValueError as e:
         _raise_for(e, f"bad {what} {size!r}")
 
