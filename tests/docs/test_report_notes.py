@@ -38,14 +38,22 @@ def test_rewrite_keeps_notes_in_their_sections(tmp_path):
     assert "# old" not in text
 
 
-def test_only_one_section_is_replaced(tmp_path, monkeypatch):
-    r = report()
+def one_section_file(tmp_path, before, section, notes, after):
+    """benchmarks.md with `section` (its heading and old body) and its notes
+    block between the kept texts `before` and `after`, and docs/img."""
     out = tmp_path / "benchmarks.md"
     (tmp_path / "img").mkdir()
+    name = section.split("`")[1]
+    out.write_text(f"{before}{section}\n\n<!-- notes: {name} -->\n{notes}<!-- /notes -->\n\n{after}")
+    return out
+
+
+def test_only_one_section_is_replaced(tmp_path, monkeypatch):
+    r = report()
     before = "# Benchmarks\n\n## Whole commands\n\nkept 1\n\n"
     after = "## `text`: fingerprint against the corpus\n\nkept 2\n"
-    out.write_text(before + "## `compressible`: ratio accuracy against fio\n\nold table\n\n"
-                   "<!-- notes: compressible -->\nformat 4: +1.8%\n<!-- /notes -->\n\n" + after)
+    out = one_section_file(tmp_path, before, "## `compressible`: ratio accuracy against fio\n\nold table",
+                           "format 4: +1.8%\n", after)
     rows = [{"target": 3, "compressor": "gzip -6", "ours": 3.3, "fio": None}]
     monkeypatch.setattr(r, "bench_compressible", lambda td, quick, tmp: {
         "size": 1 << 22, "rows": rows, "fio": False})
@@ -61,12 +69,10 @@ def test_only_one_section_is_replaced(tmp_path, monkeypatch):
 
 def test_only_text_replaces_the_text_section(tmp_path, monkeypatch):
     r = report()
-    out = tmp_path / "benchmarks.md"
-    (tmp_path / "img").mkdir()
     before = "# Benchmarks\n\n## `compressible`: ratio accuracy against fio\n\nkept 1\n\n"
     after = "## `like`: data like a sample\n\nkept 2\n"
-    out.write_text(before + "## `text`: fingerprint against the corpus\n\n| vocabulary | 15068 | 6818 |\n\n"
-                   "<!-- notes: text -->\nmodel build: 34 MB/s\n<!-- /notes -->\n\n" + after)
+    out = one_section_file(tmp_path, before, "## `text`: fingerprint against the corpus\n\n"
+                           "| vocabulary | 15068 | 6818 |", "model build: 34 MB/s\n", after)
     fp = {"bytes": 100, "entropy": 4.5, "gzip -6": 2.7, "zstd -3": 2.7, "xz -6": 3.2,
           "mean_word_len": 4.6, "words_per_sentence": 30.0, "top": ["the", "and"]}
     seen = {}
