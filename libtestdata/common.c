@@ -129,3 +129,45 @@ int td__key_eq(const char *a, const char *b)
     }
     return *a == *b;
 }
+
+int td__read_fd(int fd, size_t cap, size_t hint, char **buf, size_t *len)
+{
+    /* hint + 1: a regular file ends with a read of 0 without a realloc. */
+    size_t got = 0, size = hint < cap ? hint + 1 : cap + 1;
+    if (size < 4096)
+        size = cap < 4096 ? cap + 1 : 4096;
+    char *b = malloc(size);
+    *buf = NULL;
+    *len = 0;
+    if (!b)
+        return TD_ENOMEM;
+    for (;;) {
+        if (got == size) {
+            if (size > cap)
+                break; /* cap + 1 bytes: the caller's "too big" */
+            size_t ns = size > cap / 2 ? cap + 1 : size * 2;
+            char *nb = realloc(b, ns);
+            if (!nb) {
+                free(b);
+                return TD_ENOMEM;
+            }
+            b = nb;
+            size = ns;
+        }
+        ssize_t r = read(fd, b + got, size - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            int e = errno;
+            free(b);
+            errno = e;
+            return TD_EIO;
+        }
+        if (r == 0)
+            break;
+        got += (size_t)r;
+    }
+    *buf = b;
+    *len = got;
+    return TD_OK;
+}

@@ -53,6 +53,14 @@ TD_HIDDEN void td__derive_key_with(const char *domain, uint64_t seed, const void
  * saves the files it makes (models, profiles).  errno as td_output's. */
 TD_HIDDEN int td__output_put(const char *path, const void *buf, size_t len);
 
+/* fd read to its end, but never more than cap + 1 bytes (so a caller sees
+ * that an input is too big without reading all of it), into a new buffer
+ * *buf of *len bytes (free()).  hint: the expected size (a regular file's
+ * st_size) or 0.  TD_OK, TD_EIO (errno set) or TD_ENOMEM; *buf is NULL on
+ * failure.  The loaders of profiles and models read files and pipes alike
+ * through it. */
+TD_HIDDEN int td__read_fd(int fd, size_t cap, size_t hint, char **buf, size_t *len);
+
 /* Number of online CPUs (>= 1). */
 TD_HIDDEN unsigned td__ncpus(void);
 

@@ -1569,7 +1569,6 @@ int td_profile_load(td_profile **out, const void *buf, size_t len)
 int td_profile_load_file_msg(td_profile **out, const char *path, char *msg, size_t msgcap)
 {
     char *buf;
-    ssize_t n;
     size_t len = 0;
     int fd;
     if (!out || !path)
@@ -1581,29 +1580,19 @@ int td_profile_load_file_msg(td_profile **out, const char *path, char *msg, size
             snprintf(msg, msgcap, "%s: %s", path, strerror(errno));
         return TD_EIO;
     }
-    buf = malloc(TD_LIKE_MAX_JSON + 1);
-    if (!buf) {
+    /* At most one byte past the limit: a larger file is rejected without
+     * reading it all. */
+    int rc = td__read_fd(fd, TD_LIKE_MAX_JSON, 0, &buf, &len);
+    if (rc != TD_OK) {
+        int e = errno;
+        if (rc == TD_EIO && msg && msgcap)
+            snprintf(msg, msgcap, "%s: %s", path, strerror(e));
         close(fd);
-        return TD_ENOMEM;
-    }
-    /* Read at most one byte past the limit: a larger file is rejected
-     * without reading it all. */
-    while (len <= TD_LIKE_MAX_JSON && (n = read(fd, buf + len, TD_LIKE_MAX_JSON + 1 - len)) != 0) {
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            int e = errno;
-            if (msg && msgcap)
-                snprintf(msg, msgcap, "%s: %s", path, strerror(e));
-            free(buf);
-            close(fd);
-            errno = e;
-            return TD_EIO;
-        }
-        len += (size_t)n;
+        errno = e;
+        return rc;
     }
     close(fd);
-    int rc = td_profile_load_msg(out, buf, len, msg, msgcap);
+    rc = td_profile_load_msg(out, buf, len, msg, msgcap);
     free(buf);
     return rc;
 }

@@ -1141,58 +1141,21 @@ int td_model_load_file(td_model **out, const char *path)
         errno = e;
         return TD_EIO;
     }
-    /* A regular file is read at its size; anything else (a FIFO,
-     * /dev/stdin, a process substitution) as a stream, up to the same 4 GiB
-     * bound, so a model can come from a pipe as a profile can. */
-    const uint64_t cap = (uint64_t)1 << 32;
-    int regular = S_ISREG(st.st_mode);
-    if (regular && (uint64_t)st.st_size > cap) {
+    /* Anything but a directory is read to its end (a FIFO, /dev/stdin, a
+     * process substitution), up to 4 GiB, so a model can come from a pipe
+     * as a profile can; a regular file larger than that is refused unread. */
+    const size_t cap = (size_t)1 << 32;
+    if (S_ISREG(st.st_mode) && (uint64_t)st.st_size > cap) {
         close(fd);
         return TD_EMODEL;
     }
-    size_t n = regular ? (size_t)st.st_size : 0, got = 0, size = regular ? n : 1 << 16;
-    uint8_t *b = malloc(size ? size : 1);
-    if (!b) {
-        close(fd);
-        return TD_ENOMEM;
-    }
-    int e = 0, rc = TD_OK;
-    for (;;) {
-        if (!regular && got == size) {
-            if (size >= cap) {
-                rc = TD_EMODEL;
-                break;
-            }
-            uint8_t *nb = realloc(b, size * 2);
-            if (!nb) {
-                rc = TD_ENOMEM;
-                break;
-            }
-            b = nb;
-            size *= 2;
-        }
-        if (regular && got == n)
-            break;
-        ssize_t r = read(fd, b + got, (regular ? n : size) - got);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0) {
-            e = errno;
-            rc = TD_EIO;
-            break;
-        }
-        if (r == 0) {
-            if (regular) { /* shrank while read */
-                e = EIO;
-                rc = TD_EIO;
-            }
-            break;
-        }
-        got += (size_t)r;
-    }
+    char *b;
+    size_t got;
+    int rc = td__read_fd(fd, cap, S_ISREG(st.st_mode) ? (size_t)st.st_size : 0, &b, &got);
+    int e = errno;
     close(fd);
     if (rc == TD_OK)
-        rc = td__tm_load(out, b, got, 0);
+        rc = got > cap ? TD_EMODEL : td__tm_load(out, (const uint8_t *)b, got, 0);
     free(b);
     if (rc == TD_EIO)
         errno = e;

@@ -38,14 +38,13 @@ static int run(const cli_cmd *cmd, int argc, char **argv)
     const char *size = a.npos > 1 ? a.pos[1] : NULL, *file = a.npos == 3 ? a.pos[2] : NULL;
     uint64_t probe;
     struct stat st;
-    if (a.npos == 2 && td_parse_size(size, &probe) != TD_OK &&
-        (strcmp(size, "-") == 0 || stat(size, &st) == 0)) {
+    char why[256];
+    if (a.npos == 2 && td_parse_size_msg(size, &probe, why, sizeof why) != TD_OK) {
+        if (strcmp(size, "-") != 0 && stat(size, &st) != 0)
+            cli_usage_error("bad size '%s': %s (and no FILE of that name)", size, why);
         file = size;
         size = NULL;
     }
-    char why[256];
-    if (a.npos == 2 && size && td_parse_size_msg(size, &probe, why, sizeof why) != TD_OK)
-        cli_usage_error("bad size '%s': %s (and no FILE of that name)", size, why);
     if (file && strcmp(file, "-") != 0)
         path = file;
     cli_parse_stream(&a, a.pos[0], size, a.val[O_OFFSET], 0, &s);
