@@ -971,7 +971,10 @@ typedef struct td_model_info {
     uint32_t char_states;    /**< states of the character model of rare words */
     uint64_t size;           /**< bytes of the model file */
     uint8_t hash[32];        /**< BLAKE2b-256 of the model's content */
-    uint64_t reserved[4];    /**< reserved, 0 */
+    uint32_t cache_mu;       /**< how often text continues a recent phrase, in 1/65536
+                                  (the continuation cache; calibrated on the corpus) */
+    uint32_t copy_mu;        /**< how often it goes on copying once it does, in 1/65536 */
+    uint64_t reserved[3];    /**< reserved, 0 */
 } td_model_info;
 
 /**
@@ -1011,7 +1014,11 @@ TD_API int td_model_builder_add_fd(td_model_builder *b, int fd);
 TD_API int td_model_builder_add_file(td_model_builder *b, const char *path);
 
 /**
- * Finish: count, write and compile the model.  The builder stays valid
+ * Finish: count, write and compile the model.  The continuation cache
+ * (how often text repeats a recent phrase) is calibrated on the corpus: the
+ * builder keeps the first 4 MiB of input, generates text of that size from
+ * the model and compares how it compresses under lz4 and zstd -3 with the
+ * corpus (docs/format.md, "Building a model").  The builder stays valid
  * (free it with td_model_builder_free()); finish may be called once.
  * @param b         the builder
  * @param[out] out  the new model (release with td_model_free()), NULL on failure
@@ -1022,9 +1029,9 @@ TD_API int td_model_builder_add_file(td_model_builder *b, const char *path);
 TD_API int td_model_builder_finish(td_model_builder *b, td_model **out);
 
 /**
- * Finish and write the model file to @p path, without compiling the model
- * for generation (faster than td_model_builder_finish() then
- * td_model_save(); the file is the same).  The file is replaced atomically,
+ * Finish and write the model file to @p path (the file
+ * td_model_builder_finish() then td_model_save() would write, with one
+ * compilation of the model fewer).  The file is replaced atomically,
  * as by td_model_save().  Call this or td_model_builder_finish(), once.
  * @return as td_model_builder_finish(); TD_EIO (errno set) if the file
  *         cannot be written; TD_EINVAL if @p path is NULL or empty.

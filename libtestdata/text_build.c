@@ -2,15 +2,18 @@
  * The text-model builder: UTF-8 text in, a model file out (docs/format.md,
  * "Text models", "Building a model").  One pass over the input, counting
  * into hash tables keyed by temporary ids; finish() renumbers, writes the
- * file and compiles it with the loader, so a built model and a loaded one
- * are the same thing.
+ * file, calibrates its continuation cache on the corpus (which sits above
+ * the engine and codec.c: it generates and compresses), and compiles it
+ * with the loader, so a built model and a loaded one are the same thing.
  */
+#include "codec.h"
 #include "text_model.h"
 
 #include <sodium.h>
 #include <stdarg.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <unistd.h>
 
@@ -19,6 +22,7 @@
 #define TB_PARA_MAX (1u << 22)   /* a paragraph is cut after this many bytes */
 #define TB_STYLES 4096u
 #define TB_RUN_MAX 8u            /* longest run of spaces kept in a separator */
+#define TB_CAL_MAX (4u << 20)    /* corpus bytes kept for calibration */
 
 /* ---- hash tables ---------------------------------------------------------- */
 
@@ -218,6 +222,9 @@ struct td_model_builder {
     uint32_t widths[TM_WIDTH + 1];
     uint64_t ntokens;
     tm_params p;
+    int p_set;       /* cache_mu or copy_mu set by td__tm_builder_param: no calibration */
+    uint8_t *cal;    /* the first TB_CAL_MAX bytes of the corpus */
+    size_t cal_n, cal_cap;
 };
 
 __attribute__((format(printf, 3, 4))) static int fail(td_model_builder *b, int rc,
@@ -270,6 +277,8 @@ void td__tm_builder_param(td_model_builder *b, const char *name, uint32_t v)
 {
     if (!b || !name)
         return;
+    if (!strcmp(name, "cache_mu") || !strcmp(name, "copy_mu"))
+        b->p_set = 1;
     if (!strcmp(name, "cache_mu"))
         b->p.cache_mu = v;
     else if (!strcmp(name, "copy_mu"))
@@ -305,6 +314,7 @@ void td_model_builder_free(td_model_builder *b)
     free(b->sk);
     map_free(&b->lead);
     free(b->styles);
+    free(b->cal);
     free(b);
 }
 
@@ -713,6 +723,13 @@ int td_model_builder_update(td_model_builder *b, const void *buf, size_t len)
         return b->failed;
     const uint8_t *p = buf;
     b->bytes += len;
+    if (b->cal_n < TB_CAL_MAX && len) {
+        size_t k = TD_MIN(len, TB_CAL_MAX - b->cal_n);
+        if (grow(&b->cal, &b->cal_cap, b->cal_n + k))
+            return nomem(b);
+        memcpy(b->cal + b->cal_n, p, k);
+        b->cal_n += k;
+    }
     while (b->ncarry && len) {
         uint8_t tmp[4];
         memcpy(tmp, b->carry, b->ncarry);
@@ -1242,6 +1259,112 @@ out:
     return rc;
 }
 
+/* ---- calibration: the repetition of the corpus ------------------------------- */
+
+/* cache_mu and copy_mu (the continuation cache: how often text repeats a
+ * recent phrase) were fitted on prose, which repeats itself little.  Legal
+ * text, reference manuals and logs repeat themselves more, and text from
+ * the defaults then compresses 5-10% worse than they do (docs/benchmarks.md,
+ * "text").  So the builder measures: it generates text of the corpus's size
+ * (up to TB_CAL_MAX) from the finished model and compares how it compresses
+ * under lz4 and zstd -3 with the corpus.  If the mean difference is more
+ * than TB_CAL_TOL percent, it moves both parameters by the measured slope
+ * (about TB_CAL_SLOPE percent per unit), twice at most, and keeps the best
+ * value seen.  Prose lands inside the tolerance at the defaults, so its
+ * models (the built-in one included) do not change. */
+#define TB_CAL_TOL 2.0
+#define TB_CAL_SLOPE 55.0
+#define TB_CAL_LO 19661u /* 0.3 */
+#define TB_CAL_HI 39321u /* 0.6; both 3-byte vars, so the file keeps its length */
+#define TB_CAL_SEED 0
+
+static const int cal_codecs[2] = {TD_CODEC_LZ4, TD_CODEC_ZSTD};
+
+/* Percent by which g (text from m with both parameters at mu) compresses
+ * better (> 0) or worse than the corpus, whose sizes are cs[]. */
+static int cal_error(td_model *m, uint32_t mu, td_codecs *cx, uint8_t *g, size_t n,
+                     const uint64_t cs[2], double *err)
+{
+    td_options o;
+    td_options_init(&o);
+    o.model = m;
+    m->p.cache_mu = m->p.copy_mu = mu;
+    int rc = td_fill(TD_TEXT, &o, TB_CAL_SEED, g, n);
+    double e = 0;
+    for (int i = 0; rc == TD_OK && i < 2; i++) {
+        uint64_t z, ns;
+        rc = td__codecs_compress(cx, cal_codecs[i], g, n, &z, &ns);
+        e += (double)cs[i] / (double)z - 1.0;
+    }
+    *err = 50.0 * e;
+    return rc;
+}
+
+/* Rewrite cache_mu and copy_mu (the second and third vars of PARM, the first
+ * section) of the file data, and its hash. */
+static void cal_store(uint8_t *data, size_t len, uint32_t mu)
+{
+    uint8_t *v = data + TM_HEADER + 8 + 1; /* tag, length, eol (0 or 1) */
+    for (int k = 0; k < 2; k++, v += 3) {
+        v[0] = (uint8_t)(0x80 | (mu & 0x7F));
+        v[1] = (uint8_t)(0x80 | ((mu >> 7) & 0x7F));
+        v[2] = (uint8_t)(mu >> 14);
+    }
+    crypto_generichash(data + 24, 32, data + TM_HEADER, (unsigned long long)(len - TM_HEADER), NULL,
+                       0);
+}
+
+/* Calibrate data (the file finish_file wrote) in place.  With keep, a model
+ * compiled from the final file may be handed back (*keep, or NULL). */
+static int calibrate(td_model_builder *b, uint8_t *data, size_t len, td_model **keep)
+{
+    uint32_t mu0 = b->p.cache_mu;
+    if (b->p_set || b->p.copy_mu != mu0 || mu0 < TB_CAL_LO || mu0 > TB_CAL_HI)
+        return TD_OK;
+    size_t n = b->cal_n;
+    td_model *m = NULL;
+    td_codecs *cx = NULL;
+    uint8_t *g = malloc(n);
+    int rc = g ? td__tm_load(&m, data, len, 0) : TD_ENOMEM;
+    if (rc == TD_OK)
+        rc = td__codecs_new(&cx, n);
+    uint64_t cs[2];
+    for (int i = 0; rc == TD_OK && i < 2; i++) {
+        uint64_t ns;
+        rc = td__codecs_compress(cx, cal_codecs[i], b->cal, n, &cs[i], &ns);
+    }
+    double err = 0, best_err;
+    uint32_t mu = mu0, best = mu0;
+    if (rc == TD_OK)
+        rc = cal_error(m, mu, cx, g, n, cs, &err);
+    best_err = err;
+    for (int step = 0; rc == TD_OK && step < 2 && fabs(err) > TB_CAL_TOL; step++) {
+        double next = (double)mu - err / TB_CAL_SLOPE * 65536.0;
+        uint32_t to = next < TB_CAL_LO ? TB_CAL_LO : next > TB_CAL_HI ? TB_CAL_HI : (uint32_t)next;
+        if (to == mu) /* at a bound already */
+            break;
+        mu = to;
+        rc = cal_error(m, mu, cx, g, n, cs, &err);
+        if (rc == TD_OK && fabs(err) < fabs(best_err)) {
+            best = mu;
+            best_err = err;
+        }
+    }
+    if (rc == TD_OK && best != mu0)
+        cal_store(data, len, best);
+    if (rc == TD_OK && best == mu0 && keep) { /* the file is the one compiled */
+        m->p.cache_mu = m->p.copy_mu = mu0;
+        *keep = m;
+        m = NULL;
+    }
+    td__codecs_free(cx);
+    td_model_free(m);
+    free(g);
+    if (rc == TD_ENOMEM)
+        return nomem(b);
+    return rc == TD_OK ? TD_OK : fail(b, rc, "internal error: calibrating the model failed");
+}
+
 int td_model_builder_finish(td_model_builder *b, td_model **out)
 {
     uint8_t *data;
@@ -1250,8 +1373,12 @@ int td_model_builder_finish(td_model_builder *b, td_model **out)
         return TD_EINVAL;
     *out = NULL;
     int rc = finish_file(b, &data, &len);
-    if (rc != TD_OK)
+    if (rc == TD_OK)
+        rc = calibrate(b, data, len, out);
+    if (rc != TD_OK || *out) {
+        free(data);
         return rc;
+    }
     rc = td__tm_load(out, data, len, 0);
     if (rc != TD_OK && rc != TD_ENOMEM)
         rc = fail(b, rc, "internal error: the built model does not load");
@@ -1259,8 +1386,7 @@ int td_model_builder_finish(td_model_builder *b, td_model **out)
     return rc;
 }
 
-/* Compiling the model for generation is about 40% of a build; a model that
- * is only written to a file does not need it (loading compiles it). */
+/* The calibration compiled the model once; the file needs no more. */
 int td_model_builder_save(td_model_builder *b, const char *path)
 {
     uint8_t *data;
@@ -1268,8 +1394,12 @@ int td_model_builder_save(td_model_builder *b, const char *path)
     if (!b || !path || !*path)
         return TD_EINVAL;
     int rc = finish_file(b, &data, &len);
-    if (rc != TD_OK)
+    if (rc == TD_OK)
+        rc = calibrate(b, data, len, NULL);
+    if (rc != TD_OK) {
+        free(data);
         return rc;
+    }
     rc = td__output_put(path, data, len);
     free(data);
     return rc;

@@ -1189,6 +1189,8 @@ int td_model_describe(const td_model *m, td_model_info *info)
     info->separators = m->NS;
     info->char_states = m->ncstates;
     memcpy(info->hash, m->hash, 32);
+    info->cache_mu = m->p.cache_mu;
+    info->copy_mu = m->p.copy_mu;
     return TD_OK;
 }
 

@@ -103,6 +103,8 @@ static int run_info(const cli_cmd *cmd, int argc, char **argv)
     printf("words       %u\n", in.words);
     printf("separators  %u\n", in.separators);
     printf("char states %u\n", in.char_states);
+    printf("repetition  %.3f, copying on %.3f (the continuation cache, fitted to the corpus)\n",
+           in.cache_mu / 65536.0, in.copy_mu / 65536.0);
     printf("hash        ");
     for (int i = 0; i < 32; i++)
         printf("%02x", in.hash[i]);

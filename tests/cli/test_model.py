@@ -30,11 +30,31 @@ def test_build_gen_verify(run, tmp_path):
 def test_info_and_export(run, tmp_path):
     r = run("model", "info", check=True).stdout.decode()
     assert "built-in English" in r and re.search(r"^hash +[0-9a-f]{64}$", r, re.M)
+    assert re.search(r"^repetition +0\.400, copying on 0\.400 ", r, re.M), r
     b = tmp_path / "b.tdm"
     assert run("model", "export", "-o", b).returncode == 0
     i = run("model", "info", b, check=True).stdout.decode()
     assert i.split("\n")[1:] == r.split("\n")[1:]  # all but the name line
     assert run("gen", "text", "100K", "--model", b).stdout == run("gen", "text", "100K").stdout
+
+
+def test_build_fits_repetition_to_the_corpus(run, tmp_path):
+    """A corpus that repeats its own lines (a 512-byte run of lines from 12 KiB
+    back after every 4 KiB) gets a model that repeats more than the default
+    0.4; the built-in model's corpus keeps it (test_info_and_export)."""
+    base = run("gen", "text", "256K", "--seed", 7, check=True).stdout
+    out = bytearray()
+    for i in range(0, len(base), 4096):
+        out += base[i:i + 4096]
+        if len(out) > 4 * 4096:
+            s = out.index(b"\n", len(out) - 3 * 4096) + 1
+            out += out[s:out.index(b"\n", s + 512) + 1]
+    c, m = tmp_path / "rep.txt", tmp_path / "rep.tdm"
+    c.write_bytes(bytes(out))
+    run("model", "build", c, "-o", m, check=True)
+    r = run("model", "info", m, check=True).stdout.decode()
+    mu = float(re.search(r"^repetition +([0-9.]+),", r, re.M).group(1))
+    assert 0.42 < mu <= 0.6, r
 
 
 def test_errors(run, tmp_path):
