@@ -548,6 +548,42 @@ static int cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* p->dedup, p->const4k and p->m.dedup from the whole 4 KiB blocks of the
+ * kept regions. */
+static int sample_dedup(const td_profile_builder *b, td_profile *p)
+{
+    size_t nb = 0, k = 0, cons = 0;
+    for (size_t i = 0; i < b->nr; i++)
+        nb += b->r[i].len / 4096;
+    uint64_t *h = nb ? malloc(nb * sizeof *h) : NULL;
+    if (nb && !h)
+        return TD_ENOMEM;
+    for (size_t i = 0; i < b->nr; i++)
+        for (uint32_t o = 0; o + 4096 <= b->r[i].len; o += 4096) {
+            const uint8_t *q = b->r[i].buf + o;
+            size_t j = 1;
+            while (j < 4096 && q[j] == q[0])
+                j++;
+            if (j == 4096)
+                cons++;
+            else
+                h[k++] = block_hash(q);
+        }
+    if (k) /* no qsort of an empty (NULL) array */
+        qsort(h, k, sizeof *h, cmp_u64);
+    size_t uniq = 0;
+    for (size_t i = 0; i < k; i++)
+        uniq += i == 0 || h[i] != h[i - 1];
+    p->dedup = uniq ? (double)k / (double)uniq : 1.0;
+    p->const4k = nb ? (double)cons / (double)nb : 0.0;
+    free(h);
+    /* The generator repeats 4 KiB blocks only when the sample clearly
+     * does (one-byte blocks come from the model's long runs already). */
+    double dq = p->dedup > 64.0 ? 64.0 : p->dedup;
+    p->m.dedup = dq > 1.005 ? (uint32_t)llround(dq * 65536.0) : 65536u;
+    return TD_OK;
+}
+
 /* Ratio and CPU ns/byte of each td_codec on buf (the profile's fingerprint),
  * by the same compressors and settings as td_analyze. */
 static void fingerprint(const uint8_t *buf, size_t n, td_profile *p)
@@ -568,51 +604,31 @@ static void fingerprint(const uint8_t *buf, size_t n, td_profile *p)
     td__codecs_free(c);
 }
 
-static void model_json_head(const td__like_model *m, td__json_out *o);
-static void model_json_tail(const td__like_model *m, td__json_out *o);
-
-/* p->digest from the canonical model JSON: head (doc, dedup) and tail (the
- * rest), hashed in turn.  tail: the tail of p->m already written (the
- * builder's last size check), or NULL to write it here. */
-static int profile_digest(td_profile *p, const td__json_out *tail)
+/* p->digest: BLAKE2b-256 of o, p->m's canonical JSON. */
+static int digest_json(td_profile *p, const td__json_out *o)
 {
-    td__json_out h = {0}, t = {0};
-    int rc = TD_OK;
-    if (!tail) {
-        model_json_tail(&p->m, &t);
-        tail = &t;
-    }
-    model_json_head(&p->m, &h);
-    if (h.err || tail->err) {
-        rc = TD_ENOMEM;
-    } else {
-        crypto_generichash_state st;
-        crypto_generichash_init(&st, NULL, 0, 32);
-        crypto_generichash_update(&st, (const unsigned char *)h.buf, h.len);
-        crypto_generichash_update(&st, (const unsigned char *)tail->buf, tail->len);
-        crypto_generichash_final(&st, p->digest, 32);
-    }
-    free(h.buf);
-    free(t.buf);
-    return rc;
+    if (o->err)
+        return TD_ENOMEM;
+    crypto_generichash(p->digest, 32, (const unsigned char *)o->buf, o->len, NULL, 0);
+    return TD_OK;
 }
 
 int td__like_profile_finalize(td_profile *p)
 {
-    return profile_digest(p, NULL);
+    td__json_out o = {0};
+    td__like_model_json(&p->m, &o);
+    int rc = digest_json(p, &o);
+    free(o.buf);
+    return rc;
 }
 
-/* Bytes of m's canonical JSON (SIZE_MAX when out of memory); its tail is
- * left in *tail, replacing what was there, for the digest. */
-static size_t model_json_size(const td__like_model *m, td__json_out *tail)
+/* Writes m's canonical JSON into *o, replacing what was there; its size, or
+ * SIZE_MAX when out of memory (which sticks to o). */
+static size_t model_json_size(const td__like_model *m, td__json_out *o)
 {
-    td__json_out h = {0};
-    tail->len = 0;
-    model_json_head(m, &h);
-    model_json_tail(m, tail);
-    size_t n = h.err || tail->err ? SIZE_MAX : h.len + tail->len;
-    free(h.buf);
-    return n;
+    o->len = 0;
+    td__like_model_json(m, o);
+    return o->err ? SIZE_MAX : o->len;
 }
 
 /* Bytes of a and b that are equal, 8 at a time: a byte of x = a ^ b is zero
@@ -681,8 +697,9 @@ static void period_counts(const uint8_t *buf, const pseq *s, size_t ns, const ui
             eq[63 - 16 * q - w] += lane[q][w];
 }
 
-/* tail: receives the tail of p->m's canonical JSON (profile_digest). */
-static int build_model(td_profile_builder *b, td_profile *p, td__json_out *tail)
+/* The rest of p->m (zeroed but for its dedup, sample_dedup); json receives
+ * p->m's canonical JSON, written by the last size check, for the digest. */
+static int build_model(td_profile_builder *b, td_profile *p, td__json_out *json)
 {
     td__like_model *m = &p->m;
     acc *a = calloc(1, sizeof *a);
@@ -698,8 +715,6 @@ static int build_model(td_profile_builder *b, td_profile *p, td__json_out *tail)
 
     if (!a || !dh || !ps || !nps)
         goto out;
-    memset(m, 0, sizeof *m);
-    m->dedup = 65536;
     uint32_t maxlen = 0;
     for (size_t i = 0; i < b->nr; i++)
         if (b->r[i].len > maxlen)
@@ -910,6 +925,10 @@ static int build_model(td_profile_builder *b, td_profile *p, td__json_out *tail)
     /* 6. Context models, with as many groups as fit the size budget. */
     _Static_assert(TD_LIKE_MAXG >= 2, "the loop below sets jsize");
     size_t jsize = SIZE_MAX;
+    /* Room for the rest of a profile.  The budget has always been checked
+     * with dedup written as 65536, so its extra digits do not count: the
+     * same models fit. */
+    const size_t budget = TD_LIKE_MAX_JSON - 4096 + (m->dedup >= 100000) + (m->dedup >= 1000000);
     for (unsigned g = TD_LIKE_MAXG; g >= 2; g /= 2) {
         for (unsigned bin = 0; bin < TD_LIKE_NBINS; bin++)
             group_contexts(a->lit[bin], a->litrow[bin], bin == TD_LIKE_NBINS - 1 ? g : (g > 16 ? 16 : g),
@@ -930,12 +949,12 @@ static int build_model(td_profile_builder *b, td_profile *p, td__json_out *tail)
                 m->cat[bin][f][TD_LIKE_NCAT - 1] = (uint32_t)(t ? t : 1);
             }
         }
-        if ((jsize = model_json_size(m, tail)) <= TD_LIKE_MAX_JSON - 4096)
+        if ((jsize = model_json_size(m, json)) <= budget)
             break;
     }
     /* Still too big (pathological): drop the rarest length entries.  jsize
-     * (and *tail) is always that of m as it stands. */
-    for (uint32_t floor_c = 1; jsize > TD_LIKE_MAX_JSON - 4096 && floor_c < (1u << 20); floor_c *= 2) {
+     * (and *json) is always that of m as it stands. */
+    for (uint32_t floor_c = 1; jsize > budget && floor_c < (1u << 20); floor_c *= 2) {
         for (unsigned o = 0; o < TD_LIKE_NOC; o++)
             for (unsigned l = 0; l < TD_LIKE_NVC; l++) {
                 uint64_t t = 0;
@@ -944,7 +963,7 @@ static int build_model(td_profile_builder *b, td_profile *p, td__json_out *tail)
                 if (m->ml[o][l] <= floor_c && m->ml[o][l] * 2 < t)
                     m->ml[o][l] = 0;
             }
-        jsize = model_json_size(m, tail);
+        jsize = model_json_size(m, json);
     }
     rc = TD_OK;
 out:
@@ -992,7 +1011,7 @@ int td_profile_builder_update_fd(td_profile_builder *b, int fd)
 
 int td_profile_builder_finish(td_profile_builder *b, td_profile **out)
 {
-    td__json_out tail = {0};
+    td__json_out json = {0};
     td_profile *p;
     int rc;
     if (!b || !out || b->finished)
@@ -1018,53 +1037,18 @@ int td_profile_builder_finish(td_profile_builder *b, td_profile **out)
     memcpy(p->name, b->name, sizeof p->name);
     for (size_t i = 0; i < b->nr; i++)
         p->sampled_bytes += b->r[i].len;
-    rc = build_model(b, p, &tail);
+    rc = sample_dedup(b, p);
+    if (rc == TD_OK)
+        rc = build_model(b, p, &json);
     if (rc != TD_OK) {
-        free(tail.buf);
+        free(json.buf);
         free(p);
         return rc;
     }
-    /* Dedup over whole 4 KiB blocks of the kept regions. */
-    {
-        size_t nb = 0, k = 0, cons = 0;
-        for (size_t i = 0; i < b->nr; i++)
-            nb += b->r[i].len / 4096;
-        uint64_t *h = nb ? malloc(nb * sizeof *h) : NULL;
-        if (nb && !h) {
-            free(tail.buf);
-            free(p);
-            return TD_ENOMEM;
-        }
-        for (size_t i = 0; i < b->nr; i++)
-            for (uint32_t o = 0; o + 4096 <= b->r[i].len; o += 4096) {
-                const uint8_t *q = b->r[i].buf + o;
-                size_t j = 1;
-                while (j < 4096 && q[j] == q[0])
-                    j++;
-                if (j == 4096)
-                    cons++;
-                else
-                    h[k++] = block_hash(q);
-            }
-        if (k) /* no qsort of an empty (NULL) array */
-            qsort(h, k, sizeof *h, cmp_u64);
-        size_t uniq = 0;
-        for (size_t i = 0; i < k; i++)
-            uniq += i == 0 || h[i] != h[i - 1];
-        p->dedup = uniq ? (double)k / (double)uniq : 1.0;
-        p->const4k = nb ? (double)cons / (double)nb : 0.0;
-        free(h);
-        /* The generator repeats 4 KiB blocks only when the sample clearly
-         * does (one-byte blocks come from the model's long runs already). */
-        double dq = p->dedup > 64.0 ? 64.0 : p->dedup;
-        p->m.dedup = dq > 1.005 ? (uint32_t)llround(dq * 65536.0) : 65536u;
-    }
     if (b->o.fingerprint && b->nr)
         fingerprint(b->r[0].buf, b->r[0].len < FP_BYTES ? b->r[0].len : FP_BYTES, p);
-    /* dedup is the model's only field set after build_model's size checks,
-     * and it is in the head: the tail of the last check is p->m's. */
-    rc = profile_digest(p, &tail);
-    free(tail.buf);
+    rc = digest_json(p, &json);
+    free(json.buf);
     if (rc != TD_OK) {
         free(p);
         return rc;
@@ -1142,25 +1126,13 @@ static void sparse_json(td__json_out *o, const uint32_t t[TD_LIKE_NOC][TD_LIKE_N
     }
 }
 
-/* The canonical JSON is written in two parts so that the builder, which
- * sets dedup last, can keep the tail of its size check for the digest. */
-static void model_json_head(const td__like_model *m, td__json_out *o)
+void td__like_model_json(const td__like_model *m, td__json_out *o)
 {
+    int first;
     td__json_raw(o, "{\"doc\":");
     td__json_int(o, m->doc);
     td__json_raw(o, ",\"dedup\":");
     td__json_int(o, m->dedup);
-}
-
-void td__like_model_json(const td__like_model *m, td__json_out *o)
-{
-    model_json_head(m, o);
-    model_json_tail(m, o);
-}
-
-static void model_json_tail(const td__like_model *m, td__json_out *o)
-{
-    int first;
     td__json_raw(o, ",\"dist\":[");
     for (unsigned x = 0; x < m->nx; x++) {
         if (x)
