@@ -372,7 +372,11 @@ static void unknown_key_msg(const char *key, int kind, char *msg, size_t cap)
 static void bad_value_msg(const opt_row *r, const char *given, const char *value, double v,
                           int rc, char *msg, size_t cap)
 {
-    static const char *const not_a[] = {"not a whole number", "not a size", "not a number", ""};
+    static const char *const not_a[] = {[TD_OPTION_UINT] = "not a whole number",
+                                         [TD_OPTION_SIZE] = "not a size",
+                                         [TD_OPTION_REAL] = "not a number",
+                                         [TD_OPTION_CHOICE] = "",
+                                         [TD_OPTION_TEXT] = "empty"};
     char name[80];
     spelled(given, name, sizeof name);
     if (r->info.values) {

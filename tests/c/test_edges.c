@@ -636,3 +636,14 @@ Test(options, not_a_power_of_two_is_named)
     cr_expect_eq(td_options_check_msg(TD_COMPRESSIBLE, &o, msg, sizeof msg), TD_ERANGE);
     cr_expect(strstr(msg, "not a power of two") != NULL, "%s", msg);
 }
+
+/* An empty --model is refused as empty; the message table had no entry for
+ * text options, so it printed whatever string followed the table ("seed"). */
+Test(options, empty_model_is_named)
+{
+    td_options o;
+    char msg[512] = "";
+    td_options_init(&o);
+    cr_expect_eq(td_options_set_msg(&o, TD_TEXT, "--model", "", msg, sizeof msg), TD_ESYNTAX);
+    cr_expect_str_eq(msg, "bad value '' for --model: empty (valid: a text model file)");
+}
