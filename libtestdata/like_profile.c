@@ -250,22 +250,7 @@ static int lz_parse(const uint8_t *buf, uint32_t n, pseq **out, size_t *nout)
                     break;
                 }
         s[ns++] = (pseq){i - anchor, best, bdist, brep};
-        if (brep == 1) {
-            uint32_t t = rep[1];
-            rep[1] = rep[0];
-            rep[0] = t;
-        } else if (brep == 2) {
-            uint32_t t = rep[2];
-            rep[2] = rep[1];
-            rep[1] = rep[0];
-            rep[0] = t;
-        } else if (brep < 0) {
-            rep[2] = rep[1];
-            rep[1] = rep[0];
-            rep[0] = bdist;
-            if (nrep < 3)
-                nrep++;
-        }
+        td__like_rep_update(rep, &nrep, brep, bdist);
         i += best;
         anchor = i;
     }
@@ -703,11 +688,11 @@ static int build_model(td_profile_builder *b, td_profile *p, td__json_out *json)
 {
     td__like_model *m = &p->m;
     acc *a = calloc(1, sizeof *a);
-    uint32_t maxlen0 = 1;
+    uint32_t maxlen = 0;
     for (size_t i = 0; i < b->nr; i++)
-        if (b->r[i].len > maxlen0)
-            maxlen0 = b->r[i].len;
-    uint32_t *dh = calloc((size_t)maxlen0 + 1, sizeof *dh);
+        if (b->r[i].len > maxlen)
+            maxlen = b->r[i].len;
+    uint32_t *dh = calloc((size_t)maxlen + 1, sizeof *dh); /* uses of each distance */
     pseq **ps = calloc(b->nr ? b->nr : 1, sizeof *ps);
     size_t *nps = calloc(b->nr ? b->nr : 1, sizeof *nps);
     uint64_t nm = 0;
@@ -715,10 +700,6 @@ static int build_model(td_profile_builder *b, td_profile *p, td__json_out *json)
 
     if (!a || !dh || !ps || !nps)
         goto out;
-    uint32_t maxlen = 0;
-    for (size_t i = 0; i < b->nr; i++)
-        if (b->r[i].len > maxlen)
-            maxlen = b->r[i].len;
     m->doc = maxlen < TD_LIKE_DOC_MIN ? TD_LIKE_DOC_MIN : maxlen;
 
     /* 1. Parse every region; histogram of explicit distances. */
@@ -736,7 +717,7 @@ static int build_model(td_profile_builder *b, td_profile *p, td__json_out *json)
      * of explicit matches. */
     /* One pass keeps the 32 most used (ties: the shorter distance first). */
     m->nx = 0;
-    for (uint32_t d = 1; d <= maxlen0 && d < TD_LIKE_DOC_MAX; d++) {
+    for (uint32_t d = 1; d <= maxlen && d < TD_LIKE_DOC_MAX; d++) {
         uint32_t c = dh[d];
         if (c < 8 || (uint64_t)c * 1000 < 3 * nm)
             continue;
@@ -805,22 +786,7 @@ static int build_model(td_profile_builder *b, td_profile *p, td__json_out *json)
             }
             a->seq[oc][td__like_vcode(s->ll)]++;
             a->ml[oc][td__like_vcode(s->ml - TD_LIKE_MINMATCH)]++;
-            if (s->rep == 1) {
-                uint32_t t = rep[1];
-                rep[1] = rep[0];
-                rep[0] = t;
-            } else if (s->rep == 2) {
-                uint32_t t = rep[2];
-                rep[2] = rep[1];
-                rep[1] = rep[0];
-                rep[0] = t;
-            } else if (s->rep < 0) {
-                rep[2] = rep[1];
-                rep[1] = rep[0];
-                rep[0] = s->of;
-                if (nrep < 3)
-                    nrep++;
-            }
+            td__like_rep_update(rep, &nrep, s->rep, s->of);
             pos += s->ml;
         }
     }
@@ -857,10 +823,7 @@ static int build_model(td_profile_builder *b, td_profile *p, td__json_out *json)
             m->same[o] = a->same_d[o] ? (uint32_t)(a->same_n[o] * 65536 / a->same_d[o]) : 0;
             /* A class may have lengths but no (scaled) joint count: drop its
              * lengths too, so every stored class is drawable. */
-            uint64_t t = 0;
-            for (unsigned l = 0; l < TD_LIKE_NVC; l++)
-                t += m->seq[o][l];
-            if (!t) {
+            if (!td__like_sum(m->seq[o], TD_LIKE_NVC)) {
                 memset(m->ml[o], 0, sizeof m->ml[o]);
                 m->same[o] = 0;
             }
@@ -942,9 +905,7 @@ static int build_model(td_profile_builder *b, td_profile *p, td__json_out *json)
             for (int y = 0; y < 256; y++)
                 m->lit[bin].cnt[0][y] = 1;
             for (unsigned f = 0; f < 2; f++) {
-                uint64_t t = 0;
-                for (unsigned c = 0; c < TD_LIKE_NCAT; c++)
-                    t += m->cat[bin][f][c];
+                uint64_t t = td__like_sum(m->cat[bin][f], TD_LIKE_NCAT);
                 memset(m->cat[bin][f], 0, sizeof m->cat[bin][f]);
                 m->cat[bin][f][TD_LIKE_NCAT - 1] = (uint32_t)(t ? t : 1);
             }
@@ -957,9 +918,7 @@ static int build_model(td_profile_builder *b, td_profile *p, td__json_out *json)
     for (uint32_t floor_c = 1; jsize > budget && floor_c < (1u << 20); floor_c *= 2) {
         for (unsigned o = 0; o < TD_LIKE_NOC; o++)
             for (unsigned l = 0; l < TD_LIKE_NVC; l++) {
-                uint64_t t = 0;
-                for (unsigned q = 0; q < TD_LIKE_NVC; q++)
-                    t += m->ml[o][q];
+                uint64_t t = td__like_sum(m->ml[o], TD_LIKE_NVC); /* of the entries left */
                 if (m->ml[o][l] <= floor_c && m->ml[o][l] * 2 < t)
                     m->ml[o][l] = 0;
             }
@@ -1206,11 +1165,8 @@ int td__like_model_check(const td__like_model *m, char *msg, size_t cap)
         if (m->per[t] >= TD_LIKE_DOC_MAX)
             return msgf(msg, cap, "model.periods: periods must be 0 .. 1048575");
     for (unsigned oc = 0; oc < TD_LIKE_NOC; oc++) {
-        uint64_t s = 0, l = 0;
-        for (unsigned c = 0; c < TD_LIKE_NVC; c++) {
-            s += m->seq[oc][c];
-            l += m->ml[oc][c];
-        }
+        uint64_t s = td__like_sum(m->seq[oc], TD_LIKE_NVC);
+        uint64_t l = td__like_sum(m->ml[oc], TD_LIKE_NVC);
         if (s && oc >= TD_LIKE_OC_X && oc < TD_LIKE_OC_B && oc - TD_LIKE_OC_X >= m->nx)
             return msgf(msg, cap, "model.seq: exact-distance class without a distance");
         if (s && oc >= TD_LIKE_OC_B && oc - TD_LIKE_OC_B > td__like_vcode(TD_LIKE_DOC_MAX - 1))
@@ -1228,13 +1184,9 @@ int td__like_model_check(const td__like_model *m, char *msg, size_t cap)
     const td__like_ctxmodel *cm[TD_LIKE_NBINS + 1];
     for (unsigned bin = 0; bin < TD_LIKE_NBINS; bin++) {
         cm[bin] = &m->lit[bin];
-        for (unsigned f = 0; f < 2; f++) {
-            uint64_t s = 0;
-            for (unsigned c = 0; c < TD_LIKE_NCAT; c++)
-                s += m->cat[bin][f][c];
-            if (s > (1u << 24))
+        for (unsigned f = 0; f < 2; f++)
+            if (td__like_sum(m->cat[bin][f], TD_LIKE_NCAT) > (1u << 24))
                 return msgf(msg, cap, "model.lit.cat: counts too large");
-        }
     }
     cm[TD_LIKE_NBINS] = &m->jun;
     for (unsigned i = 0; i <= TD_LIKE_NBINS; i++) {
@@ -1245,9 +1197,7 @@ int td__like_model_check(const td__like_model *m, char *msg, size_t cap)
             if (c->map[a] >= c->ngroups)
                 return msgf(msg, cap, "model.lit/junction: map names a missing group");
         for (unsigned g = 0; g < c->ngroups; g++) {
-            uint64_t s = 0;
-            for (int b = 0; b < 256; b++)
-                s += c->cnt[g][b];
+            uint64_t s = td__like_sum(c->cnt[g], 256);
             if (!s || s > (1u << 24))
                 return msgf(msg, cap, "model.lit/junction: each group needs a total of 1 .. 2^24");
         }
