@@ -1228,8 +1228,27 @@ static int get_u32(rd *r, const td__json_node *n, uint32_t lo, uint32_t hi, uint
     return TD_OK;
 }
 
+/* TD_OK when every key of object o is one of keys[0..n); else "what: unknown key". */
+static int known_keys(rd *r, const td__json_node *o, const char *const *keys, size_t n,
+                      const char *what)
+{
+    for (const td__json_node *k = td__json_child(r->d, o); k; k = td__json_next(r->d, k)) {
+        const char *ks = td__json_keystr(r->d, k);
+        size_t i = 0;
+        while (i < n && strcmp(ks, keys[i]))
+            i++;
+        if (i == n) {
+            char w[96];
+            snprintf(w, sizeof w, "%s: unknown key \"%.32s\"", what, ks);
+            return bad(r, w);
+        }
+    }
+    return TD_OK;
+}
+
 static int read_ctx(rd *r, const td__json_node *o, td__like_ctxmodel *c, const char *what)
 {
+    static const char *const keys[] = {"map", "groups", "cat"};
     const td__json_node *map = td__json_get(r->d, o, "map"), *gr = td__json_get(r->d, o, "groups");
     char w[96];
     if (!map || map->type != TD_JSON_ARR || map->count != 256) {
@@ -1240,13 +1259,8 @@ static int read_ctx(rd *r, const td__json_node *o, td__like_ctxmodel *c, const c
         snprintf(w, sizeof w, "%s.groups: expected an array of 1 .. 32 groups", what);
         return bad(r, w);
     }
-    for (const td__json_node *k = o->first ? &r->d->nodes[o->first] : NULL; k; k = td__json_next(r->d, k)) {
-        const char *ks = td__json_keystr(r->d, k);
-        if (strcmp(ks, "map") && strcmp(ks, "groups") && strcmp(ks, "cat")) {
-            snprintf(w, sizeof w, "%s: unknown key \"%.32s\"", what, ks);
-            return bad(r, w);
-        }
-    }
+    if (known_keys(r, o, keys, sizeof keys / sizeof keys[0], what))
+        return TD_EINVAL;
     c->ngroups = gr->count;
     int a = 0;
     snprintf(w, sizeof w, "%s.map", what);
@@ -1309,16 +1323,8 @@ static int read_model(rd *r, const td__json_node *mo, td__like_model *m)
     const td__json_node *n;
     if (!mo || mo->type != TD_JSON_OBJ)
         return bad(r, "profile: \"model\" must be an object");
-    for (const td__json_node *k = td__json_child(d, mo); k; k = td__json_next(d, k)) {
-        int ok = 0;
-        for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
-            ok |= strcmp(td__json_keystr(d, k), keys[i]) == 0;
-        if (!ok) {
-            char w[96];
-            snprintf(w, sizeof w, "model: unknown key \"%.32s\"", td__json_keystr(d, k));
-            return bad(r, w);
-        }
-    }
+    if (known_keys(r, mo, keys, sizeof keys / sizeof keys[0], "model"))
+        return TD_EINVAL;
     memset(m, 0, sizeof *m);
     if (get_u32(r, td__json_get(d, mo, "doc"), TD_LIKE_DOC_MIN, TD_LIKE_DOC_MAX, &m->doc, "model.doc") ||
         get_u32(r, td__json_get(d, mo, "dedup"), 65536, 64u * 65536u, &m->dedup, "model.dedup"))
