@@ -323,7 +323,8 @@ TD_API int td_parse_size(const char *text, uint64_t *size);
  * As td_parse_size(), and on failure a message for the user in @p msg
  * (may be NULL), for the caller to put after the value: "not a size: a
  * whole number of bytes, with an optional suffix ..." (the valid forms),
- * or "out of range: more than 2^64-1 bytes".
+ * or "out of range: more than 2^64-1 bytes".  td_options_set_msg() and
+ * td_tree_set() explain a size option's unparsable value in the same words.
  * @return as td_parse_size().
  */
 TD_API int td_parse_size_msg(const char *text, uint64_t *size, char *msg, size_t cap);

@@ -130,12 +130,8 @@ static int like_prepare(const td_options *o, void **state)
         st->seq_tab[i] = (uint16_t)(((t[i] / TD_LIKE_NVC) << 6) | (t[i] % TD_LIKE_NVC));
     {
         unsigned used = 0;
-        for (unsigned oc = 0; oc < TD_LIKE_NOC; oc++) {
-            uint64_t s = 0;
-            for (unsigned l = 0; l < TD_LIKE_NVC; l++)
-                s += m->seq[oc][l];
-            used += s != 0;
-        }
+        for (unsigned oc = 0; oc < TD_LIKE_NOC; oc++)
+            used += td__like_sum(m->seq[oc], TD_LIKE_NVC) != 0;
         st->mlbuf = malloc((size_t)(used ? used : 1) * TD_LIKE_SLOTS);
         if (!st->mlbuf) {
             rc = TD_ENOMEM;
@@ -143,10 +139,7 @@ static int like_prepare(const td_options *o, void **state)
         }
         used = 0;
         for (unsigned oc = 0; oc < TD_LIKE_NOC; oc++) {
-            uint64_t s = 0;
-            for (unsigned l = 0; l < TD_LIKE_NVC; l++)
-                s += m->seq[oc][l];
-            if (!s)
+            if (!td__like_sum(m->seq[oc], TD_LIKE_NVC))
                 continue;
             rc = td__like_slots(m->ml[oc], TD_LIKE_NVC, t);
             if (rc != TD_OK)
@@ -158,10 +151,7 @@ static int like_prepare(const td_options *o, void **state)
     }
     for (unsigned bin = 0; bin < TD_LIKE_NBINS; bin++) {
         for (unsigned f = 0; f < 2; f++) {
-            uint64_t s = 0;
-            for (unsigned c = 0; c < TD_LIKE_NCAT; c++)
-                s += m->cat[bin][f][c];
-            if (!s) {
+            if (!td__like_sum(m->cat[bin][f], TD_LIKE_NCAT)) {
                 memset(st->cat_tab[bin][f], TD_LIKE_NCAT - 1, TD_LIKE_SLOTS);
                 continue;
             }
@@ -192,9 +182,7 @@ static int like_prepare(const td_options *o, void **state)
         goto fail;
     }
     for (unsigned g = 0; g < m->jun.ngroups; g++) {
-        uint64_t T = 0;
-        for (int b = 0; b < 256; b++)
-            T += m->jun.cnt[g][b];
+        uint64_t T = td__like_sum(m->jun.cnt[g], 256);
         for (int b = 0; b < 256; b++)
             st->jw[g * 256 + b] = (uint32_t)((uint64_t)m->jun.cnt[g][b] * 65536 / T) + 1;
     }
@@ -499,22 +487,7 @@ static void gen_doc(const like_state *st, uint64_t j, uint8_t *out, uint32_t end
         }
         pos += ml;
         lastd = dist;
-        if (rp == 1) {
-            uint32_t q = rep[1];
-            rep[1] = rep[0];
-            rep[0] = q;
-        } else if (rp == 2) {
-            uint32_t q = rep[2];
-            rep[2] = rep[1];
-            rep[1] = rep[0];
-            rep[0] = q;
-        } else if (rp < 0) {
-            rep[2] = rep[1];
-            rep[1] = rep[0];
-            rep[0] = dist;
-            if (nrep < 3)
-                nrep++;
-        }
+        td__like_rep_update(rep, &nrep, rp, dist);
     }
 }
 

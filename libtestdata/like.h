@@ -50,6 +50,38 @@ static inline uint32_t td__like_vspan(unsigned c)
 {
     return c < 16 ? 1u : 1u << ((c - 16u) / 2u + 3u);
 }
+/* The repeat offsets after a match (the parser, the builder's statistics
+ * and the generator keep them alike): repeat r (0..2) moves to the front, a
+ * new distance (r < 0) is pushed in; nrep counts those set. */
+static inline void td__like_rep_update(uint32_t rep[3], unsigned *nrep, int r, uint32_t dist)
+{
+    if (r == 1) {
+        uint32_t t = rep[1];
+        rep[1] = rep[0];
+        rep[0] = t;
+    } else if (r == 2) {
+        uint32_t t = rep[2];
+        rep[2] = rep[1];
+        rep[1] = rep[0];
+        rep[0] = t;
+    } else if (r < 0) {
+        rep[2] = rep[1];
+        rep[1] = rep[0];
+        rep[0] = dist;
+        if (*nrep < 3)
+            ++*nrep;
+    }
+}
+
+/* The total of n counts. */
+static inline uint64_t td__like_sum(const uint32_t *c, unsigned n)
+{
+    uint64_t t = 0;
+    for (unsigned i = 0; i < n; i++)
+        t += c[i];
+    return t;
+}
+
 /* Position bin of a document offset. */
 /* Upper ends of the position bins 0..2 (bin 3 is open-ended). */
 #define TD_LIKE_BIN0_END 2048u

@@ -250,22 +250,7 @@ static int lz_parse(const uint8_t *buf, uint32_t n, pseq **out, size_t *nout)
                     break;
                 }
         s[ns++] = (pseq){i - anchor, best, bdist, brep};
-        if (brep == 1) {
-            uint32_t t = rep[1];
-            rep[1] = rep[0];
-            rep[0] = t;
-        } else if (brep == 2) {
-            uint32_t t = rep[2];
-            rep[2] = rep[1];
-            rep[1] = rep[0];
-            rep[0] = t;
-        } else if (brep < 0) {
-            rep[2] = rep[1];
-            rep[1] = rep[0];
-            rep[0] = bdist;
-            if (nrep < 3)
-                nrep++;
-        }
+        td__like_rep_update(rep, &nrep, brep, bdist);
         i += best;
         anchor = i;
     }
@@ -548,6 +533,42 @@ static int cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* p->dedup, p->const4k and p->m.dedup from the whole 4 KiB blocks of the
+ * kept regions. */
+static int sample_dedup(const td_profile_builder *b, td_profile *p)
+{
+    size_t nb = 0, k = 0, cons = 0;
+    for (size_t i = 0; i < b->nr; i++)
+        nb += b->r[i].len / 4096;
+    uint64_t *h = nb ? malloc(nb * sizeof *h) : NULL;
+    if (nb && !h)
+        return TD_ENOMEM;
+    for (size_t i = 0; i < b->nr; i++)
+        for (uint32_t o = 0; o + 4096 <= b->r[i].len; o += 4096) {
+            const uint8_t *q = b->r[i].buf + o;
+            size_t j = 1;
+            while (j < 4096 && q[j] == q[0])
+                j++;
+            if (j == 4096)
+                cons++;
+            else
+                h[k++] = block_hash(q);
+        }
+    if (k) /* no qsort of an empty (NULL) array */
+        qsort(h, k, sizeof *h, cmp_u64);
+    size_t uniq = 0;
+    for (size_t i = 0; i < k; i++)
+        uniq += i == 0 || h[i] != h[i - 1];
+    p->dedup = uniq ? (double)k / (double)uniq : 1.0;
+    p->const4k = nb ? (double)cons / (double)nb : 0.0;
+    free(h);
+    /* The generator repeats 4 KiB blocks only when the sample clearly
+     * does (one-byte blocks come from the model's long runs already). */
+    double dq = p->dedup > 64.0 ? 64.0 : p->dedup;
+    p->m.dedup = dq > 1.005 ? (uint32_t)llround(dq * 65536.0) : 65536u;
+    return TD_OK;
+}
+
 /* Ratio and CPU ns/byte of each td_codec on buf (the profile's fingerprint),
  * by the same compressors and settings as td_analyze. */
 static void fingerprint(const uint8_t *buf, size_t n, td_profile *p)
@@ -568,51 +589,31 @@ static void fingerprint(const uint8_t *buf, size_t n, td_profile *p)
     td__codecs_free(c);
 }
 
-static void model_json_head(const td__like_model *m, td__json_out *o);
-static void model_json_tail(const td__like_model *m, td__json_out *o);
-
-/* p->digest from the canonical model JSON: head (doc, dedup) and tail (the
- * rest), hashed in turn.  tail: the tail of p->m already written (the
- * builder's last size check), or NULL to write it here. */
-static int profile_digest(td_profile *p, const td__json_out *tail)
+/* p->digest: BLAKE2b-256 of o, p->m's canonical JSON. */
+static int digest_json(td_profile *p, const td__json_out *o)
 {
-    td__json_out h = {0}, t = {0};
-    int rc = TD_OK;
-    if (!tail) {
-        model_json_tail(&p->m, &t);
-        tail = &t;
-    }
-    model_json_head(&p->m, &h);
-    if (h.err || tail->err) {
-        rc = TD_ENOMEM;
-    } else {
-        crypto_generichash_state st;
-        crypto_generichash_init(&st, NULL, 0, 32);
-        crypto_generichash_update(&st, (const unsigned char *)h.buf, h.len);
-        crypto_generichash_update(&st, (const unsigned char *)tail->buf, tail->len);
-        crypto_generichash_final(&st, p->digest, 32);
-    }
-    free(h.buf);
-    free(t.buf);
-    return rc;
+    if (o->err)
+        return TD_ENOMEM;
+    crypto_generichash(p->digest, 32, (const unsigned char *)o->buf, o->len, NULL, 0);
+    return TD_OK;
 }
 
 int td__like_profile_finalize(td_profile *p)
 {
-    return profile_digest(p, NULL);
+    td__json_out o = {0};
+    td__like_model_json(&p->m, &o);
+    int rc = digest_json(p, &o);
+    free(o.buf);
+    return rc;
 }
 
-/* Bytes of m's canonical JSON (SIZE_MAX when out of memory); its tail is
- * left in *tail, replacing what was there, for the digest. */
-static size_t model_json_size(const td__like_model *m, td__json_out *tail)
+/* Writes m's canonical JSON into *o, replacing what was there; its size, or
+ * SIZE_MAX when out of memory (which sticks to o). */
+static size_t model_json_size(const td__like_model *m, td__json_out *o)
 {
-    td__json_out h = {0};
-    tail->len = 0;
-    model_json_head(m, &h);
-    model_json_tail(m, tail);
-    size_t n = h.err || tail->err ? SIZE_MAX : h.len + tail->len;
-    free(h.buf);
-    return n;
+    o->len = 0;
+    td__like_model_json(m, o);
+    return o->err ? SIZE_MAX : o->len;
 }
 
 /* Bytes of a and b that are equal, 8 at a time: a byte of x = a ^ b is zero
@@ -681,16 +682,17 @@ static void period_counts(const uint8_t *buf, const pseq *s, size_t ns, const ui
             eq[63 - 16 * q - w] += lane[q][w];
 }
 
-/* tail: receives the tail of p->m's canonical JSON (profile_digest). */
-static int build_model(td_profile_builder *b, td_profile *p, td__json_out *tail)
+/* The rest of p->m (zeroed but for its dedup, sample_dedup); json receives
+ * p->m's canonical JSON, written by the last size check, for the digest. */
+static int build_model(td_profile_builder *b, td_profile *p, td__json_out *json)
 {
     td__like_model *m = &p->m;
     acc *a = calloc(1, sizeof *a);
-    uint32_t maxlen0 = 1;
+    uint32_t maxlen = 0;
     for (size_t i = 0; i < b->nr; i++)
-        if (b->r[i].len > maxlen0)
-            maxlen0 = b->r[i].len;
-    uint32_t *dh = calloc((size_t)maxlen0 + 1, sizeof *dh);
+        if (b->r[i].len > maxlen)
+            maxlen = b->r[i].len;
+    uint32_t *dh = calloc((size_t)maxlen + 1, sizeof *dh); /* uses of each distance */
     pseq **ps = calloc(b->nr ? b->nr : 1, sizeof *ps);
     size_t *nps = calloc(b->nr ? b->nr : 1, sizeof *nps);
     uint64_t nm = 0;
@@ -698,12 +700,6 @@ static int build_model(td_profile_builder *b, td_profile *p, td__json_out *tail)
 
     if (!a || !dh || !ps || !nps)
         goto out;
-    memset(m, 0, sizeof *m);
-    m->dedup = 65536;
-    uint32_t maxlen = 0;
-    for (size_t i = 0; i < b->nr; i++)
-        if (b->r[i].len > maxlen)
-            maxlen = b->r[i].len;
     m->doc = maxlen < TD_LIKE_DOC_MIN ? TD_LIKE_DOC_MIN : maxlen;
 
     /* 1. Parse every region; histogram of explicit distances. */
@@ -721,7 +717,7 @@ static int build_model(td_profile_builder *b, td_profile *p, td__json_out *tail)
      * of explicit matches. */
     /* One pass keeps the 32 most used (ties: the shorter distance first). */
     m->nx = 0;
-    for (uint32_t d = 1; d <= maxlen0 && d < TD_LIKE_DOC_MAX; d++) {
+    for (uint32_t d = 1; d <= maxlen && d < TD_LIKE_DOC_MAX; d++) {
         uint32_t c = dh[d];
         if (c < 8 || (uint64_t)c * 1000 < 3 * nm)
             continue;
@@ -790,22 +786,7 @@ static int build_model(td_profile_builder *b, td_profile *p, td__json_out *tail)
             }
             a->seq[oc][td__like_vcode(s->ll)]++;
             a->ml[oc][td__like_vcode(s->ml - TD_LIKE_MINMATCH)]++;
-            if (s->rep == 1) {
-                uint32_t t = rep[1];
-                rep[1] = rep[0];
-                rep[0] = t;
-            } else if (s->rep == 2) {
-                uint32_t t = rep[2];
-                rep[2] = rep[1];
-                rep[1] = rep[0];
-                rep[0] = t;
-            } else if (s->rep < 0) {
-                rep[2] = rep[1];
-                rep[1] = rep[0];
-                rep[0] = s->of;
-                if (nrep < 3)
-                    nrep++;
-            }
+            td__like_rep_update(rep, &nrep, s->rep, s->of);
             pos += s->ml;
         }
     }
@@ -842,10 +823,7 @@ static int build_model(td_profile_builder *b, td_profile *p, td__json_out *tail)
             m->same[o] = a->same_d[o] ? (uint32_t)(a->same_n[o] * 65536 / a->same_d[o]) : 0;
             /* A class may have lengths but no (scaled) joint count: drop its
              * lengths too, so every stored class is drawable. */
-            uint64_t t = 0;
-            for (unsigned l = 0; l < TD_LIKE_NVC; l++)
-                t += m->seq[o][l];
-            if (!t) {
+            if (!td__like_sum(m->seq[o], TD_LIKE_NVC)) {
                 memset(m->ml[o], 0, sizeof m->ml[o]);
                 m->same[o] = 0;
             }
@@ -910,6 +888,10 @@ static int build_model(td_profile_builder *b, td_profile *p, td__json_out *tail)
     /* 6. Context models, with as many groups as fit the size budget. */
     _Static_assert(TD_LIKE_MAXG >= 2, "the loop below sets jsize");
     size_t jsize = SIZE_MAX;
+    /* Room for the rest of a profile.  The budget has always been checked
+     * with dedup written as 65536, so its extra digits do not count: the
+     * same models fit. */
+    const size_t budget = TD_LIKE_MAX_JSON - 4096 + (m->dedup >= 100000) + (m->dedup >= 1000000);
     for (unsigned g = TD_LIKE_MAXG; g >= 2; g /= 2) {
         for (unsigned bin = 0; bin < TD_LIKE_NBINS; bin++)
             group_contexts(a->lit[bin], a->litrow[bin], bin == TD_LIKE_NBINS - 1 ? g : (g > 16 ? 16 : g),
@@ -923,28 +905,24 @@ static int build_model(td_profile_builder *b, td_profile *p, td__json_out *tail)
             for (int y = 0; y < 256; y++)
                 m->lit[bin].cnt[0][y] = 1;
             for (unsigned f = 0; f < 2; f++) {
-                uint64_t t = 0;
-                for (unsigned c = 0; c < TD_LIKE_NCAT; c++)
-                    t += m->cat[bin][f][c];
+                uint64_t t = td__like_sum(m->cat[bin][f], TD_LIKE_NCAT);
                 memset(m->cat[bin][f], 0, sizeof m->cat[bin][f]);
                 m->cat[bin][f][TD_LIKE_NCAT - 1] = (uint32_t)(t ? t : 1);
             }
         }
-        if ((jsize = model_json_size(m, tail)) <= TD_LIKE_MAX_JSON - 4096)
+        if ((jsize = model_json_size(m, json)) <= budget)
             break;
     }
     /* Still too big (pathological): drop the rarest length entries.  jsize
-     * (and *tail) is always that of m as it stands. */
-    for (uint32_t floor_c = 1; jsize > TD_LIKE_MAX_JSON - 4096 && floor_c < (1u << 20); floor_c *= 2) {
+     * (and *json) is always that of m as it stands. */
+    for (uint32_t floor_c = 1; jsize > budget && floor_c < (1u << 20); floor_c *= 2) {
         for (unsigned o = 0; o < TD_LIKE_NOC; o++)
             for (unsigned l = 0; l < TD_LIKE_NVC; l++) {
-                uint64_t t = 0;
-                for (unsigned q = 0; q < TD_LIKE_NVC; q++)
-                    t += m->ml[o][q];
+                uint64_t t = td__like_sum(m->ml[o], TD_LIKE_NVC); /* of the entries left */
                 if (m->ml[o][l] <= floor_c && m->ml[o][l] * 2 < t)
                     m->ml[o][l] = 0;
             }
-        jsize = model_json_size(m, tail);
+        jsize = model_json_size(m, json);
     }
     rc = TD_OK;
 out:
@@ -992,7 +970,7 @@ int td_profile_builder_update_fd(td_profile_builder *b, int fd)
 
 int td_profile_builder_finish(td_profile_builder *b, td_profile **out)
 {
-    td__json_out tail = {0};
+    td__json_out json = {0};
     td_profile *p;
     int rc;
     if (!b || !out || b->finished)
@@ -1018,53 +996,18 @@ int td_profile_builder_finish(td_profile_builder *b, td_profile **out)
     memcpy(p->name, b->name, sizeof p->name);
     for (size_t i = 0; i < b->nr; i++)
         p->sampled_bytes += b->r[i].len;
-    rc = build_model(b, p, &tail);
+    rc = sample_dedup(b, p);
+    if (rc == TD_OK)
+        rc = build_model(b, p, &json);
     if (rc != TD_OK) {
-        free(tail.buf);
+        free(json.buf);
         free(p);
         return rc;
     }
-    /* Dedup over whole 4 KiB blocks of the kept regions. */
-    {
-        size_t nb = 0, k = 0, cons = 0;
-        for (size_t i = 0; i < b->nr; i++)
-            nb += b->r[i].len / 4096;
-        uint64_t *h = nb ? malloc(nb * sizeof *h) : NULL;
-        if (nb && !h) {
-            free(tail.buf);
-            free(p);
-            return TD_ENOMEM;
-        }
-        for (size_t i = 0; i < b->nr; i++)
-            for (uint32_t o = 0; o + 4096 <= b->r[i].len; o += 4096) {
-                const uint8_t *q = b->r[i].buf + o;
-                size_t j = 1;
-                while (j < 4096 && q[j] == q[0])
-                    j++;
-                if (j == 4096)
-                    cons++;
-                else
-                    h[k++] = block_hash(q);
-            }
-        if (k) /* no qsort of an empty (NULL) array */
-            qsort(h, k, sizeof *h, cmp_u64);
-        size_t uniq = 0;
-        for (size_t i = 0; i < k; i++)
-            uniq += i == 0 || h[i] != h[i - 1];
-        p->dedup = uniq ? (double)k / (double)uniq : 1.0;
-        p->const4k = nb ? (double)cons / (double)nb : 0.0;
-        free(h);
-        /* The generator repeats 4 KiB blocks only when the sample clearly
-         * does (one-byte blocks come from the model's long runs already). */
-        double dq = p->dedup > 64.0 ? 64.0 : p->dedup;
-        p->m.dedup = dq > 1.005 ? (uint32_t)llround(dq * 65536.0) : 65536u;
-    }
     if (b->o.fingerprint && b->nr)
         fingerprint(b->r[0].buf, b->r[0].len < FP_BYTES ? b->r[0].len : FP_BYTES, p);
-    /* dedup is the model's only field set after build_model's size checks,
-     * and it is in the head: the tail of the last check is p->m's. */
-    rc = profile_digest(p, &tail);
-    free(tail.buf);
+    rc = digest_json(p, &json);
+    free(json.buf);
     if (rc != TD_OK) {
         free(p);
         return rc;
@@ -1142,25 +1085,13 @@ static void sparse_json(td__json_out *o, const uint32_t t[TD_LIKE_NOC][TD_LIKE_N
     }
 }
 
-/* The canonical JSON is written in two parts so that the builder, which
- * sets dedup last, can keep the tail of its size check for the digest. */
-static void model_json_head(const td__like_model *m, td__json_out *o)
+void td__like_model_json(const td__like_model *m, td__json_out *o)
 {
+    int first;
     td__json_raw(o, "{\"doc\":");
     td__json_int(o, m->doc);
     td__json_raw(o, ",\"dedup\":");
     td__json_int(o, m->dedup);
-}
-
-void td__like_model_json(const td__like_model *m, td__json_out *o)
-{
-    model_json_head(m, o);
-    model_json_tail(m, o);
-}
-
-static void model_json_tail(const td__like_model *m, td__json_out *o)
-{
-    int first;
     td__json_raw(o, ",\"dist\":[");
     for (unsigned x = 0; x < m->nx; x++) {
         if (x)
@@ -1234,11 +1165,8 @@ int td__like_model_check(const td__like_model *m, char *msg, size_t cap)
         if (m->per[t] >= TD_LIKE_DOC_MAX)
             return msgf(msg, cap, "model.periods: periods must be 0 .. 1048575");
     for (unsigned oc = 0; oc < TD_LIKE_NOC; oc++) {
-        uint64_t s = 0, l = 0;
-        for (unsigned c = 0; c < TD_LIKE_NVC; c++) {
-            s += m->seq[oc][c];
-            l += m->ml[oc][c];
-        }
+        uint64_t s = td__like_sum(m->seq[oc], TD_LIKE_NVC);
+        uint64_t l = td__like_sum(m->ml[oc], TD_LIKE_NVC);
         if (s && oc >= TD_LIKE_OC_X && oc < TD_LIKE_OC_B && oc - TD_LIKE_OC_X >= m->nx)
             return msgf(msg, cap, "model.seq: exact-distance class without a distance");
         if (s && oc >= TD_LIKE_OC_B && oc - TD_LIKE_OC_B > td__like_vcode(TD_LIKE_DOC_MAX - 1))
@@ -1256,13 +1184,9 @@ int td__like_model_check(const td__like_model *m, char *msg, size_t cap)
     const td__like_ctxmodel *cm[TD_LIKE_NBINS + 1];
     for (unsigned bin = 0; bin < TD_LIKE_NBINS; bin++) {
         cm[bin] = &m->lit[bin];
-        for (unsigned f = 0; f < 2; f++) {
-            uint64_t s = 0;
-            for (unsigned c = 0; c < TD_LIKE_NCAT; c++)
-                s += m->cat[bin][f][c];
-            if (s > (1u << 24))
+        for (unsigned f = 0; f < 2; f++)
+            if (td__like_sum(m->cat[bin][f], TD_LIKE_NCAT) > (1u << 24))
                 return msgf(msg, cap, "model.lit.cat: counts too large");
-        }
     }
     cm[TD_LIKE_NBINS] = &m->jun;
     for (unsigned i = 0; i <= TD_LIKE_NBINS; i++) {
@@ -1273,9 +1197,7 @@ int td__like_model_check(const td__like_model *m, char *msg, size_t cap)
             if (c->map[a] >= c->ngroups)
                 return msgf(msg, cap, "model.lit/junction: map names a missing group");
         for (unsigned g = 0; g < c->ngroups; g++) {
-            uint64_t s = 0;
-            for (int b = 0; b < 256; b++)
-                s += c->cnt[g][b];
+            uint64_t s = td__like_sum(c->cnt[g], 256);
             if (!s || s > (1u << 24))
                 return msgf(msg, cap, "model.lit/junction: each group needs a total of 1 .. 2^24");
         }
@@ -1306,8 +1228,27 @@ static int get_u32(rd *r, const td__json_node *n, uint32_t lo, uint32_t hi, uint
     return TD_OK;
 }
 
+/* TD_OK when every key of object o is one of keys[0..n); else "what: unknown key". */
+static int known_keys(rd *r, const td__json_node *o, const char *const *keys, size_t n,
+                      const char *what)
+{
+    for (const td__json_node *k = td__json_child(r->d, o); k; k = td__json_next(r->d, k)) {
+        const char *ks = td__json_keystr(r->d, k);
+        size_t i = 0;
+        while (i < n && strcmp(ks, keys[i]))
+            i++;
+        if (i == n) {
+            char w[96];
+            snprintf(w, sizeof w, "%s: unknown key \"%.32s\"", what, ks);
+            return bad(r, w);
+        }
+    }
+    return TD_OK;
+}
+
 static int read_ctx(rd *r, const td__json_node *o, td__like_ctxmodel *c, const char *what)
 {
+    static const char *const keys[] = {"map", "groups", "cat"};
     const td__json_node *map = td__json_get(r->d, o, "map"), *gr = td__json_get(r->d, o, "groups");
     char w[96];
     if (!map || map->type != TD_JSON_ARR || map->count != 256) {
@@ -1318,13 +1259,8 @@ static int read_ctx(rd *r, const td__json_node *o, td__like_ctxmodel *c, const c
         snprintf(w, sizeof w, "%s.groups: expected an array of 1 .. 32 groups", what);
         return bad(r, w);
     }
-    for (const td__json_node *k = o->first ? &r->d->nodes[o->first] : NULL; k; k = td__json_next(r->d, k)) {
-        const char *ks = td__json_keystr(r->d, k);
-        if (strcmp(ks, "map") && strcmp(ks, "groups") && strcmp(ks, "cat")) {
-            snprintf(w, sizeof w, "%s: unknown key \"%.32s\"", what, ks);
-            return bad(r, w);
-        }
-    }
+    if (known_keys(r, o, keys, sizeof keys / sizeof keys[0], what))
+        return TD_EINVAL;
     c->ngroups = gr->count;
     int a = 0;
     snprintf(w, sizeof w, "%s.map", what);
@@ -1387,16 +1323,8 @@ static int read_model(rd *r, const td__json_node *mo, td__like_model *m)
     const td__json_node *n;
     if (!mo || mo->type != TD_JSON_OBJ)
         return bad(r, "profile: \"model\" must be an object");
-    for (const td__json_node *k = td__json_child(d, mo); k; k = td__json_next(d, k)) {
-        int ok = 0;
-        for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
-            ok |= strcmp(td__json_keystr(d, k), keys[i]) == 0;
-        if (!ok) {
-            char w[96];
-            snprintf(w, sizeof w, "model: unknown key \"%.32s\"", td__json_keystr(d, k));
-            return bad(r, w);
-        }
-    }
+    if (known_keys(r, mo, keys, sizeof keys / sizeof keys[0], "model"))
+        return TD_EINVAL;
     memset(m, 0, sizeof *m);
     if (get_u32(r, td__json_get(d, mo, "doc"), TD_LIKE_DOC_MIN, TD_LIKE_DOC_MAX, &m->doc, "model.doc") ||
         get_u32(r, td__json_get(d, mo, "dedup"), 65536, 64u * 65536u, &m->dedup, "model.dedup"))

@@ -369,10 +369,20 @@ static void unknown_key_msg(const char *key, int kind, char *msg, size_t cap)
     }
 }
 
+/* What a size is: td_parse_size_msg's words, which size options repeat so
+ * that --dedup-block x is explained as a SIZE argument is. */
+static const char size_forms[] =
+    "not a size: a whole number of bytes, with an optional suffix K M G T P E (powers of 1024; "
+    "also KiB MiB ...), KB MB GB TB PB EB (powers of 1000) or b (512), or inf";
+
 static void bad_value_msg(const opt_row *r, const char *given, const char *value, double v,
                           int rc, char *msg, size_t cap)
 {
-    static const char *const not_a[] = {"not a whole number", "not a size", "not a number", ""};
+    static const char *const not_a[] = {[TD_OPTION_UINT] = "not a whole number",
+                                         [TD_OPTION_SIZE] = size_forms,
+                                         [TD_OPTION_REAL] = "not a number",
+                                         [TD_OPTION_CHOICE] = "",
+                                         [TD_OPTION_TEXT] = "empty"};
     char name[80];
     spelled(given, name, sizeof name);
     if (r->info.values) {
@@ -495,9 +505,7 @@ int td_parse_size_msg(const char *text, uint64_t *size, char *msg, size_t cap)
 {
     int rc = td_parse_size(text, size);
     if (rc == TD_ESYNTAX)
-        td__msg(msg, cap, "not a size: a whole number of bytes, with an optional suffix "
-                "K M G T P E (powers of 1024; also KiB MiB ...), KB MB GB TB PB EB (powers of "
-                "1000) or b (512), or inf");
+        td__msg(msg, cap, "%s", size_forms);
     else if (rc == TD_ERANGE)
         td__msg(msg, cap, "out of range: more than 2^64-1 bytes");
     else if (rc != TD_OK)

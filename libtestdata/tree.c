@@ -132,15 +132,19 @@ void td_tree_free(td_tree *t)
 static int set_u64(const char *key, const char *value, int size, uint64_t max, uint64_t *out,
                    char *msg, size_t cap)
 {
-    char sp[80];
+    char sp[80], why[256];
     uint64_t v;
-    int rc = size ? td_parse_size(value, &v) : td__parse_u64(value, &v, 0);
+    int rc = size ? td_parse_size_msg(value, &v, why, sizeof why) : td__parse_u64(value, &v, 0);
     if (rc == TD_OK && v > max)
         rc = TD_ERANGE;
     if (rc != TD_OK) {
         const td_option_info *r = td_tree_option_find(key);
-        td__msg(msg, cap, "bad value '%s' for %s: %s", value, spelled(key, sp, sizeof sp),
-                r ? r->range : "out of range");
+        const char *range = r ? r->range : "out of range";
+        spelled(key, sp, sizeof sp);
+        if (size && rc == TD_ESYNTAX) /* what a size is, as for a SIZE argument */
+            td__msg(msg, cap, "bad value '%s' for %s: %s (valid: %s)", value, sp, why, range);
+        else
+            td__msg(msg, cap, "bad value '%s' for %s: %s", value, sp, range);
         return rc;
     }
     *out = v;

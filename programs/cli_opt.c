@@ -392,7 +392,7 @@ uint64_t cli_parse_size(const char *text, const char *what)
 int cli_apply_stream_opts(const cli_args *a, int allow_random_seed, const char *hint,
                           cli_set_fn set, void *ctx, uint64_t *random_seed)
 {
-    char msg[256];
+    char msg[512]; /* a size option's message says what a size is */
     int last_seed = -1, picked = 0;
 
     for (int i = 0; i < a->nstream; i++) {

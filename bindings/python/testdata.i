@@ -146,7 +146,7 @@ static int td_py_verify_file(const char *path, int kind, uint64_t offset, uint64
 static int td_py_options_set(td_options *o, int kind, const char *key, const char *value,
                              char *MSGBUF)
 {
-    return td_options_set_msg(o, kind, key, value, MSGBUF, 256);
+    return td_options_set_msg(o, kind, key, value, MSGBUF, 1024);
 }
 
 static int td_py_kind_from_name(const char *name, int *kind, char *MSGBUF)

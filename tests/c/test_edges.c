@@ -636,3 +636,57 @@ Test(options, not_a_power_of_two_is_named)
     cr_expect_eq(td_options_check_msg(TD_COMPRESSIBLE, &o, msg, sizeof msg), TD_ERANGE);
     cr_expect(strstr(msg, "not a power of two") != NULL, "%s", msg);
 }
+
+/* A size option's value that is not a size is explained as a SIZE argument
+ * is, from td_parse_size_msg's words (it said only "not a size"), followed
+ * by the option's own range; a tree's --total too. */
+Test(options, bad_size_value_lists_the_valid_forms)
+{
+    static const struct {
+        int kind;
+        const char *key, *value, *name, *range;
+    } cases[] = {
+        {TD_COMPRESSIBLE, "--compress-block", "x", "--compress-block",
+         "a power of two from 512 to 1M, or 0 (not set: tuned for whole streams)"},
+        {TD_COMPRESSIBLE, "compress_block", "4KQ", "option 'compress_block'",
+         "a power of two from 512 to 1M, or 0 (not set: tuned for whole streams)"},
+        {TD_RANDOM, "dedup_block", "1.5K", "option 'dedup_block'", "a power of two from 512 to 1G"},
+        {TD_LIKE, "--dedup-block", "", "--dedup-block", "a power of two from 512 to 1G"},
+    };
+    char forms[256], want[1024], msg[1024];
+    uint64_t u;
+    cr_assert_eq(td_parse_size_msg("x", &u, forms, sizeof forms), TD_ESYNTAX);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        td_options o;
+        td_options_init(&o);
+        snprintf(want, sizeof want, "bad value '%s' for %s: %s (valid: %s)", cases[i].value,
+                 cases[i].name, forms, cases[i].range);
+        cr_expect_eq(td_options_set_msg(&o, cases[i].kind, cases[i].key, cases[i].value, msg,
+                                        sizeof msg),
+                     TD_ESYNTAX, "%s %s", cases[i].key, cases[i].value);
+        cr_expect_str_eq(msg, want);
+    }
+    /* every size option of the table is one of the above */
+    for (size_t i = 0; i < td_option_count(); i++)
+        if (td_option_get(i)->type == TD_OPTION_SIZE)
+            cr_expect(!strcmp(td_option_get(i)->key, "compress_block") ||
+                          !strcmp(td_option_get(i)->key, "dedup_block"),
+                      "a size option without a case here: %s", td_option_get(i)->key);
+    td_tree *t;
+    cr_assert_eq(td_tree_new(&t), TD_OK);
+    cr_expect_eq(td_tree_set(t, "--total", "1.5G", msg, sizeof msg), TD_ESYNTAX);
+    snprintf(want, sizeof want, "bad value '1.5G' for --total: %s (valid: 0 to 2^64-1)", forms);
+    cr_expect_str_eq(msg, want);
+    td_tree_free(t);
+}
+
+/* An empty --model is refused as empty; the message table had no entry for
+ * text options, so it printed whatever string followed the table ("seed"). */
+Test(options, empty_model_is_named)
+{
+    td_options o;
+    char msg[512] = "";
+    td_options_init(&o);
+    cr_expect_eq(td_options_set_msg(&o, TD_TEXT, "--model", "", msg, sizeof msg), TD_ESYNTAX);
+    cr_expect_str_eq(msg, "bad value '' for --model: empty (valid: a text model file)");
+}

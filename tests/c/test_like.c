@@ -554,6 +554,39 @@ Test(like, bad_profile_input)
     free(good);
 }
 
+/* An unknown key in the model, a literal bin or the junction is refused
+ * with the object named (one check, known_keys, for the three). */
+Test(like, unknown_model_keys_are_named)
+{
+    static const struct {
+        const char *after, *msg;
+    } cases[] = {
+        {"\"model\": {", "model: unknown key \"zz\""},
+        {"\"lit\":[{", "model.lit: unknown key \"zz\""},
+        {"\"junction\":{", "model.junction: unknown key \"zz\""},
+    };
+    size_t len;
+    char *saved = save_alloc(td_profile_builtin("html"), &len);
+    char *good = malloc(len + 1), *j = malloc(len + 8), msg[256];
+    cr_assert(good && j);
+    memcpy(good, saved, len);
+    good[len] = 0; /* saved JSON is not NUL-terminated */
+    free(saved);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *at = strstr(good, cases[i].after);
+        cr_assert_not_null(at, "%s", cases[i].after);
+        size_t k = (size_t)(at - good) + strlen(cases[i].after);
+        memcpy(j, good, k);
+        memcpy(j + k, "\"zz\":1,", 7);
+        memcpy(j + k + 7, good + k, len - k);
+        td_profile *p = NULL;
+        cr_expect_eq(td_profile_load_msg(&p, j, len + 7, msg, sizeof msg), TD_EINVAL);
+        cr_expect_str_eq(msg, cases[i].msg);
+    }
+    free(j);
+    free(good);
+}
+
 /* No run of 16 bytes of a sample appears in its profile's JSON. */
 static void check_no_runs(const unsigned char *s, size_t n, const char *what)
 {

@@ -112,3 +112,18 @@ def test_bad_size_lists_the_valid_forms(run):
         assert b"KB MB GB" in r.stderr and b"KiB" in r.stderr, r.stderr
     r = run("gen", "zero", "99999999999999999999")
     assert r.returncode == 2 and b"more than 2^64-1 bytes" in r.stderr, r.stderr
+
+
+def test_bad_size_option_lists_the_valid_forms(run, tmp_path):
+    """A size option's value that is not a size gets the same explanation
+    as a SIZE argument, then the option's range, whole (it said only "not
+    a size"; the CLI's 256-byte buffer would have cut the longer line)."""
+    r = run("gen", "compressible", "1M", "--compress-block", "x")
+    assert r.returncode == 2 and r.stdout == b"", r.stderr
+    assert (b"bad value 'x' for --compress-block: not a size: a whole number of bytes, with an "
+            b"optional suffix K M G T P E (powers of 1024; also KiB MiB ...), KB MB GB TB PB EB "
+            b"(powers of 1000) or b (512), or inf (valid: a power of two from 512 to 1M, or 0 "
+            b"(not set: tuned for whole streams))") in r.stderr, r.stderr
+    r = run("tree", "gen", tmp_path / "t", "--total", "1.5G")
+    assert r.returncode == 2 and b"bad value '1.5G' for --total: not a size: a whole number" in r.stderr
+    assert b"or inf (valid: 0 to 2^64-1)" in r.stderr, r.stderr

@@ -266,3 +266,9 @@ def test_bad_size_message_lists_the_valid_forms():
     with pytest.raises(ValueError, match=r"bad size '18446744073709551616': out of range: "
                                          r"more than 2\^64-1 bytes"):
         testdata.parse_size("18446744073709551616")
+    # a size option: the same forms, then its range, not cut at 256 bytes
+    with pytest.raises(ValueError, match=r"bad value 'x' for option 'compress_block': not a size: "
+                                         r"a whole number of bytes.*KiB.*or inf \(valid: a power "
+                                         r"of two from 512 to 1M, or 0 \(not set: tuned for whole "
+                                         r"streams\)\)$"):
+        testdata.generate("compressible", 4096, compress_block="x")
