@@ -146,6 +146,8 @@ typedef struct cli_stream {
  * allow_random_seed: --seed random picks a seed (gen) or is refused. */
 void cli_parse_stream(const cli_args *a, const char *kind, const char *size,
                       const char *offset, int allow_random_seed, cli_stream *s);
+/* Free what the options loaded (--model, --profile files). */
+void cli_stream_release(cli_stream *s);
 
 /* How cli_apply_stream_opts hands on one option: a library setter that
  * fills msg (naming the field and its valid values) on failure. */
