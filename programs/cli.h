@@ -44,6 +44,10 @@ double cli_now(void);
  * stderr would corrupt it). */
 void cli_guard_std_fds(void);
 
+/* At exit, flush and close stdout; on a write error say so and exit 1
+ * (141 for EPIPE).  Called once, first thing in main. */
+void cli_check_stdout_at_exit(void);
+
 /* ---- signals (cli_util.c) ---------------------------------------------- */
 
 /* SIGINT, SIGTERM and SIGHUP (unless ignored by the parent) end the program

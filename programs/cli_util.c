@@ -85,6 +85,70 @@ void cli_guard_std_fds(void)
     }
 }
 
+/* The one check of stdout for every command, help and --version, as GNU
+ * coreutils' close_stdout: at exit, stdout is flushed and closed, and any
+ * write error (a closed stdout, which cli_guard_std_fds made read-only; a
+ * full disk) becomes a message and exit 1; a reader that went away (EPIPE,
+ * SIGPIPE ignored) ends quietly with 141, as gen does.  Commands may stop
+ * writing early after an error but leave the report to this.  stdout goes
+ * through a cookie stream so that the first error's errno is kept: stdio
+ * forgets it (a failed flush in the middle empties the buffer). */
+static int stdout_errno;
+
+static ssize_t stdout_write(void *cookie, const char *buf, size_t n)
+{
+    size_t done = 0;
+    (void)cookie;
+    while (done < n) {
+        ssize_t w = write(STDOUT_FILENO, buf + done, n - done);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            if (!stdout_errno)
+                stdout_errno = w < 0 ? errno : EIO;
+            return (ssize_t)done; /* 0: an error, for stdio */
+        }
+        done += (size_t)w;
+    }
+    return (ssize_t)n;
+}
+
+static int stdout_close(void *cookie)
+{
+    (void)cookie;
+    if (close(STDOUT_FILENO) != 0 && errno != EINTR) {
+        if (!stdout_errno)
+            stdout_errno = errno;
+        return -1;
+    }
+    return 0;
+}
+
+static void close_stdout(void)
+{
+    int failed = ferror(stdout) != 0;
+    if (fclose(stdout) != 0)
+        failed = 1;
+    if (!failed)
+        return;
+    if (stdout_errno == EPIPE)
+        _exit(128 + SIGPIPE);
+    cli_error("write error on stdout: %s", strerror(stdout_errno ? stdout_errno : EIO));
+    _exit(CLI_EXIT_FAIL);
+}
+
+void cli_check_stdout_at_exit(void)
+{
+    static const cookie_io_functions_t io = {.write = stdout_write, .close = stdout_close};
+    FILE *f = fopencookie(NULL, "w", io);
+    if (f) {
+        /* stdio's own rules for stdout: line buffered on a terminal. */
+        setvbuf(f, NULL, isatty(STDOUT_FILENO) ? _IOLBF : _IOFBF, BUFSIZ);
+        stdout = f;
+    }
+    atexit(close_stdout);
+}
+
 /* ---- signals ------------------------------------------------------------ */
 
 static volatile sig_atomic_t deferred, interrupted;
