@@ -48,10 +48,16 @@ void cli_guard_std_fds(void);
  * (141 for EPIPE).  Called once, first thing in main. */
 void cli_check_stdout_at_exit(void);
 
+/* With --mpi in argv, whether the launcher's environment makes this a
+ * rank other than 0, which then prints no usage error and no
+ * interruption (rank 0 does).  Called once, in main. */
+void cli_mpi_rank_from_env(int argc, char **argv);
+
 /* ---- signals (cli_util.c) ---------------------------------------------- */
 
 /* SIGINT, SIGTERM and SIGHUP (unless ignored by the parent) end the program
- * with 128+N.  While cli_defer_signals(1) is in effect (a library call that
+ * with 128+N after one line, the same for every command, "testdata:
+ * interrupted by SIGINT" (from one place: exit_interrupted in cli_util.c).  While cli_defer_signals(1) is in effect (a library call that
  * polls cli_interrupted() through its progress callback), the first signal
  * only sets the flag, so the call can clean up; a second one ends the
  * program at once.  SIGXFSZ is ignored (a file-size limit comes as EFBIG). */

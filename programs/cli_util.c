@@ -11,6 +11,8 @@
 #include <unistd.h>
 
 const char *cli_command = NULL;
+/* A rank other than 0 of mpiexec ... --mpi: rank 0 prints for all. */
+static int quiet_rank;
 
 void cli_error(const char *fmt, ...)
 {
@@ -25,6 +27,8 @@ void cli_error(const char *fmt, ...)
 void cli_usage_error(const char *fmt, ...)
 {
     va_list ap;
+    if (quiet_rank) /* rank 0 says it */
+        exit(CLI_EXIT_USAGE);
     fputs("testdata: ", stderr);
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
@@ -149,10 +153,62 @@ void cli_check_stdout_at_exit(void)
     atexit(close_stdout);
 }
 
+/* ---- MPI ranks ------------------------------------------------------------ */
+
+/* Under mpiexec ... --mpi every rank is a copy of this program with the
+ * same argv: only rank 0 prints usage errors and the interruption, or
+ * each would be printed once per rank.  The rank is the launcher's
+ * (MPICH/Hydra and Slurm's PMI, PMIx, Open MPI), read before MPI starts,
+ * since usage errors are found before it does. */
+void cli_mpi_rank_from_env(int argc, char **argv)
+{
+    static const char *const vars[] = {"PMI_RANK", "PMIX_RANK", "OMPI_COMM_WORLD_RANK"};
+    int mpi = 0;
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+        mpi |= strcmp(argv[i], "--mpi") == 0;
+    for (size_t i = 0; mpi && i < sizeof vars / sizeof vars[0]; i++) {
+        const char *v = getenv(vars[i]);
+        if (v && *v) {
+            quiet_rank = strcmp(v, "0") != 0;
+            break;
+        }
+    }
+}
+
+/* ---- signals ------------------------------------------------------------ */
+
+/* The one message after SIGINT, SIGTERM or SIGHUP, for every command.
+ * Async-signal-safe: the signal handler calls it. */
+static void say_interrupted(int sig)
+{
+    static const char head[] = "testdata: interrupted by ";
+    const char *name = sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM"
+                     : sig == SIGHUP ? "SIGHUP" : "a signal";
+    char line[64];
+    size_t n = sizeof head - 1, k = strlen(name);
+    if (quiet_rank)
+        return;
+    memcpy(line, head, n);
+    memcpy(line + n, name, k);
+    line[n + k] = '\n';
+    (void)!write(STDERR_FILENO, line, n + k + 1);
+}
+
 /* ---- signals ------------------------------------------------------------ */
 
 static volatile sig_atomic_t deferred, interrupted;
 static const char *volatile temp_path;
+
+/* The one way out after a signal, for every command: the message, the
+ * temporary (if one is registered) removed, exit 128+N.  Outputs are
+ * unnamed O_TMPFILEs until complete, so nothing else is left behind. */
+static void exit_interrupted(int sig)
+{
+    if (temp_path)
+        unlink(temp_path);
+    say_interrupted(sig);
+    _exit(128 + sig);
+}
 
 static void on_signal(int sig)
 {
@@ -160,9 +216,7 @@ static void on_signal(int sig)
         interrupted = sig;
         return;
     }
-    if (temp_path)
-        unlink(temp_path);
-    _exit(128 + sig);
+    exit_interrupted(sig);
 }
 
 void cli_signals_install(void)
@@ -187,12 +241,8 @@ void cli_signals_install(void)
 void cli_defer_signals(int on)
 {
     deferred = on;
-    if (!on && interrupted) {
-        int sig = interrupted;
-        if (temp_path)
-            unlink(temp_path);
-        _exit(128 + sig);
-    }
+    if (!on && interrupted)
+        exit_interrupted(interrupted);
 }
 
 int cli_interrupted(void)

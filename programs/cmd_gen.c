@@ -100,7 +100,7 @@ static int gen(const cli_cmd *cmd, int argc, char **argv, cli_stream *s)
     if (rc != TD_OK && out) {
         int atomic = td_output_atomic(out);
         td_output_abort(out);
-        if (atomic)
+        if (atomic && rc != TD_ECANCELED) /* interrupted: one message, for every command */
             cli_error("'%s' is unchanged", path);
         else if (a.count[O_KEEP])
             cli_error("kept the incomplete '%s' (%llu bytes)", path, (unsigned long long)written);

@@ -129,7 +129,7 @@ static int run_gen(const cli_cmd *cmd, int argc, char **argv)
         cli_error("cannot write '%s%s%s': %s", dir, strcmp(where, dir) ? "/" : "",
                   strcmp(where, dir) ? where : "", strerror(res.error));
     else if (rc == TD_ECANCELED)
-        cli_error("interrupted after %llu of %llu files: each is complete; 'tree gen --resume' "
+        cli_error("%llu of %llu files written, each complete: 'tree gen --resume' "
                   "completes the tree", (unsigned long long)res.files,
                   (unsigned long long)td_tree_count(t));
     else if (rc != TD_OK)

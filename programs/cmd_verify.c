@@ -87,6 +87,8 @@ static int verify(const cli_cmd *cmd, int argc, char **argv, cli_stream *s)
     cli_defer_signals(1);
     rc = td_verify_fd(fd, s->kind, s->offset, s->size, &s->opt, &io, &r);
     int e = errno;
+    if (cli_interrupted()) /* an input cut short by the same Ctrl-C is no verdict */
+        rc = TD_ECANCELED;
     cli_progress_break(&pr);
     if (rc == TD_EIO) {
         cli_error("read error on '%s' after %llu bytes: %s", name,
