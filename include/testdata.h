@@ -163,27 +163,31 @@ typedef struct td_options {
                                   TD_COMPRESS_BLOCK_MIN to TD_COMPRESS_BLOCK_MAX);
                                   0 (default): tuned for whole streams */
     /** TD_TEXT: the model to generate from; NULL (default) is the built-in
-     *  English model.  Borrowed: it must stay valid while a call that takes
-     *  these options runs; a stream made with it keeps its own reference, so
-     *  the caller may td_model_free() it as soon as td_stream_open returns.
-     *  td_options_set() with the key "model" loads a model file into it:
-     *  the caller then owns that model (td_model_free(o->model)). */
+     *  English model.  A model stored here by the caller stays the caller's
+     *  (see "Who owns a model or profile" below): it must stay valid while a
+     *  call that takes these options runs, and need not outlive a stream
+     *  made with it (td_stream_open returns a stream that no longer uses
+     *  it).  td_options_set() with the key "model" loads a model file into
+     *  it, which the options then own. */
     union {
         const td_model *model;
         uint64_t model_pad_;  /**< keeps the layout on 32-bit targets */
     };
-    /** TD_LIKE: the profile to generate from (borrowed: it must outlive
-     *  every stream and call that uses these options; built-in profiles
-     *  from td_profile_builtin() live forever).  NULL means the built-in
-     *  "english".  Other kinds ignore it.  td_options_set() with the key
-     *  "profile" takes a built-in name, or a profile file, which it loads:
-     *  the caller then owns it (td_profile_free(o->profile), which ignores
-     *  built-ins), as for "model". */
+    /** TD_LIKE: the profile to generate from; NULL means the built-in
+     *  "english".  Other kinds ignore it.  As for model: a profile stored
+     *  here by the caller stays the caller's, must stay valid while a call
+     *  that takes these options runs, and need not outlive a stream made
+     *  with it; built-in profiles (td_profile_builtin()) live forever.
+     *  td_options_set() with the key "profile" takes a built-in name, or a
+     *  profile file, which it loads and the options then own. */
     union {
         const struct td_profile *profile;
         uint64_t profile_pad_;  /**< keeps the layout on 32-bit targets */
     };
-    uint64_t reserved[6];    /**< reserved for future options, must stay 0 */
+    /** Private: the model and the profile that td_options_set() loaded
+     *  (and td_options_release() frees); 0 when none.  Never set them. */
+    uint64_t owned_[2];
+    uint64_t reserved[4];    /**< reserved for future options, must stay 0 */
 } td_options;
 
 /**
@@ -192,10 +196,36 @@ typedef struct td_options {
  * `static const td_options defaults = TD_OPTIONS_INIT;`.  Positional, so it
  * is valid C and C++.
  */
-#define TD_OPTIONS_INIT {0u, 1u, 0u /* TD_ALG_CHACHA20 */, 3.0, 1.0, 4096u, 0u, {0}, {0}, {0u}}
+#define TD_OPTIONS_INIT {0u, 1u, 0u /* TD_ALG_CHACHA20 */, 3.0, 1.0, 4096u, 0u, {0}, {0}, {0u}, {0u}}
 
-/** Set every field of *o to its default.  NULL is ignored. */
+/** Set every field of *o to its default.  NULL is ignored.  It does not
+ *  free what td_options_set() loaded: on options that may hold a loaded
+ *  model or profile, call td_options_release() instead. */
 TD_API void td_options_init(td_options *o);
+
+/**
+ * Who owns a model or profile (td_options.model, td_options.profile): one
+ * rule for both.  A value the options loaded themselves, from a file given
+ * to td_options_set() ("model", or "profile" naming a file), is owned by
+ * the options: it is freed when td_options_set() replaces it (the same key
+ * set again, to a file or, for "profile", to a built-in name) and by
+ * td_options_release().  A pointer the caller stored in the field directly
+ * stays the caller's and is never freed by the options, even when
+ * td_options_set() or td_options_release() overwrites it.  Streams, fills,
+ * verifiers and trees made from the options do not need either value once
+ * they are made (a stream keeps what it needs).  A copy of a td_options
+ * struct shares what the original loaded: release one of them only.
+ * The CLI, Python's testdata package and td_tree all follow this rule.
+ *
+ * Free what td_options_set() loaded into *o (the model and profile files
+ * it owns) and reset *o to its defaults, as td_options_init() does.
+ * Pointers the caller stored directly are not freed.  NULL is ignored.
+ * Options that never had a file loaded need no release (it is harmless).
+ *
+ * @param o  the options, initialised with td_options_init() or
+ *           TD_OPTIONS_INIT (or NULL)
+ */
+TD_API void td_options_release(td_options *o);
 
 /**
  * Set one option from strings, as the CLI and bindings do ("ratio", "3").
@@ -205,10 +235,18 @@ TD_API void td_options_init(td_options *o);
  * command line spells it; messages then name the option that way).  Integers are decimal (seed also 0x hex), sizes take
  * td_parse_size() suffixes, choices are one of the listed names.
  *
+ * "model" FILE and "profile" FILE load the file into options that then
+ * own it, and free the file value they replace (see td_options_release()).
+ *
+ * @param o      options to change (td_options_init() first)
+ * @param kind   the kind they are for (a td_kind)
+ * @param key    the option's key
+ * @param value  its value, as text
  * @return TD_OK; TD_EOPTION if the key is unknown or does not apply to
  *         @p kind; TD_ESYNTAX if the value cannot be parsed; TD_ERANGE if
  *         it is out of range; TD_EINVAL for NULL arguments, TD_EKIND for a
- *         bad kind.  On failure *o is unchanged.
+ *         bad kind; TD_EIO, TD_ENOMEM or a format error when a model or
+ *         profile file cannot be loaded.  On failure *o is unchanged.
  */
 TD_API int td_options_set(td_options *o, int kind, const char *key, const char *value);
 

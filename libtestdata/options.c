@@ -64,14 +64,14 @@ static const opt_row rows[] = {
       "a power of two from 512 to 1G", "4096", DEDUP_KINDS, 0},
      offsetof(td_options, dedup_block), ST_U32, CHECK_ALWAYS | POW2, TD_DEDUP_BLOCK_MIN,
      TD_DEDUP_BLOCK_MAX, 4096},
-    /* A file name: set loads the model (the caller owns it); numerically
+    /* A file name: set loads the model (the options own it); numerically
      * 1 when a model is given, so STRICT refuses it for other kinds. */
     {{"model", TD_OPTION_TEXT, "FILE", "text model to generate from (testdata model build)",
       NULL, "a text model file", "built-in English", K(TD_TEXT), 0},
      offsetof(td_options, model), ST_MODEL, CHECK_ALWAYS | STRICT, 0, 1, 0},
     /* A pointer, not a number: td_options_set takes the name of a built-in
      * profile, or a profile file, which it loads (td_profile_open) for the
-     * caller to own, as "model" does. */
+     * options to own, as "model" does. */
     {{"profile", TD_OPTION_TEXT, "PROFILE",
       "the profile to generate data like: a built-in name or a file made by 'testdata profile'",
       td__like_builtin_names, "a built-in profile (english, html, source, ...) or a profile file",
@@ -476,13 +476,34 @@ int td_options_set_msg(td_options *o, int kind, const char *key, const char *val
         store_value(r, &n, v, u);
     }
     rc = td_options_check_msg(kind, &n, msg, cap);
-    if (rc == TD_OK)
-        *o = n;
-    else if (r->store == ST_MODEL)
-        td_model_free((td_model *)n.model);
-    else if (r->store == ST_PROFILE)
-        td_profile_free((td_profile *)n.profile);
-    return rc;
+    if (rc != TD_OK) {
+        if (n.model != o->model)
+            td_model_free((td_model *)n.model);
+        if (n.profile != o->profile)
+            td_profile_free((td_profile *)n.profile);
+        return rc;
+    }
+    /* The options own what they loaded (testdata.h, "Who owns a model or
+     * profile"): a new value for the key frees the file it loaded before,
+     * never a pointer the caller stored. */
+    if (r->store == ST_MODEL) {
+        td_model_free((td_model *)(uintptr_t)o->owned_[0]);
+        n.owned_[0] = (uintptr_t)n.model;
+    } else if (r->store == ST_PROFILE) {
+        td_profile_free((td_profile *)(uintptr_t)o->owned_[1]);
+        n.owned_[1] = u ? 0 : (uintptr_t)n.profile;
+    }
+    *o = n;
+    return TD_OK;
+}
+
+void td_options_release(td_options *o)
+{
+    if (!o)
+        return;
+    td_model_free((td_model *)(uintptr_t)o->owned_[0]);
+    td_profile_free((td_profile *)(uintptr_t)o->owned_[1]);
+    td_options_init(o);
 }
 
 int td_options_set(td_options *o, int kind, const char *key, const char *value)

@@ -120,8 +120,7 @@ void td_tree_free(td_tree *t)
     free(t->sizes);
     free(t->like);
     free(t->q);
-    td_model_free((td_model *)t->opt.model); /* loaded by its "model" option */
-    td_profile_free(t->profile);
+    td_options_release(&t->opt); /* the files its "model" and "profile" loaded */
     for (int i = 0; i < t->nsopt; i++) {
         free(t->skey[i]);
         free(t->sval[i]);
@@ -1090,23 +1089,13 @@ int td_tree_prepare(td_tree *t, char *msg, size_t cap)
     rc = td__sodium_ready();
     if (rc != TD_OK)
         return rc;
-    td_model_free((td_model *)t->opt.model); /* from a failed prepare */
-    td_options_init(&t->opt);
-    td_profile_free(t->profile);
-    t->profile = NULL;
+    /* From a failed prepare.  The options own the files "model" and
+     * "profile" load; given twice, the last wins and the first is freed. */
+    td_options_release(&t->opt);
     for (int i = 0; i < t->nsopt; i++) {
-        const td_model *before = t->opt.model;
         rc = td_options_set_msg(&t->opt, t->kind, t->skey[i], t->sval[i], msg, cap);
         if (rc != TD_OK)
             return rc;
-        /* Files loaded by "model" and "profile" are the tree's; given
-         * twice, the last wins.  (Built-in profiles are never freed.) */
-        if (before && t->opt.model != before)
-            td_model_free((td_model *)before);
-        if (t->opt.profile != t->profile) {
-            td_profile_free(t->profile);
-            t->profile = (td_profile *)t->opt.profile;
-        }
     }
     rc = td_options_check_msg(t->kind, &t->opt, msg, cap);
     if (rc != TD_OK)

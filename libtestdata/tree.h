@@ -40,8 +40,7 @@ struct td_tree {
     char *skey[TD__TREE_MAX_SOPTS], *sval[TD__TREE_MAX_SOPTS];
     /* prepared */
     int prepared;
-    td_options opt;
-    struct td_profile *profile; /* a profile file of the kind like, owned (opt borrows it) */
+    td_options opt;       /* owns the files its "model" and "profile" loaded */
     int dist;             /* TD__DIST_* */
     uint64_t dmin, dmax;  /* fixed: dmin; uniform: [dmin, dmax] */
     uint64_t *q;          /* TD__DIST_TABLE: TD_TREE_QN + 1 points */

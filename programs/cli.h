@@ -44,10 +44,20 @@ double cli_now(void);
  * stderr would corrupt it). */
 void cli_guard_std_fds(void);
 
+/* At exit, flush and close stdout; on a write error say so and exit 1
+ * (141 for EPIPE).  Called once, first thing in main. */
+void cli_check_stdout_at_exit(void);
+
+/* With --mpi in argv, whether the launcher's environment makes this a
+ * rank other than 0, which then prints no usage error and no
+ * interruption (rank 0 does).  Called once, in main. */
+void cli_mpi_rank_from_env(int argc, char **argv);
+
 /* ---- signals (cli_util.c) ---------------------------------------------- */
 
 /* SIGINT, SIGTERM and SIGHUP (unless ignored by the parent) end the program
- * with 128+N.  While cli_defer_signals(1) is in effect (a library call that
+ * with 128+N after one line, the same for every command, "testdata:
+ * interrupted by SIGINT" (from one place: exit_interrupted in cli_util.c).  While cli_defer_signals(1) is in effect (a library call that
  * polls cli_interrupted() through its progress callback), the first signal
  * only sets the flag, so the call can clean up; a second one ends the
  * program at once.  SIGXFSZ is ignored (a file-size limit comes as EFBIG). */
@@ -146,6 +156,8 @@ typedef struct cli_stream {
  * allow_random_seed: --seed random picks a seed (gen) or is refused. */
 void cli_parse_stream(const cli_args *a, const char *kind, const char *size,
                       const char *offset, int allow_random_seed, cli_stream *s);
+/* Free what the options loaded (--model, --profile files). */
+void cli_stream_release(cli_stream *s);
 
 /* How cli_apply_stream_opts hands on one option: a library setter that
  * fills msg (naming the field and its valid values) on failure. */

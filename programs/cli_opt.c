@@ -436,23 +436,9 @@ typedef struct stream_ctx {
 static int set_stream_opt(void *ctx, const char *key, const char *val, char *msg, size_t cap)
 {
     stream_ctx *c = ctx;
-    const td_model *before = c->opt->model;
-    const td_profile *pbefore = c->opt->profile;
-    int rc = td_options_set_msg(c->opt, c->kind, key, val, msg, cap);
-    /* --model and --profile files are the program's (the options borrow
-     * them): a later one wins, the one it replaces is released; the last
-     * lives until exit.  Built-in profiles are never freed. */
-    if (rc == TD_OK && c->opt->model != before) {
-        static td_model *kept;
-        td_model_free(kept);
-        kept = (td_model *)c->opt->model;
-    }
-    if (rc == TD_OK && c->opt->profile != pbefore) {
-        static td_profile *pkept;
-        td_profile_free(pkept);
-        pkept = (td_profile *)c->opt->profile;
-    }
-    return rc;
+    /* --model and --profile files are the options' own: a later one
+     * replaces (and frees) the earlier; cli_stream_release frees the last. */
+    return td_options_set_msg(c->opt, c->kind, key, val, msg, cap);
 }
 
 void cli_parse_stream(const cli_args *a, const char *kind, const char *size,
@@ -471,4 +457,9 @@ void cli_parse_stream(const cli_args *a, const char *kind, const char *size,
                                                &s->random_seed);
     if (s->size != TD_SIZE_UNBOUNDED && s->size > UINT64_MAX - s->offset)
         cli_usage_error("--offset plus SIZE is past the end of the stream (2^64 bytes)");
+}
+
+void cli_stream_release(cli_stream *s)
+{
+    td_options_release(&s->opt);
 }

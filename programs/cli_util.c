@@ -11,6 +11,8 @@
 #include <unistd.h>
 
 const char *cli_command = NULL;
+/* A rank other than 0 of mpiexec ... --mpi: rank 0 prints for all. */
+static int quiet_rank;
 
 void cli_error(const char *fmt, ...)
 {
@@ -25,6 +27,8 @@ void cli_error(const char *fmt, ...)
 void cli_usage_error(const char *fmt, ...)
 {
     va_list ap;
+    if (quiet_rank) /* rank 0 says it */
+        exit(CLI_EXIT_USAGE);
     fputs("testdata: ", stderr);
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
@@ -85,10 +89,126 @@ void cli_guard_std_fds(void)
     }
 }
 
+/* The one check of stdout for every command, help and --version, as GNU
+ * coreutils' close_stdout: at exit, stdout is flushed and closed, and any
+ * write error (a closed stdout, which cli_guard_std_fds made read-only; a
+ * full disk) becomes a message and exit 1; a reader that went away (EPIPE,
+ * SIGPIPE ignored) ends quietly with 141, as gen does.  Commands may stop
+ * writing early after an error but leave the report to this.  stdout goes
+ * through a cookie stream so that the first error's errno is kept: stdio
+ * forgets it (a failed flush in the middle empties the buffer). */
+static int stdout_errno;
+
+static ssize_t stdout_write(void *cookie, const char *buf, size_t n)
+{
+    size_t done = 0;
+    (void)cookie;
+    while (done < n) {
+        ssize_t w = write(STDOUT_FILENO, buf + done, n - done);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            if (!stdout_errno)
+                stdout_errno = w < 0 ? errno : EIO;
+            return (ssize_t)done; /* 0: an error, for stdio */
+        }
+        done += (size_t)w;
+    }
+    return (ssize_t)n;
+}
+
+static int stdout_close(void *cookie)
+{
+    (void)cookie;
+    if (close(STDOUT_FILENO) != 0 && errno != EINTR) {
+        if (!stdout_errno)
+            stdout_errno = errno;
+        return -1;
+    }
+    return 0;
+}
+
+static void close_stdout(void)
+{
+    int failed = ferror(stdout) != 0;
+    if (fclose(stdout) != 0)
+        failed = 1;
+    if (!failed)
+        return;
+    if (stdout_errno == EPIPE)
+        _exit(128 + SIGPIPE);
+    cli_error("write error on stdout: %s", strerror(stdout_errno ? stdout_errno : EIO));
+    _exit(CLI_EXIT_FAIL);
+}
+
+void cli_check_stdout_at_exit(void)
+{
+    static const cookie_io_functions_t io = {.write = stdout_write, .close = stdout_close};
+    FILE *f = fopencookie(NULL, "w", io);
+    if (f) {
+        /* stdio's own rules for stdout: line buffered on a terminal. */
+        setvbuf(f, NULL, isatty(STDOUT_FILENO) ? _IOLBF : _IOFBF, BUFSIZ);
+        stdout = f;
+    }
+    atexit(close_stdout);
+}
+
+/* ---- MPI ranks ------------------------------------------------------------ */
+
+/* Under mpiexec ... --mpi every rank is a copy of this program with the
+ * same argv: only rank 0 prints usage errors and the interruption, or
+ * each would be printed once per rank.  The rank is the launcher's
+ * (MPICH/Hydra and Slurm's PMI, PMIx, Open MPI), read before MPI starts,
+ * since usage errors are found before it does. */
+void cli_mpi_rank_from_env(int argc, char **argv)
+{
+    static const char *const vars[] = {"PMI_RANK", "PMIX_RANK", "OMPI_COMM_WORLD_RANK"};
+    int mpi = 0;
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+        mpi |= strcmp(argv[i], "--mpi") == 0;
+    for (size_t i = 0; mpi && i < sizeof vars / sizeof vars[0]; i++) {
+        const char *v = getenv(vars[i]);
+        if (v && *v) {
+            quiet_rank = strcmp(v, "0") != 0;
+            break;
+        }
+    }
+}
+
+/* ---- signals ------------------------------------------------------------ */
+
+/* The one message after SIGINT, SIGTERM or SIGHUP, for every command.
+ * Async-signal-safe: the signal handler calls it. */
+static void say_interrupted(int sig)
+{
+    static const char head[] = "testdata: interrupted by ";
+    const char *name = sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM"
+                     : sig == SIGHUP ? "SIGHUP" : "a signal";
+    char line[64];
+    size_t n = sizeof head - 1, k = strlen(name);
+    if (quiet_rank)
+        return;
+    memcpy(line, head, n);
+    memcpy(line + n, name, k);
+    line[n + k] = '\n';
+    (void)!write(STDERR_FILENO, line, n + k + 1);
+}
+
 /* ---- signals ------------------------------------------------------------ */
 
 static volatile sig_atomic_t deferred, interrupted;
 static const char *volatile temp_path;
+
+/* The one way out after a signal, for every command: the message, the
+ * temporary (if one is registered) removed, exit 128+N.  Outputs are
+ * unnamed O_TMPFILEs until complete, so nothing else is left behind. */
+static void exit_interrupted(int sig)
+{
+    if (temp_path)
+        unlink(temp_path);
+    say_interrupted(sig);
+    _exit(128 + sig);
+}
 
 static void on_signal(int sig)
 {
@@ -96,9 +216,7 @@ static void on_signal(int sig)
         interrupted = sig;
         return;
     }
-    if (temp_path)
-        unlink(temp_path);
-    _exit(128 + sig);
+    exit_interrupted(sig);
 }
 
 void cli_signals_install(void)
@@ -123,12 +241,8 @@ void cli_signals_install(void)
 void cli_defer_signals(int on)
 {
     deferred = on;
-    if (!on && interrupted) {
-        int sig = interrupted;
-        if (temp_path)
-            unlink(temp_path);
-        _exit(128 + sig);
-    }
+    if (!on && interrupted)
+        exit_interrupted(interrupted);
 }
 
 int cli_interrupted(void)

@@ -147,16 +147,7 @@ static int run(const cli_cmd *cmd, int argc, char **argv)
     }
     if (!werr && json)
         printf("]\n");
-    if (!werr && fflush(stdout) != 0)
-        werr = errno;
-    if (werr || ferror(stdout)) {
-        /* The reader is gone (SIGPIPE ignored): end quietly, as gen does. */
-        if (werr == EPIPE)
-            return 128 + SIGPIPE;
-        cli_error("write error on stdout: %s", strerror(werr ? werr : EIO));
-        return CLI_EXIT_FAIL;
-    }
-    return status;
+    return status; /* a write error is reported at exit (cli_check_stdout_at_exit) */
 }
 
 const cli_cmd cli_cmd_analyze = {

@@ -26,10 +26,9 @@ static const cli_opt gen_opts[] = {
 };
 
 /* Write to stdout or to an output opened by the library's rules. */
-static int run(const cli_cmd *cmd, int argc, char **argv)
+static int gen(const cli_cmd *cmd, int argc, char **argv, cli_stream *s)
 {
     cli_args a;
-    cli_stream s;
     cli_progress pr;
     td_io_options io;
     td_output *out = NULL;
@@ -45,8 +44,8 @@ static int run(const cli_cmd *cmd, int argc, char **argv)
     path = a.val[O_OUTPUT];
     if (path && strcmp(path, "-") == 0 && !a.count[O_MPI])
         path = NULL;
-    cli_parse_stream(&a, a.pos[0], a.pos[1], a.val[O_OFFSET], 1, &s);
-    if ((rc = cli_mpi_dispatch(cmd, &a, &s, path, 0)) >= 0)
+    cli_parse_stream(&a, a.pos[0], a.pos[1], a.val[O_OFFSET], 1, s);
+    if ((rc = cli_mpi_dispatch(cmd, &a, s, path, 0)) >= 0)
         return rc;
     if (a.count[O_KEEP] && !path)
         cli_usage_error("--keep-partial needs -o FILE");
@@ -57,7 +56,7 @@ static int run(const cli_cmd *cmd, int argc, char **argv)
             cli_error("cannot write '%s': %s", path, rc == TD_EIO ? strerror(errno) : td_strerror(rc));
             return CLI_EXIT_FAIL;
         }
-        if (s.size == TD_SIZE_UNBOUNDED && td_output_atomic(out)) {
+        if (s->size == TD_SIZE_UNBOUNDED && td_output_atomic(out)) {
             td_output_abort(out);
             cli_usage_error("an endless stream can never replace '%s' (it is never complete): "
                             "give a SIZE, or --keep-partial to write into it", path);
@@ -65,22 +64,22 @@ static int run(const cli_cmd *cmd, int argc, char **argv)
         fd = td_output_fd(out);
         where = path;
     }
-    if (!a.count[O_FORCE] && td_kind_is_text(s.kind) == 0 && isatty(fd)) {
+    if (!a.count[O_FORCE] && td_kind_is_text(s->kind) == 0 && isatty(fd)) {
         /* As zstd: binary bytes would garble the terminal, and a big SIZE
          * would scroll for minutes. */
         if (out)
             td_output_abort(out);
         cli_error("not writing binary data (kind %s) to a terminal: redirect it (> FILE, "
-                  "| cmd), use -o FILE, or --force", td_kind_name(s.kind));
+                  "| cmd), use -o FILE, or --force", td_kind_name(s->kind));
         return CLI_EXIT_USAGE;
     }
-    cli_progress_init(&pr, cli_progress_mode(cmd, &a), "gen", s.size);
+    cli_progress_init(&pr, cli_progress_mode(cmd, &a), "gen", s->size);
     cli_progress_pipe(&pr, fd);
     td_io_options_init(&io);
     io.progress = cli_progress_cb;
     io.ctx = &pr;
     cli_defer_signals(1);
-    rc = td_write_fd(fd, s.kind, s.offset, s.size, &s.opt, &io, &written);
+    rc = td_write_fd(fd, s->kind, s->offset, s->size, &s->opt, &io, &written);
     e = errno;
     if (out && rc == TD_OK) {
         rc = td_output_commit(out);
@@ -101,7 +100,7 @@ static int run(const cli_cmd *cmd, int argc, char **argv)
     if (rc != TD_OK && out) {
         int atomic = td_output_atomic(out);
         td_output_abort(out);
-        if (atomic)
+        if (atomic && rc != TD_ECANCELED) /* interrupted: one message, for every command */
             cli_error("'%s' is unchanged", path);
         else if (a.count[O_KEEP])
             cli_error("kept the incomplete '%s' (%llu bytes)", path, (unsigned long long)written);
@@ -111,6 +110,17 @@ static int run(const cli_cmd *cmd, int argc, char **argv)
         return CLI_EXIT_FAIL;
     cli_progress_done(&pr, written, "wrote");
     return 0;
+}
+
+/* The options own the --model and --profile files they loaded. */
+static int run(const cli_cmd *cmd, int argc, char **argv)
+{
+    cli_stream s;
+    memset(&s, 0, sizeof s);
+    td_options_init(&s.opt);
+    int rc = gen(cmd, argc, argv, &s);
+    cli_stream_release(&s);
+    return rc;
 }
 
 const cli_cmd cli_cmd_gen = {

@@ -18,10 +18,9 @@ static const cli_opt verify_opts[] = {
     {NULL, 0, NULL, NULL},
 };
 
-static int run(const cli_cmd *cmd, int argc, char **argv)
+static int verify(const cli_cmd *cmd, int argc, char **argv, cli_stream *s)
 {
     cli_args a;
-    cli_stream s;
     cli_progress pr;
     td_io_options io;
     td_verify_result r;
@@ -47,16 +46,16 @@ static int run(const cli_cmd *cmd, int argc, char **argv)
     }
     if (file && strcmp(file, "-") != 0)
         path = file;
-    cli_parse_stream(&a, a.pos[0], size, a.val[O_OFFSET], 0, &s);
+    cli_parse_stream(&a, a.pos[0], size, a.val[O_OFFSET], 0, s);
     if (!size && path && a.count[O_MPI] && !a.val[O_FILES]) {
         /* --mpi on one shared FILE: every rank sees the same size. */
         if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
             cli_usage_error("SIZE is needed: '%s' is not a regular file", path);
-        s.size = (uint64_t)st.st_size;
+        s->size = (uint64_t)st.st_size;
     } else if (!size && a.count[O_MPI]) {
         cli_usage_error("verify --mpi --files needs SIZE");
     }
-    if ((rc = cli_mpi_dispatch(cmd, &a, &s, file, 1)) >= 0)
+    if ((rc = cli_mpi_dispatch(cmd, &a, s, file, 1)) >= 0)
         return rc;
     if (path) {
         name = path;
@@ -76,18 +75,20 @@ static int run(const cli_cmd *cmd, int argc, char **argv)
             cli_usage_error("SIZE is needed: %s%s%s is not a regular file", path ? "'" : "",
                             path ? path : "stdin", path ? "'" : "");
         }
-        s.size = st.st_size > at ? (uint64_t)(st.st_size - at) : 0;
-        if (s.size > UINT64_MAX - s.offset)
+        s->size = st.st_size > at ? (uint64_t)(st.st_size - at) : 0;
+        if (s->size > UINT64_MAX - s->offset)
             cli_usage_error("--offset plus the size of %s is past the end of the stream", name);
     }
-    cli_progress_init(&pr, cli_progress_mode(cmd, &a), "verify", s.size);
+    cli_progress_init(&pr, cli_progress_mode(cmd, &a), "verify", s->size);
     cli_progress_pipe(&pr, fd);
     td_io_options_init(&io);
     io.progress = cli_progress_cb;
     io.ctx = &pr;
     cli_defer_signals(1);
-    rc = td_verify_fd(fd, s.kind, s.offset, s.size, &s.opt, &io, &r);
+    rc = td_verify_fd(fd, s->kind, s->offset, s->size, &s->opt, &io, &r);
     int e = errno;
+    if (cli_interrupted()) /* an input cut short by the same Ctrl-C is no verdict */
+        rc = TD_ECANCELED;
     cli_progress_break(&pr);
     if (rc == TD_EIO) {
         cli_error("read error on '%s' after %llu bytes: %s", name,
@@ -106,6 +107,17 @@ static int run(const cli_cmd *cmd, int argc, char **argv)
         return CLI_EXIT_FAIL;
     cli_progress_done(&pr, r.compared, "verified");
     return 0;
+}
+
+/* The options own the --model and --profile files they loaded. */
+static int run(const cli_cmd *cmd, int argc, char **argv)
+{
+    cli_stream s;
+    memset(&s, 0, sizeof s);
+    td_options_init(&s.opt);
+    int rc = verify(cmd, argc, argv, &s);
+    cli_stream_release(&s);
+    return rc;
 }
 
 const cli_cmd cli_cmd_verify = {

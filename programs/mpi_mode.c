@@ -127,7 +127,9 @@ typedef int (*tree_fn)(const td_tree *, const char *, int, uint32_t, int);
 static int run_job(const char *name, const cli_mpi_job *job)
 {
     job_fn f = (job_fn)module_fn(name);
-    return f ? f(job) : CLI_EXIT_FAIL;
+    int st = f ? f(job) : CLI_EXIT_FAIL;
+    cli_defer_signals(0); /* after a signal: the message (rank 0), 128+N */
+    return st;
 }
 
 int cli_mpi_gen(const cli_mpi_job *job)
@@ -143,7 +145,9 @@ int cli_mpi_verify(const cli_mpi_job *job)
 int cli_mpi_tree(const td_tree *t, const char *dir, int verify, uint32_t flags, int quiet)
 {
     tree_fn f = (tree_fn)module_fn("cli_mpi_module_tree");
-    return f ? f(t, dir, verify, flags, quiet) : CLI_EXIT_FAIL;
+    int st = f ? f(t, dir, verify, flags, quiet) : CLI_EXIT_FAIL;
+    cli_defer_signals(0); /* after a signal: the message (rank 0), 128+N */
+    return st;
 }
 
 #else /* the module */

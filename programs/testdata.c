@@ -58,6 +58,8 @@ int main(int argc, char **argv)
     /* Before anything is opened: no file may take the place of a closed
      * standard descriptor. */
     cli_guard_std_fds();
+    cli_check_stdout_at_exit();
+    cli_mpi_rank_from_env(argc, argv);
     if (argc < 2) {
         main_help(stderr);
         return CLI_EXIT_USAGE;

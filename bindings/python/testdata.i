@@ -767,15 +767,17 @@ static int td_py_tree_scan(const char *path, char *TEXTBUF)
 
 /* td_options: a struct whose constructor applies td_options_init(). */
 %ignore td_options::reserved;
+%ignore td_options::owned_;
 %extend td_options {
     td_options() {
         td_options *o = (td_options *)calloc(1, sizeof *o);
         td_options_init(o);
         return o;
     }
-    /* A model loaded by td_options_set("model", FILE) is the options' own. */
+    /* What td_options_set loaded ("model" FILE) is the options' own; the
+     * profile set by td_py_options_set_profile is its Python owner's. */
     ~td_options() {
-        td_model_free((td_model *)$self->model);
+        td_options_release($self);
         free($self);
     }
 }

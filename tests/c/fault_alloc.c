@@ -584,3 +584,143 @@ Test(resources, small_streams_start_no_threads)
         teardown(&sc);
     }
 }
+
+/* ------------------------------------------------------------------------ */
+/* Who owns a model or profile that td_options_set loaded: the options       */
+
+static char model_path[300], profile_path[300];
+
+/* A model file and a profile file (the built-ins, saved) in tmpdir. */
+static void ownership_files(void)
+{
+    snprintf(tmpdir, sizeof tmpdir, "%s/td_fault_own_%d", P_tmpdir, (int)getpid());
+    cr_assert(mkdir(tmpdir, 0700) == 0 || errno == EEXIST);
+    snprintf(model_path, sizeof model_path, "%s/m.tdm", tmpdir);
+    snprintf(profile_path, sizeof profile_path, "%s/p.json", tmpdir);
+    /* A small model (from 16 KiB of built-in text) keeps the sweeps short. */
+    static unsigned char text[16 * KIB];
+    td_options o;
+    td_model_builder *b = NULL;
+    td_model *m = NULL;
+    td_options_init(&o);
+    cr_assert_eq(td_fill(TD_TEXT, &o, 0, text, sizeof text), TD_OK);
+    cr_assert_eq(td_model_builder_new(&b), TD_OK);
+    cr_assert_eq(td_model_builder_update(b, text, sizeof text), TD_OK);
+    cr_assert_eq(td_model_builder_finish(b, &m), TD_OK);
+    td_model_builder_free(b);
+    cr_assert_eq(td_model_save(m, model_path), TD_OK);
+    td_model_free(m);
+    cr_assert_eq(td_profile_save_file(td_profile_builtin("html"), profile_path), TD_OK);
+    cr_assert(td_profile_builtin("source")); /* parsed once, kept for good */
+}
+
+static void ownership_cleanup(void)
+{
+    unlink(model_path);
+    unlink(profile_path);
+    rmdir(tmpdir);
+}
+
+/* "model" and "profile" files set twice, a built-in profile in between,
+ * then released: the options free every file they loaded, and a failed
+ * set leaves them as they were. */
+static int sc_set_twice(scenario *sc)
+{
+    td_options t, l;
+    int rc;
+    td_options_init(&t);
+    td_options_init(&l);
+    if ((rc = td_options_set(&t, TD_TEXT, "model", model_path)) != TD_OK ||
+        (rc = td_options_set(&t, TD_TEXT, "model", model_path)) != TD_OK ||
+        (rc = td_options_set(&l, TD_LIKE, "profile", profile_path)) != TD_OK ||
+        (rc = td_options_set(&l, TD_LIKE, "profile", "source")) != TD_OK ||
+        (rc = td_options_set(&l, TD_LIKE, "profile", profile_path)) != TD_OK ||
+        (rc = td_options_set(&l, TD_LIKE, "profile", profile_path)) != TD_OK) {
+        td_options_release(&t);
+        td_options_release(&l);
+        return rc;
+    }
+    if (td_options_set(&t, TD_TEXT, "model", "/nonexistent/m.tdm") != TD_EIO || !t.model)
+        sc_bad(sc, "a failed set of a model changed the options", 0);
+    td_options_release(&t);
+    td_options_release(&l);
+    if (t.model || l.profile)
+        sc_bad(sc, "td_options_release left a pointer", 0);
+    return TD_OK;
+}
+
+Test(ownership, loaded_values_are_freed_when_replaced_and_released)
+{
+    scenario sc;
+    ownership_files();
+    memset(&sc, 0, sizeof sc);
+    sc.name = "set model and profile twice, release";
+    arm(0, 0);
+    int rc = sc_set_twice(&sc);
+    disarm();
+    cr_assert_eq(rc, TD_OK, "%s", td_strerror(rc));
+    cr_assert_eq(sc.bad[0], '\0', "%s", sc.bad);
+    cr_assert_eq(nlive, 0, "%d allocation(s) leaked: a replaced model or profile", nlive);
+    /* (No sweep of allocation failures: loading takes some 6000 of them.) */
+    ownership_cleanup();
+}
+
+Test(ownership, pointers_the_caller_stored_stay_the_callers)
+{
+    td_model *m = NULL;
+    td_profile *p = NULL;
+    td_model_info info;
+    td_options o;
+    uint8_t d[32];
+    ownership_files();
+    cr_assert_eq(td_model_load_file(&m, model_path), TD_OK);
+    cr_assert_eq(td_profile_open(&p, profile_path, NULL, 0), TD_OK);
+    arm(0, 0);
+    td_options_init(&o);
+    /* A loaded model, then the caller's over it: the loaded one is still
+     * the options' to free; the caller's is never freed. */
+    cr_assert_eq(td_options_set(&o, TD_TEXT, "model", model_path), TD_OK);
+    o.model = m;
+    o.profile = p;
+    cr_assert_eq(td_options_set(&o, TD_TEXT, "seed", "3"), TD_OK);
+    td_options_release(&o);
+    disarm();
+    cr_assert_eq(nlive, 0, "the model the options loaded was not freed");
+    cr_assert_eq(td_model_describe(m, &info), TD_OK);
+    cr_assert_eq(td_profile_digest(p, d), TD_OK);
+    td_model_free(m);
+    td_profile_free(p);
+    ownership_cleanup();
+}
+
+/* The model and the profile alike: a stream does not need either once it
+ * is open (ASan and valgrind would see a use after free). */
+static void stream_outlives(int kind, const char *key, const char *path)
+{
+    enum { LEN = 300 * KIB };
+    static unsigned char want[LEN], got[LEN];
+    td_options o, ref;
+    td_stream *s = NULL;
+    size_t n = 0;
+    td_options_init(&ref);
+    ref.seed = 5;
+    cr_assert_eq(td_options_set(&ref, kind, key, path), TD_OK);
+    cr_assert_eq(td_fill(kind, &ref, 0, want, LEN), TD_OK);
+    o = ref;
+    o.owned_[0] = o.owned_[1] = 0; /* a copy that owns nothing */
+    cr_assert_eq(td_stream_open(&s, kind, LEN, &o), TD_OK);
+    td_options_release(&ref);
+    cr_assert_eq(td_stream_read(s, got, LEN, &n), TD_OK);
+    cr_assert_eq(n, LEN);
+    cr_assert_eq(memcmp(got, want, LEN), 0, "%s: the stream changed after its %s was freed",
+                 td_kind_name(kind), key);
+    td_stream_free(s);
+}
+
+Test(ownership, streams_need_no_model_or_profile_once_open)
+{
+    ownership_files();
+    stream_outlives(TD_TEXT, "model", model_path);
+    stream_outlives(TD_LIKE, "profile", profile_path);
+    ownership_cleanup();
+}

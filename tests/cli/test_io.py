@@ -153,6 +153,48 @@ def test_sigint_verify_exits_130(cli):
     assert p.returncode == 130
 
 
+# Every long-running command, interrupted: the same one line, 128+N, and no
+# output file or temporary left.  Those reading stdin get a pipe kept open.
+INTERRUPTED = {
+    "gen -o": (["gen", "random", "100G", "--algorithm", "fast", "-o", "out"], False),
+    "model build": (["model", "build", "-", "-o", "out"], True),
+    "profile": (["profile", "-", "-o", "out"], True),
+    "verify": (["verify", "random", "1G"], True),
+    "analyze": (["analyze", "-"], True),
+    "tree gen": (["tree", "gen", "out", "--files", "1000000", "--sizes", "fixed:1", "-q"], False),
+}
+
+
+@pytest.mark.parametrize("sig,code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+@pytest.mark.parametrize("name", sorted(INTERRUPTED))
+def test_interrupted_commands_say_the_same(cli, tmp_path, name, sig, code):
+    args, reads_stdin = INTERRUPTED[name]
+    p = subprocess.Popen([cli, *args], cwd=tmp_path, stdin=subprocess.PIPE,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    if reads_stdin:
+        p.stdin.write(b"Words of a corpus, and more of them.\n" * 3000)
+        p.stdin.flush()
+        time.sleep(0.3)
+    elif name == "tree gen":
+        time.sleep(0.5)
+    else:
+        wait_for_writes(p)
+    p.send_signal(sig)
+    try:
+        err = p.stderr.read()
+        p.wait(timeout=10)
+    finally:
+        p.stdin.close()
+    assert p.returncode == code, (name, err)
+    lines = err.decode().splitlines()
+    assert lines[-1] == f"testdata: interrupted by {signal.Signals(sig).name}", (name, err)
+    if name == "tree gen":  # the files present are complete; maybe a hint how to finish
+        assert all("'tree gen --resume' completes the tree" in x for x in lines[:-1]), err
+    else:
+        assert len(lines) == 1, (name, err)
+        assert os.listdir(tmp_path) == [], (name, os.listdir(tmp_path))
+
+
 # --- closed pipes ----------------------------------------------------------------
 
 def test_closed_pipe_is_quiet(cli):

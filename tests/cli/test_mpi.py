@@ -90,6 +90,25 @@ def test_usage_errors(mpirun, run, tmp_path):
     assert r.returncode == 2 and b"--files needs --mpi" in r.stderr
 
 
+@pytest.mark.parametrize("args,needle", [
+    (("gen", "random", "1M", "--seed", "x", "-o", "{d}/x"), b"bad value 'x' for --seed"),
+    (("gen", "randm", "1M", "-o", "{d}/x"), b"unknown kind 'randm'"),
+    (("gen", "random", "1Q", "-o", "{d}/x"), b"bad size '1Q'"),
+    (("gen", "random", "1M", "--bogus", "-o", "{d}/x"), b"unknown option '--bogus'"),
+    (("verify", "random", "1M", "--ratio", "3", "{d}/x"), b"--ratio"),
+    (("tree", "gen", "{d}/t", "--files", "3", "--sizes", "fixd:1"), b"fixd"),
+])
+def test_usage_errors_found_before_mpi_starts_print_once(mpirun, tmp_path, args, needle):
+    """Every rank parses the same argv before MPI starts, and each printed
+    the usage error: once per rank.  Now rank 0 alone does (the rank the
+    launcher gives), and every rank still exits 2."""
+    r = mpirun(3, *(a.replace("{d}", str(tmp_path)) for a in args), "--mpi")
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.count(needle) == 1, r.stderr
+    assert r.stderr.count(b"(try 'testdata") == 1, r.stderr
+    assert os.listdir(tmp_path) == []
+
+
 def test_failure_on_every_rank_leaves_no_file(mpirun, tmp_path):
     r = mpirun(2, "gen", "zero", 10, "--mpi", "-o", tmp_path / "no" / "such" / "file")
     assert r.returncode != 0
@@ -191,12 +210,14 @@ def test_sigint_leaves_the_old_file_and_no_temporary(cli, tmp_path, files):
     time.sleep(1.0)
     p.send_signal(signal.SIGINT)
     try:
-        p.communicate(timeout=60)
+        err = p.communicate(timeout=60)[1]
     except subprocess.TimeoutExpired:
         p.kill()
         raise
     # Each rank exits 130; what mpiexec (MPICH's hydra) itself returns after
-    # forwarding a Ctrl-C varies (0 or 130 seen), so the files are the test.
+    # forwarding a Ctrl-C varies (0 or 130 seen), so the files are the test,
+    # and the message: the one every command prints, by rank 0 alone.
+    assert err.count(b"testdata: interrupted by SIGINT\n") == 1, err
     if files:
         left = sorted(os.listdir(out))
         assert all(n.startswith("part-") and "tdtmp" not in n for n in left), left

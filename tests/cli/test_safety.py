@@ -246,6 +246,36 @@ def test_closed_stdout_is_a_write_error(cli, tmp_path):
         assert p.returncode == 1 and b"Bad file descriptor" in p.stderr, (args, p.stderr)
 
 
+HELP_OUTPUTS = ["--help", "help", "-h", "--version", "-V", "help gen", "gen --help", "gen -h",
+                "verify --help", "profile --help", "model --help", "model build --help",
+                "tree --help", "tree gen --help", "analyze --help", "completion --help",
+                "completion bash", "completion zsh", "completion fish"]
+
+
+@pytest.mark.parametrize("args", HELP_OUTPUTS)
+def test_help_and_version_report_a_closed_stdout(cli, args):
+    """`testdata --help >&-` exited 0 with the help lost: every help,
+    version and completion output is checked at exit, like any output."""
+    p = subprocess.run(f"exec '{cli}' {args} >&-", shell=True, stderr=subprocess.PIPE)
+    assert p.returncode == 1, (args, p.stderr)
+    assert p.stderr == b"testdata: write error on stdout: Bad file descriptor\n", (args, p.stderr)
+
+
+@pytest.mark.parametrize("args", HELP_OUTPUTS)
+def test_help_and_version_report_a_full_disk(cli, args):
+    with open("/dev/full", "wb") as full:
+        p = subprocess.run([cli, *args.split()], stdout=full, stderr=subprocess.PIPE)
+    assert p.returncode == 1, (args, p.stderr)
+    assert p.stderr == b"testdata: write error on stdout: No space left on device\n", \
+        (args, p.stderr)
+
+
+@pytest.mark.parametrize("args", ["--help", "gen --help", "--version", "completion bash"])
+def test_help_to_a_good_stdout_exits_0(cli, args):
+    p = subprocess.run([cli, *args.split()], capture_output=True)
+    assert p.returncode == 0 and p.stdout and p.stderr == b"", (args, p.stderr)
+
+
 # --- --files, analyze, messages --------------------------------------------------------
 
 @pytest.mark.parametrize("files", ["1E", "0", "1000001"])
