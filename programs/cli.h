@@ -158,6 +158,10 @@ void cli_parse_stream(const cli_args *a, const char *kind, const char *size,
                       const char *offset, int allow_random_seed, cli_stream *s);
 /* Free what the options loaded (--model, --profile files). */
 void cli_stream_release(cli_stream *s);
+/* A command's run over a fresh cli_stream, released after body returns
+ * (the options own the --model and --profile files they load). */
+int cli_stream_run(const cli_cmd *cmd, int argc, char **argv,
+                   int (*body)(const cli_cmd *, int, char **, cli_stream *));
 
 /* How cli_apply_stream_opts hands on one option: a library setter that
  * fills msg (naming the field and its valid values) on failure. */

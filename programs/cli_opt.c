@@ -463,3 +463,14 @@ void cli_stream_release(cli_stream *s)
 {
     td_options_release(&s->opt);
 }
+
+int cli_stream_run(const cli_cmd *cmd, int argc, char **argv,
+                   int (*body)(const cli_cmd *, int, char **, cli_stream *))
+{
+    cli_stream s;
+    memset(&s, 0, sizeof s);
+    td_options_init(&s.opt);
+    int rc = body(cmd, argc, argv, &s);
+    cli_stream_release(&s);
+    return rc;
+}

@@ -112,15 +112,9 @@ static int gen(const cli_cmd *cmd, int argc, char **argv, cli_stream *s)
     return 0;
 }
 
-/* The options own the --model and --profile files they loaded. */
 static int run(const cli_cmd *cmd, int argc, char **argv)
 {
-    cli_stream s;
-    memset(&s, 0, sizeof s);
-    td_options_init(&s.opt);
-    int rc = gen(cmd, argc, argv, &s);
-    cli_stream_release(&s);
-    return rc;
+    return cli_stream_run(cmd, argc, argv, gen);
 }
 
 const cli_cmd cli_cmd_gen = {
