@@ -42,7 +42,7 @@ static const td_option_info tree_rows[T_COUNT] = {
                  "100, or --total divided by the mean size", ALL_KINDS, 0},
     [T_TOTAL] = {"total", TD_OPTION_SIZE, "SIZE",
                  "total bytes of all files, hit exactly (sizes are scaled to it)", NULL,
-                 "0 to 2^64-1", "the sum of the sizes drawn", ALL_KINDS, 0},
+                 "0 to 2^64-2", "the sum of the sizes drawn", ALL_KINDS, 0},
     [T_SIZES] = {"sizes", TD_OPTION_TEXT, "DIST",
                  "file sizes: default, fixed:SIZE, uniform:MIN,MAX, "
                  "lognormal:median=SIZE,sigma=S, pareto:min=SIZE,alpha=A, empirical:FILE "
@@ -140,8 +140,9 @@ static int set_u64(const char *key, const char *value, int size, uint64_t max, u
         const td_option_info *r = td_tree_option_find(key);
         const char *range = r ? r->range : "out of range";
         spelled(key, sp, sizeof sp);
-        if (size && rc == TD_ESYNTAX) /* what a size is, as for a SIZE argument */
-            td__msg(msg, cap, "bad value '%s' for %s: %s (valid: %s)", value, sp, why, range);
+        if (rc == TD_ESYNTAX) /* what a size is, as for a SIZE argument */
+            td__msg(msg, cap, "bad value '%s' for %s: %s (valid: %s)", value, sp,
+                    size ? why : "not a whole number", range);
         else
             td__msg(msg, cap, "bad value '%s' for %s: %s", value, sp, range);
         return rc;

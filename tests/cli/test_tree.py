@@ -241,6 +241,8 @@ def test_interrupted_then_resumed_completes(cli, run, tmp_path, sig):
     (["--sizes", "fixed:4Q"], b"fixed:SIZE"),
     (["--sizes", "empirical:/nonexistent/sizes.txt"], b"cannot read '/nonexistent/sizes.txt'"),
     (["--files", "-3"], b"--files"),
+    (["--files", "x"], b"bad value 'x' for --files: not a whole number (valid: 0 to 268435456)"),
+    (["--total", "18446744073709551615"], b"for --total: 0 to 2^64-2"),
     (["--files", "300000000"], b"0 to 268435456"),
     (["--depth", "17"], b"0 to 16"),
     (["--fanout", "0"], b"1 to 65536"),
