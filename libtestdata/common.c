@@ -120,6 +120,17 @@ int td__msg(char *buf, size_t cap, const char *fmt, ...)
     return (size_t)n >= cap ? TD_ERANGE : TD_OK;
 }
 
+char *td__join(char *buf, size_t cap, const char *const *names)
+{
+    size_t at = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; names[i] && at < cap; i++) {
+        (void)td__msg(buf + at, cap - at, "%s%s", i ? ", " : "", names[i]);
+        at += strlen(buf + at);
+    }
+    return buf;
+}
+
 int td__key_eq(const char *a, const char *b)
 {
     for (; *a && *b; a++, b++) {

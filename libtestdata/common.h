@@ -79,6 +79,10 @@ TD_HIDDEN int td__parse_double(const char *s, double *out);
 TD_HIDDEN int td__msg(char *buf, size_t cap, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* The NULL-terminated names joined with ", " into buf (truncated as by
+ * td__msg); returns buf. */
+TD_HIDDEN char *td__join(char *buf, size_t cap, const char *const *names);
+
 /* v in decimal at p, no NUL; returns the end.  By hand, not snprintf:
  * this is most of the cost of a profile's canonical JSON (thousands of
  * integers) and of naming millions of tree files.  The one digit loop of

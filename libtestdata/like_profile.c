@@ -1601,11 +1601,9 @@ int td_profile_save_file(const td_profile *p, const char *path)
 
 const char *td__profile_unknown_msg(char *buf, size_t cap, const char *name, int or_file)
 {
-    char names[256] = "";
+    char names[256];
     const char *s = td_suggest(name, td__like_builtin_names);
-    for (unsigned i = 0; i < td__like_nbuiltins; i++)
-        (void)td__msg(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "",
-                      td__like_builtins[i].name);
+    td__join(names, sizeof names, td__like_builtin_names);
     td__msg(buf, cap, or_file ? "neither a built-in profile (%s) nor a profile file%s%s%s"
                               : "not a built-in profile (built-ins: %s)%s%s%s",
             names, s ? "; did you mean '" : "", s ? s : "", s ? "'?" : "");

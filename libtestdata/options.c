@@ -386,11 +386,11 @@ static void bad_value_msg(const opt_row *r, const char *given, const char *value
     char name[80];
     spelled(given, name, sizeof name);
     if (r->info.values) {
-        char list[192] = "";
+        char list[192];
         size_t n = 0;
-        for (; r->info.values[n]; n++)
-            (void)td__msg(list + strlen(list), sizeof list - strlen(list), "%s%s",
-                          n ? ", " : "", r->info.values[n]);
+        while (r->info.values[n])
+            n++;
+        td__join(list, sizeof list, r->info.values);
         const char *s = closest(value, r->info.values, n, 0);
         if (r->info.type == TD_OPTION_TEXT) { /* profile */
             char why[384];
