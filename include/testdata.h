@@ -575,10 +575,14 @@ TD_API int td_fill_ex(int kind, const td_options *o, uint64_t offset, void *buf,
  *     ".tdtmp-XXXXXXXXXXXX" file), which td_output_commit() puts in place
  *     with one rename, after fsync when it replaces a file; the new file
  *     keeps the old one's mode (and owner, when run as root).  A symlink
- *     stays and the file it points to is replaced.  td_output_abort() or
- *     any failure leaves the old file untouched;
- *   - a device, FIFO or socket, or anything reached through /proc (such
- *     as /dev/stdout): written into directly, never replaced or removed;
+ *     stays and the file it points to is replaced; another user's symlink
+ *     in a sticky world-writable directory (/tmp) is not followed (EACCES,
+ *     as the kernel's fs.protected_symlinks).  td_output_abort() or any
+ *     failure leaves the old file untouched;
+ *   - a device, FIFO or socket, or anything reached through /proc:
+ *     written into directly, never replaced or removed; one of the
+ *     caller's own descriptors (/dev/stdout, /dev/fd/N, /proc/self/fd/N)
+ *     through a duplicate of it, with its offset, O_APPEND and access mode;
  *   - with TD_IO_IN_PLACE: the regular file itself, truncated first.
  */
 typedef struct td_output td_output;

@@ -69,11 +69,63 @@ static int under_proc(const char *dir)
     return realpath(dir, real) && (strcmp(real, "/proc") == 0 || strncmp(real, "/proc/", 6) == 0);
 }
 
+/* The descriptor of this process that the /proc link dir/name stands for
+ * (/dev/stdout, /dev/fd/N, /proc/self/fd/N, /proc/thread-self/fd/N), or -1. */
+static int own_fd(const char *dir, const char *name)
+{
+    char real[PATH_MAX], self[PATH_MAX];
+    const char *p = name;
+    long fd = 0;
+    size_t n;
+    if (!*p)
+        return -1;
+    for (; *p; p++) {
+        if (*p < '0' || *p > '9' || fd > INT_MAX / 10)
+            return -1;
+        fd = fd * 10 + (*p - '0');
+    }
+    if (fd > INT_MAX || !realpath(dir, real) || !realpath("/proc/self", self))
+        return -1;
+    n = strlen(self);
+    if (strncmp(real, self, n) != 0)
+        return -1;
+    p = real + n;
+    if (strncmp(p, "/task/", 6) == 0) { /* a thread's: the process's table */
+        p += 6;
+        if (*p < '0' || *p > '9')
+            return -1;
+        while (*p >= '0' && *p <= '9')
+            p++;
+    }
+    return strcmp(p, "/fd") == 0 ? (int)fd : -1;
+}
+
+/* As the kernel's fs.protected_symlinks, whatever its setting (resolve()
+ * follows links itself, so the kernel never sees them): a link in a
+ * sticky world-writable directory (/tmp) is followed only if it is the
+ * caller's or the directory owner's, or root's "gen -o /tmp/x" would
+ * replace whatever another user's link there names. */
+static int may_follow(const char *dir, const struct stat *link)
+{
+    struct stat d;
+    if (link->st_uid == geteuid())
+        return 1;
+    if (stat(dir, &d) != 0)
+        return 0;
+    if ((d.st_mode & (S_ISVTX | S_IWOTH)) != (S_ISVTX | S_IWOTH))
+        return 1;
+    return d.st_uid == link->st_uid;
+}
+
 /* Follow symlinks from path to what the data is for.  OUT_ATOMIC with
  * *final set (the regular file or missing path to replace), or OUT_DIRECT
- * (write into path itself).  TD_OK, TD_EIO (errno) or TD_ENOMEM. */
-static int resolve(const char *path, int *mode, char **final, struct stat *st, int *exists)
+ * (write into path itself, or into *fd, a descriptor of this process that
+ * path names through /proc, if not -1).  TD_OK, TD_EIO (errno) or
+ * TD_ENOMEM. */
+static int resolve(const char *path, int *mode, char **final, struct stat *st, int *exists,
+                   int *fd)
 {
+    *fd = -1;
     char *cur = strdup(path);
     if (!cur)
         return TD_ENOMEM;
@@ -110,9 +162,20 @@ static int resolve(const char *path, int *mode, char **final, struct stat *st, i
             return e == ENOMEM ? TD_ENOMEM : TD_EIO;
         }
         target[n] = '\0';
+        if (!may_follow(dir, st)) {
+            free(dir);
+            free(cur);
+            errno = EACCES;
+            return TD_EIO;
+        }
         /* /proc's links (/dev/stdout -> /proc/self/fd/1 -> "pipe:[...]")
-         * are not paths to follow: open them as they are. */
+         * are not paths to follow: open them as they are.  One of our own
+         * descriptors is written through, as a shell's "> /dev/stdout":
+         * reopened, a file that stdout appends to (>>) would be truncated,
+         * and one open only for reading (< /dev/stdin) written into. */
         if (under_proc(dir)) {
+            const char *slash = strrchr(cur, '/');
+            *fd = own_fd(dir, slash ? slash + 1 : cur);
             free(dir);
             free(cur);
             *mode = OUT_DIRECT;
@@ -230,7 +293,7 @@ int td_output_open(td_output **out, const char *path, uint32_t flags)
 {
     td_output *o;
     struct stat st;
-    int rc, exists = 0;
+    int rc, exists = 0, own;
 
     if (!out)
         return TD_EINVAL;
@@ -245,12 +308,15 @@ int td_output_open(td_output **out, const char *path, uint32_t flags)
         return TD_ENOMEM;
     o->fd = -1;
     o->dirfd = -1;
-    rc = resolve(path, &o->mode, &o->final, &st, &exists);
+    rc = resolve(path, &o->mode, &o->final, &st, &exists, &own);
     if (rc != TD_OK)
         return fail(o, rc);
     if (o->mode == OUT_ATOMIC && (flags & TD_IO_IN_PLACE))
         o->mode = OUT_IN_PLACE;
-    if (o->mode == OUT_DIRECT) {
+    if (own >= 0) {
+        /* Its offset, O_APPEND and access mode are the caller's. */
+        o->fd = fcntl(own, F_DUPFD_CLOEXEC, 0);
+    } else if (o->mode == OUT_DIRECT) {
         /* Never O_CREAT here: it exists and is not ours to make or replace. */
         o->fd = open(o->final, O_WRONLY | O_CLOEXEC | O_NOCTTY);
         if (o->fd >= 0 && fstat(o->fd, &st) == 0 && S_ISREG(st.st_mode) && ftruncate(o->fd, 0) != 0)

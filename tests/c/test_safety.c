@@ -195,6 +195,79 @@ Test(output, symlink_is_followed)
     remove_dir();
 }
 
+/* /dev/stdout, /dev/fd/N, /proc/self/fd/N name one of the caller's own
+ * descriptors: written through it, as a shell's "> /dev/stdout", never
+ * reopened.  Reopened, a file the descriptor appends to lost its contents
+ * (truncated), and a file open only for reading was written into. */
+Test(output, own_descriptor_through_proc_is_written_through)
+{
+    char path[300], via[64];
+    struct stat st;
+    td_options o = seeded(1);
+    make_dir();
+    path_in(path, sizeof path, "log");
+    put_file(path, "log\n");
+    int fd = open(path, O_WRONLY | O_APPEND);
+    cr_assert_geq(fd, 0);
+    snprintf(via, sizeof via, "/proc/self/fd/%d", fd);
+    cr_assert_eq(td_write_file(via, TD_ZERO, 4, &o), TD_OK, "%s", strerror(errno));
+    snprintf(via, sizeof via, "/dev/fd/%d", fd);
+    cr_assert_eq(td_write_file(via, TD_ZERO, 4, &o), TD_OK, "%s", strerror(errno));
+    close(fd);
+    cr_assert_eq(stat(path, &st), 0);
+    cr_assert_eq(st.st_size, 12, "the log was truncated (%lld bytes)", (long long)st.st_size);
+    expect_content(path, "log\n");
+    /* Open for reading only: writing fails (EBADF), the file is as it was. */
+    fd = open(path, O_RDONLY);
+    cr_assert_geq(fd, 0);
+    snprintf(via, sizeof via, "/proc/self/fd/%d", fd);
+    errno = 0;
+    cr_assert_eq(td_write_file(via, TD_ZERO, 4, &o), TD_EIO);
+    cr_assert_eq(errno, EBADF);
+    close(fd);
+    cr_assert_eq(stat(path, &st), 0);
+    cr_assert_eq(st.st_size, 12);
+    cr_assert_eq(entries(), 1);
+    remove_dir();
+}
+
+/* As the kernel's fs.protected_symlinks, whatever the sysctl says: root
+ * writing to a path in /tmp must not follow another user's link there to
+ * a file of its choosing. */
+Test(output, others_symlink_in_a_sticky_directory_is_not_followed)
+{
+    char sticky[300], target[300], link[400];
+    td_options o = seeded(1);
+    make_dir();
+    path_in(sticky, sizeof sticky, "sticky");
+    path_in(target, sizeof target, "precious");
+    snprintf(link, sizeof link, "%s/out.bin", sticky);
+    put_file(target, "precious");
+    cr_assert_eq(mkdir(sticky, 0777), 0);
+    cr_assert_eq(chmod(sticky, 01777), 0);
+    cr_assert_eq(symlink(target, link), 0);
+    if (lchown(link, 65534, 65534) != 0) {
+        unlink(link);
+        rmdir(sticky);
+        remove_dir();
+        cr_skip_test("lchown needs root (%s)", strerror(errno));
+    }
+    errno = 0;
+    cr_assert_eq(td_write_file(link, TD_ZERO, 10, &o), TD_EIO);
+    cr_assert_eq(errno, EACCES);
+    expect_content(target, "precious");
+    /* Followed when the link is the caller's, or the directory is not sticky. */
+    cr_assert_eq(chmod(sticky, 0777), 0);
+    cr_assert_eq(td_write_file(link, TD_ZERO, 10, &o), TD_OK, "%s", strerror(errno));
+    cr_assert_eq(chmod(sticky, 01777), 0);
+    cr_assert_eq(lchown(link, geteuid(), getegid()), 0);
+    cr_assert_eq(td_write_file(link, TD_RANDOM, 100, &o), TD_OK, "%s", strerror(errno));
+    expect_stream(target, TD_RANDOM, 100, 1);
+    unlink(link);
+    rmdir(sticky);
+    remove_dir();
+}
+
 Test(output, directory_is_an_error)
 {
     td_options o = seeded(3);

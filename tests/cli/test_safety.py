@@ -85,6 +85,35 @@ def test_dev_stdout_is_stdout(cli):
     assert os.path.islink("/dev/stdout")
 
 
+def test_dev_stdout_appended_to_keeps_the_file(cli, tmp_path):
+    """-o /dev/stdout with stdout appending to a file (>>) or shared with
+    other writers: the data goes where stdout is, as with the shell's own
+    "> /dev/stdout".  The file used to be reopened and truncated: the log
+    lost its lines, the header was overwritten."""
+    log = tmp_path / "log"
+    log.write_bytes(b"earlier lines\n")
+    with open(log, "ab") as out:
+        r = subprocess.run([cli, "gen", "zero", "10", "-o", "/dev/stdout"], stdout=out,
+                           stderr=subprocess.PIPE)
+    assert r.returncode == 0, r.stderr
+    assert log.read_bytes() == b"earlier lines\n" + bytes(10)
+    r = subprocess.run(["sh", "-c", f"{{ echo head; '{cli}' gen zero 4 -o /dev/stdout; echo tail; }}"
+                        f" > '{log}'"], stderr=subprocess.PIPE)
+    assert r.returncode == 0, r.stderr
+    assert log.read_bytes() == b"head\n" + bytes(4) + b"tail\n"
+    # stdout closed (read-only /dev/null in its place): an error, as without -o
+    r = subprocess.run([cli, "gen", "zero", "10", "-o", "/dev/stdout"], stdout=subprocess.DEVNULL,
+                       stderr=subprocess.PIPE, close_fds=True,
+                       preexec_fn=lambda: os.close(1))
+    assert r.returncode == 1 and b"Bad file descriptor" in r.stderr, r.stderr
+    # /dev/stdin open for reading: never written into
+    with open(log, "rb") as inp:
+        r = subprocess.run([cli, "gen", "zero", "10", "-o", "/dev/stdin"], stdin=inp,
+                           capture_output=True)
+    assert r.returncode == 1 and b"Bad file descriptor" in r.stderr, r.stderr
+    assert log.read_bytes() == b"head\n" + bytes(4) + b"tail\n"
+
+
 def test_dash_is_stdout(cli, tmp_path):
     p = subprocess.run([cli, "gen", "zero", "10", "-o", "-"], capture_output=True, cwd=tmp_path)
     assert p.returncode == 0 and p.stdout == bytes(10)
