@@ -943,7 +943,9 @@ typedef struct td_tree_result {
  * or not at all (an unnamed O_TMPFILE linked in, or a temporary renamed),
  * an existing file of the tree is replaced atomically (with
  * TD_TREE_RESUME: verified first and kept when right), and nothing else in
- * @p dir is touched.  Files are written by io->threads threads at once.
+ * @p dir is touched.  No symlink below @p dir is followed: one where a file
+ * or directory of the tree should be is an error (TD_EIO; td_tree_verify()
+ * reports it missing).  Files are written by io->threads threads at once.
  * @param t         a prepared tree
  * @param dir       the top directory
  * @param io        threads, part, flags and callbacks, or NULL for defaults

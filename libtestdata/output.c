@@ -482,8 +482,9 @@ int td_output_commit(td_output *o)
 /* For many new files in one directory (tree.c): the rules of
  * td_output_open, with one system call fewer per file and no path walk.
  * A missing name gets an unnamed O_TMPFILE in dirfd, linked in by
- * td_output_commit; a regular file or a symlink there goes through
- * td_output_open; anything else is refused (EEXIST), never written into. */
+ * td_output_commit; a regular file there goes through td_output_open;
+ * anything else is refused (EEXIST), never written into: a symlink too,
+ * which would lead out of the tree. */
 int td__output_openat(td_output **out, int dirfd, const char *dirpath, const char *name,
                       int fresh)
 {
@@ -502,7 +503,7 @@ int td__output_openat(td_output **out, int dirfd, const char *dirpath, const cha
     memcpy(path + dl + 1, name, nl + 1);
     if (!fresh) {
         if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-            if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
+            if (!S_ISREG(st.st_mode)) {
                 free(path);
                 errno = EEXIST;
                 return TD_EIO;

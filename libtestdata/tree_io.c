@@ -212,6 +212,43 @@ static void close_dir(job *j)
     j->dir = UINT64_MAX;
 }
 
+/* Directory rel (a/b/c) under rootfd, level by level, following no
+ * symlink: a link where a directory of the tree should be is not one
+ * (ENOTDIR), so nothing is ever written or checked outside the tree.
+ * With mk, missing levels are made (EEXIST is another thread's or run's
+ * work) and *made tells whether the last one was.  The fd, or -1 (errno). */
+static int open_beneath(int rootfd, char *rel, int mk, int *made)
+{
+    int fd = rootfd;
+    char *p = rel;
+    *made = 0;
+    for (;;) {
+        char *slash = strchr(p, '/');
+        if (slash)
+            *slash = '\0';
+        int next = openat(fd, p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (next < 0 && errno == ENOENT && mk) {
+            int ok = mkdirat(fd, p, 0777) == 0;
+            if (!ok && errno != EEXIST)
+                next = -1;
+            else
+                next = openat(fd, p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            *made = ok && next >= 0 && !slash;
+        }
+        int e = errno;
+        if (slash)
+            *slash = '/';
+        if (fd != rootfd)
+            close(fd);
+        if (next < 0 || !slash) {
+            errno = e;
+            return next;
+        }
+        fd = next;
+        p = slash + 1;
+    }
+}
+
 /* Open directory d of the tree (making it and its parents when writing). */
 static int open_dir(job *j, uint64_t d)
 {
@@ -228,26 +265,7 @@ static int open_dir(job *j, uint64_t d)
     if (n == 0) {
         j->dirfd = r->rootfd;
     } else {
-        j->dirfd = openat(r->rootfd, j->dirpath, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (j->dirfd < 0 && errno == ENOENT && !r->verify) {
-            /* mkdir each level; EEXIST is another thread's (or run's) work */
-            for (size_t i = 1; i <= n; i++) {
-                if (j->dirpath[i] != '/' && j->dirpath[i] != '\0')
-                    continue;
-                char c = j->dirpath[i];
-                j->dirpath[i] = '\0';
-                int ok = mkdirat(r->rootfd, j->dirpath, 0777) == 0;
-                int e = errno;
-                j->dirpath[i] = c;
-                if (ok && i == n)
-                    j->fresh = 1;
-                else if (!ok && e != EEXIST) {
-                    errno = e;
-                    return TD_EIO;
-                }
-            }
-            j->dirfd = openat(r->rootfd, j->dirpath, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        }
+        j->dirfd = open_beneath(r->rootfd, j->dirpath, !r->verify, &j->fresh);
         if (j->dirfd < 0)
             return j->r->verify && (errno == ENOENT || errno == ENOTDIR) ? TD_DONE : TD_EIO;
     }
@@ -375,13 +393,16 @@ static int verify_one(job *j, const char *name, uint64_t i, uint64_t size, td_tr
     memset(f, 0, sizeof *f);
     f->index = i;
     f->expected = size;
-    int fd = openat(j->dirfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOATIME);
+    /* O_NOFOLLOW: a symlink where a file should be is not the file (ELOOP) */
+    int fd = openat(j->dirfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOATIME |
+                                        O_NOFOLLOW);
     if (fd < 0 && (errno == EMFILE || errno == ENFILE) && j->npend) {
         close_pending(j);
-        fd = openat(j->dirfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOATIME);
+        fd = openat(j->dirfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOATIME |
+                                        O_NOFOLLOW);
     }
     if (fd < 0 && errno == EPERM)
-        fd = openat(j->dirfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        fd = openat(j->dirfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW);
     if (fd < 0) {
         f->what = errno == ENOENT || errno == ENOTDIR || errno == ELOOP ? TD_TREE_MISSING
                                                                         : TD_TREE_UNREADABLE;
@@ -460,7 +481,7 @@ static int write_one(job *j, const char *name, uint64_t i, uint64_t size)
     if ((r->io->flags & TD_TREE_RESUME) && !j->fresh) {
         td_tree_finding f;
         struct stat st;
-        if (fstatat(j->dirfd, name, &st, 0) == 0 && S_ISREG(st.st_mode) &&
+        if (fstatat(j->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
             (uint64_t)st.st_size == size) {
             rc = verify_one(j, name, i, size, &f);
             if (rc < 0)

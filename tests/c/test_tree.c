@@ -174,6 +174,7 @@ typedef struct seen {
     int what[16];
     uint64_t first_bad[16];
     char path[16][TD_TREE_PATH_MAX];
+    uint64_t missing; /* collect_not_missing */
 } seen;
 
 static int collect(void *ctx, const td_tree_finding *f)
@@ -345,22 +346,47 @@ Test(tree, cancel_leaves_complete_files)
     td_tree_free(t);
 }
 
+/* Files of t whose path starts with prefix. */
+static uint64_t files_under(const td_tree *t, const char *prefix)
+{
+    td_tree_entry e;
+    uint64_t n = 0;
+    for (uint64_t i = 0; i < td_tree_count(t); i++)
+        n += td_tree_file(t, i, &e) == TD_OK && strncmp(e.path, prefix, strlen(prefix)) == 0;
+    return n;
+}
+
+/* collect, but missing files only counted (they come first, and would
+ * take every slot) */
+static int collect_not_missing(void *ctx, const td_tree_finding *f)
+{
+    seen *s = ctx;
+    if (f->what == TD_TREE_MISSING) {
+        s->missing++;
+        return 0;
+    }
+    return collect(ctx, f);
+}
+
 /* The extra entries verify reports (threads, flags), their paths joined
- * by spaces in report order; *files the files it checked. */
-static void extras_seen(const td_tree *t, const char *dir, unsigned threads, uint32_t flags,
-                        char *out, size_t cap)
+ * by spaces in report order; missing: the files it should find missing
+ * (those behind a symlink, which is not followed). */
+static void extras_seen_missing(const td_tree *t, const char *dir, unsigned threads,
+                                uint32_t flags, uint64_t missing, char *out, size_t cap)
 {
     td_tree_io io;
     td_tree_result r;
     seen s = {0};
     td_tree_io_init(&io);
-    io.report = collect;
+    io.report = collect_not_missing;
     io.ctx = &s;
     io.threads = threads;
     io.flags = flags;
     int rc = td_tree_verify(t, dir, &io, &r);
     cr_expect(rc == TD_OK || rc == TD_EMISMATCH, "rc %d", rc);
-    cr_expect_eq(r.missing + r.wrong_size + r.changed + r.unreadable, 0);
+    cr_expect_eq(r.wrong_size + r.changed + r.unreadable, 0);
+    cr_expect_eq(r.missing, (flags & TD_TREE_EXTRA_ONLY) ? 0 : missing);
+    cr_expect_eq(r.missing, s.missing);
     cr_expect_eq((int)r.extra, s.n);
     out[0] = '\0';
     for (int k = 0; k < s.n && k < 16; k++) {
@@ -368,6 +394,12 @@ static void extras_seen(const td_tree *t, const char *dir, unsigned threads, uin
         size_t n = strlen(out);
         snprintf(out + n, cap - n, "%s%s", k ? " " : "", s.path[k]);
     }
+}
+
+static void extras_seen(const td_tree *t, const char *dir, unsigned threads, uint32_t flags,
+                        char *out, size_t cap)
+{
+    extras_seen_missing(t, dir, threads, flags, 0, out, cap);
 }
 
 /* Verify reads each directory once, as it checks the files in it, and
@@ -394,19 +426,21 @@ Test(tree, extra_entries_at_every_level_as_a_full_walk)
     /* an extra file on top, in a subdirectory, a tree name in the wrong
      * directory, a directory of another name (not entered), a tree-named
      * directory below the deepest level, a symlink where a tree directory
-     * is (the files are reached through it; it is not entered) */
+     * is (neither followed nor entered: its files are missing) */
     cr_assert_eq(system((snprintf(cmd, sizeof cmd,
                                   "cd '%s' && echo x > zz && echo x > d1/extra.bin && "
                                   "cp d0/d0/$(ls d0/d0 | head -1) d1/f000.bin && "
                                   "mkdir d0/zdir && echo x > d0/zdir/f001.bin && mkdir d0/d1/d0 && "
                                   "mv d2/d2 d2/real && ln -s real d2/d2", dir), cmd)), 0);
     snprintf(want, sizeof want, "zz d0/zdir d0/d1/d0 d1/extra.bin d1/f000.bin d2/d2 d2/real");
+    uint64_t behind_link = files_under(t, "d2/d2/");
+    cr_assert_gt(behind_link, 0);
     for (unsigned th = 1; th <= 3; th += 2) {
-        extras_seen(t, dir, th, 0, got, sizeof got);
+        extras_seen_missing(t, dir, th, 0, behind_link, got, sizeof got);
         cr_expect_str_eq(got, want, "threads %u", th);
-        extras_seen(t, dir, th, TD_TREE_EXTRA_ONLY, got, sizeof got);
+        extras_seen_missing(t, dir, th, TD_TREE_EXTRA_ONLY, behind_link, got, sizeof got);
         cr_expect_str_eq(got, want, "threads %u, extra only", th);
-        extras_seen(t, dir, th, TD_TREE_NO_EXTRA, got, sizeof got);
+        extras_seen_missing(t, dir, th, TD_TREE_NO_EXTRA, behind_link, got, sizeof got);
         cr_expect_str_eq(got, "");
     }
     cr_expect_eq(system((snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir), cmd)), 0);
@@ -429,6 +463,65 @@ Test(tree, extra_entries_at_every_level_as_a_full_walk)
         extras_seen(t, dir, th, TD_TREE_EXTRA_ONLY, got, sizeof got);
         cr_expect_str_eq(got, "d2/d2/mine", "threads %u, extra only", th);
     }
+    cr_expect_eq(system((snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir), cmd)), 0);
+    td_tree_free(t);
+}
+
+/* No symlink below the top directory is followed: one where a file or a
+ * directory of the tree should be is an error (write) or a missing file
+ * (verify), and what it points to is never touched.  td_tree_write used
+ * to replace the file a link named and write a directory's files through
+ * a link to another directory. */
+Test(tree, symlinks_are_never_followed)
+{
+    static const char *const kv[] = {"files", "40", "sizes", "fixed:100", "depth", "1",
+                                     "fanout", "2", NULL};
+    char dir[] = "/tmp/td-tree-links-XXXXXX", msg[300], cmd[700], top[64], other[64];
+    char file0[64 + TD_TREE_PATH_MAX], sub[96];
+    td_tree *t = make(kv);
+    td_tree_io io;
+    td_tree_result r;
+    td_tree_entry e;
+    struct stat st;
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(top, sizeof top, "%s/t", dir);
+    snprintf(other, sizeof other, "%s/other", dir);
+    cr_assert_eq(mkdir(top, 0777), 0);
+    cr_assert_eq(mkdir(other, 0777), 0);
+    cr_assert_eq(system((snprintf(cmd, sizeof cmd, "echo precious > '%s/precious'", other), cmd)),
+                 0);
+    cr_assert_eq(td_tree_file(t, 0, &e), TD_OK);
+    cr_assert_null(strchr(e.path, '/'));
+    snprintf(file0, sizeof file0, "%s/%s", top, e.path);
+    snprintf(sub, sizeof sub, "%s/d0", top);
+    cr_assert_eq(symlink("../other/precious", file0), 0);
+    td_tree_io_init(&io);
+    cr_expect_eq(td_tree_write(t, top, &io, &r, msg, sizeof msg), TD_EIO);
+    cr_expect_str_eq(msg, e.path);
+    cr_expect_eq(stat(join(other, "precious"), &st), 0);
+    cr_expect_eq(st.st_size, 9, "the file behind the link was replaced");
+    io.flags = TD_TREE_RESUME;
+    cr_expect_eq(td_tree_write(t, top, &io, &r, msg, sizeof msg), TD_EIO);
+    cr_expect_eq(lstat(file0, &st), 0);
+    cr_expect(S_ISLNK(st.st_mode));
+    cr_assert_eq(unlink(file0), 0);
+    cr_assert_eq(symlink("../other", sub), 0);
+    td_tree_io_init(&io);
+    errno = 0;
+    cr_expect_eq(td_tree_write(t, top, &io, &r, msg, sizeof msg), TD_EIO);
+    cr_expect_eq(errno, ENOTDIR);
+    cr_expect_eq(r.error, ENOTDIR);
+    cr_expect_eq(system((snprintf(cmd, sizeof cmd, "test \"$(ls '%s')\" = precious", other), cmd)),
+                 0, "files were written through the link");
+    /* verify: the files behind the link are missing, the link is extra */
+    cr_assert_eq(unlink(sub), 0);
+    cr_assert_eq(td_tree_write(t, top, &io, &r, msg, sizeof msg), TD_OK, "%s", msg);
+    cr_assert_eq(rename(sub, join(dir, "moved")), 0);
+    cr_assert_eq(symlink("../moved", sub), 0);
+    cr_expect_eq(td_tree_verify(t, top, &io, &r), TD_EMISMATCH);
+    cr_expect_eq(r.missing, files_under(t, "d0/"));
+    cr_expect_eq(r.extra, 1);
+    cr_expect_eq(r.ok, 40 - r.missing);
     cr_expect_eq(system((snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir), cmd)), 0);
     td_tree_free(t);
 }

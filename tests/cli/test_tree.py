@@ -194,6 +194,40 @@ def test_gen_never_touches_other_files_and_replaces_wrong_ones(run, tmp_path):
     assert r.stderr.decode().count("extra:") == 2 and "wrong" not in r.stderr.decode().split("\n")[0]
 
 
+def test_symlinks_in_the_tree_are_never_followed(run, tmp_path):
+    """A symlink where a file or a directory of the tree should be is not
+    followed out of DIR: gen refuses it, verify reports it, the files it
+    points to are untouched.  gen used to replace the file a link named and
+    write a whole directory of the tree through a link to another one."""
+    spec = ["--files", "40", "--seed", "1"]
+    m = [p for p, *_ in manifest(run, *spec)]
+    top = next(p for p in m if "/" not in p)
+    sub = next(p for p in m if "/" in p).split("/")[0]
+    outside, d = tmp_path / "outside", tmp_path / "t"
+    outside.mkdir()
+    (outside / "precious").write_text("precious")
+    d.mkdir()
+    os.symlink(outside / "precious", d / top)
+    r = run("tree", "gen", d, *spec, "-q")
+    assert r.returncode == 1 and top.encode() in r.stderr, r.stderr
+    assert (outside / "precious").read_text() == "precious"
+    assert os.path.islink(d / top)
+    os.unlink(d / top)
+    os.symlink(outside, d / sub)
+    for extra in ([], ["--resume"]):
+        r = run("tree", "gen", d, *spec, "-q", *extra)
+        assert r.returncode == 1 and b"Not a directory" in r.stderr, r.stderr
+        assert os.listdir(outside) == ["precious"]
+    os.unlink(d / sub)
+    run("tree", "gen", d, *spec, "-q", check=True)
+    os.rename(d / top, tmp_path / "moved")
+    os.symlink(tmp_path / "moved", d / top)  # the right bytes, through a link
+    r = run("tree", "verify", d, *spec)
+    assert r.returncode == 1 and f"missing: {top}".encode() in r.stderr, r.stderr
+    r = run("tree", "gen", d, *spec, "--resume", "-q")
+    assert r.returncode == 1 and os.path.islink(d / top)
+
+
 def complete_files_only(run, d, spec):
     """Every file present is complete and right; no temporaries are left."""
     m = {p: int(s) for p, s, *_ in manifest(run, *spec)}
