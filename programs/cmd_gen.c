@@ -34,7 +34,7 @@ static int gen(const cli_cmd *cmd, int argc, char **argv, cli_stream *s)
     td_output *out = NULL;
     const char *path, *where = "stdout";
     uint64_t written = 0;
-    int rc, fd = STDOUT_FILENO, e;
+    int rc, fd = STDOUT_FILENO, e, put = 0;
 
     cli_parse(cmd, argc, argv, &a);
     if (a.npos < 2)
@@ -82,6 +82,7 @@ static int gen(const cli_cmd *cmd, int argc, char **argv, cli_stream *s)
     rc = td_write_fd(fd, s->kind, s->offset, s->size, &s->opt, &io, &written);
     e = errno;
     if (out && rc == TD_OK) {
+        put = td_output_atomic(out); /* a failure now is the rename's, not a write's */
         rc = td_output_commit(out);
         e = errno;
         out = NULL;
@@ -92,7 +93,10 @@ static int gen(const cli_cmd *cmd, int argc, char **argv, cli_stream *s)
         cli_defer_signals(0);
         return 128 + SIGPIPE;
     }
-    if (rc == TD_EIO)
+    if (rc == TD_EIO && put)
+        cli_error("wrote %llu bytes but cannot put '%s' in place: %s", (unsigned long long)written,
+                  path, strerror(e));
+    else if (rc == TD_EIO)
         cli_error("write error on '%s' after %llu bytes: %s", where, (unsigned long long)written,
                   strerror(e));
     else if (rc != TD_OK && rc != TD_ECANCELED)

@@ -114,6 +114,23 @@ def test_dev_stdout_appended_to_keeps_the_file(cli, tmp_path):
     assert log.read_bytes() == b"head\n" + bytes(4) + b"tail\n"
 
 
+def test_immutable_file_is_not_replaced_and_says_why(cli, tmp_path):
+    """The data is complete but the rename fails (chattr +i): the old file
+    stays and the message says so; it used to call it a write error."""
+    f = tmp_path / "f"
+    f.write_bytes(b"precious")
+    if subprocess.run(["chattr", "+i", str(f)], capture_output=True).returncode != 0:
+        pytest.skip("chattr +i is not possible here")
+    try:
+        r = gen(cli, "zero", 10, "-o", f)
+    finally:
+        subprocess.run(["chattr", "-i", str(f)])
+    assert r.returncode == 1
+    assert r.stderr == b"testdata: wrote 10 bytes but cannot put '" + bytes(f) + \
+        b"' in place: Operation not permitted\n"
+    assert f.read_bytes() == b"precious" and os.listdir(tmp_path) == ["f"]
+
+
 def test_dash_is_stdout(cli, tmp_path):
     p = subprocess.run([cli, "gen", "zero", "10", "-o", "-"], capture_output=True, cwd=tmp_path)
     assert p.returncode == 0 and p.stdout == bytes(10)
