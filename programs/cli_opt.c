@@ -85,15 +85,19 @@ static void unknown_option(const cli_cmd *cmd, const char *name)
 }
 
 /* The value of option k given as arg (i indexes argv): inline (after '='
- * or the short letter) or the next argument. */
+ * or the short letter) or the next argument.  A file name cannot be empty
+ * (-o "$UNSET"): a usage error here, before any work is done. */
 static const char *take_value(const cli_cmd *cmd, int k, const char *inline_value, int argc,
                               char **argv, int *i, const char *spelled)
 {
-    if (inline_value)
-        return inline_value;
-    if (*i + 1 < argc)
-        return argv[++*i];
-    cli_usage_error("option '%s' needs a value (%s)", spelled, cmd->opts[k].value);
+    const char *v = inline_value, *what = cmd->opts[k].value;
+    if (!v && *i + 1 < argc)
+        v = argv[++*i];
+    if (!v)
+        cli_usage_error("option '%s' needs a value (%s)", spelled, what);
+    if (!*v && (strcmp(what, "FILE") == 0 || strcmp(what, "MODEL") == 0))
+        cli_usage_error("option '%s' needs a %s name, not an empty string", spelled, what);
+    return v;
 }
 
 /* -x, -xVALUE, -x VALUE: the option's index; *value set if it takes one. */

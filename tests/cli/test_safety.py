@@ -131,6 +131,24 @@ def test_immutable_file_is_not_replaced_and_says_why(cli, tmp_path):
     assert f.read_bytes() == b"precious" and os.listdir(tmp_path) == ["f"]
 
 
+@pytest.mark.parametrize("args", [
+    ["gen", "zero", "1", "-o", ""], ["gen", "zero", "1", "--output="], ["model", "export", "-o", ""],
+    ["model", "build", "CORPUS", "-o", ""], ["profile", "CORPUS", "-o", ""],
+    ["profile", "--dump", "html", "-o", ""], ["tree", "like", ".", "-o", ""]])
+def test_empty_output_name_is_a_usage_error(cli, tmp_path, args):
+    """-o "" (an unset variable): exit 2 naming the option, before any work;
+    it was exit 1 "cannot write '': invalid argument", after profile and
+    model build had read and measured the whole input."""
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_bytes(subprocess.run([cli, "gen", "text", "20K"], capture_output=True).stdout)
+    args = [str(corpus) if a == "CORPUS" else a for a in args]
+    r = subprocess.run([cli, *args], capture_output=True, cwd=tmp_path)
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.startswith(b"testdata: option '-") and b"name, not an empty string" in r.stderr
+    assert b"sample:" not in r.stderr  # nothing measured first
+    assert os.listdir(tmp_path) == ["corpus.txt"]
+
+
 def test_dash_is_stdout(cli, tmp_path):
     p = subprocess.run([cli, "gen", "zero", "10", "-o", "-"], capture_output=True, cwd=tmp_path)
     assert p.returncode == 0 and p.stdout == bytes(10)
