@@ -185,6 +185,13 @@ def test_messages_name_the_argument_and_the_fix():
         (lambda: testdata.verify(io.StringIO("x"), "random", 1), TypeError, "binary mode"),
         (lambda: testdata.analyze(5), TypeError, "source must be a path or a bytes-like object"),
         (lambda: testdata.shard_name(1.5), TypeError, "index must be an int, not float"),
+        # these said only "value out of range", or called the size bad
+        (lambda: testdata.fill(bytearray(10), "zero", offset=2**64 - 5), ValueError,
+         "offset 18446744073709551611 + size 10 is past the end of the stream (2**64-1 bytes)"),
+        (lambda: testdata.verify(bytes(10), "zero", 10, offset=2**64 - 5), ValueError,
+         "offset 18446744073709551611 + size 10 is past the end of the stream"),
+        (lambda: testdata.write(os.devnull + "-no/such/dir/x", "zero", 10, offset=2**64 - 5),
+         ValueError, "offset 18446744073709551611 + size 10 is past the end of the stream"),
     ]
     for call, exc, text in cases:
         with pytest.raises(exc) as e:
@@ -193,3 +200,44 @@ def test_messages_name_the_argument_and_the_fix():
     with pytest.raises(OSError) as e:
         testdata.analyze("/nonexistent/x")
     assert e.value.errno == 2 and e.value.filename == "/nonexistent/x"
+
+
+def test_empty_paths_are_refused(tmp_path, monkeypatch):
+    """"" names no file: ValueError naming the argument, and nothing written.
+    pathlib reads "" as ".", so testdata.tree("") used to write the tree into
+    the current directory (`testdata tree gen ''` refuses it), and write("")
+    said only "invalid argument"."""
+    monkeypatch.chdir(tmp_path)
+    calls = {
+        "tree": lambda p: testdata.tree(p, files=3),
+        "Tree.write": lambda p: testdata.Tree(files=3).write(p),
+        "verify_tree": lambda p: testdata.verify_tree(p, files=3),
+        "Tree.verify": lambda p: testdata.Tree(files=3).verify(p),
+        "tree_profile": lambda p: testdata.tree_profile(p),
+        "write": lambda p: testdata.write(p, "zero", 1),
+        "verify": lambda p: testdata.verify(p, "zero", 0),
+        "analyze": lambda p: testdata.analyze(p),
+        "Profile.load": lambda p: testdata.Profile.load(p),
+        "Profile.save": lambda p: testdata.Profile.builtin("html").save(p),
+    }
+    try:
+        import testdata.dask as tdd
+        calls["dask.write_tree"] = lambda p: tdd.write_tree(p, files=3)
+        calls["dask.write_shards"] = lambda p: tdd.write_shards(p, "zero", 10, 5)
+    except ImportError:
+        pass
+    for name, call in calls.items():
+        # verify and analyze take bytes as data in memory
+        for empty in ("",) if name in ("verify", "analyze") else ("", b""):
+            with pytest.raises(ValueError, match="is empty") as e:
+                call(empty)
+            assert not SWIG_SMELL.search(str(e.value)), (name, str(e.value))
+            assert os.listdir(tmp_path) == [], (name, os.listdir(tmp_path))
+
+
+def test_endless_write_says_why(tmp_path):
+    """As the CLI says it; it was "bad size 'inf' at offset 0: value out of range"."""
+    with pytest.raises(ValueError, match=r"an endless stream \(size 'inf'\) can never replace "
+                                         r"'.*/x' \(it is never complete\): give a bounded size"):
+        testdata.write(tmp_path / "x", "zero", "inf")
+    assert os.listdir(tmp_path) == []

@@ -34,6 +34,8 @@ def _fspath(path: object, what: str) -> str:
     if isinstance(path, bool) or not isinstance(path, (str, bytes, os.PathLike)):
         raise TypeError(f"{what} must be a str, bytes or os.PathLike, not {type(path).__name__}")
     p = os.fspath(path)
+    if not p:
+        raise ValueError(f"{what} is empty")
     return _cstr(os.fsdecode(p) if isinstance(p, bytes) else p, what)
 
 

@@ -219,9 +219,18 @@ def _path(path: object, what: str = "path") -> Union[str, bytes]:
     if path is None or not isinstance(path, (str, bytes, os.PathLike)):
         raise TypeError(f"{what} must be a str, bytes or os.PathLike, not {type(path).__name__}")
     p = os.fspath(path)
+    if not p:
+        raise ValueError(f"{what} is empty")
     if (b"\0" if isinstance(p, bytes) else "\0") in p:
         raise ValueError(f"{what} {p!r} contains a NUL character")
     return p
+
+
+def _check_end(offset: int, size: int) -> None:
+    """ValueError unless [offset, offset+size) is within the stream (2**64-1 bytes)."""
+    if size != UNBOUNDED and size > _MAX_U64 - offset:
+        raise ValueError(f"offset {offset} + size {size} is past the end of the stream "
+                         f"(2**64-1 bytes)")
 
 
 def _buffer(buf: object, what: str, writable: bool) -> memoryview:
@@ -267,8 +276,7 @@ class Stream(io.RawIOBase):
         self._lock = threading.Lock()
         knum, self._size, opts = _args(kind, size, seed, dict(options))
         self._base = _size(offset, "offset")
-        if self._size != UNBOUNDED and self._size > _MAX_U64 - self._base:
-            raise ValueError("offset + size is past the end of the stream")
+        _check_end(self._base, self._size)
         self._kind = kind
         self._seed = seed
         self._opts: Dict[str, Any] = dict(options)
@@ -452,8 +460,7 @@ def generate(kind: Kind, size: Size, *, seed: Seed = 0, offset: Size = 0,
     if n == UNBOUNDED:
         raise ValueError("generate() needs a bounded size")
     off = _size(offset, "offset")
-    if n > _MAX_U64 - off:
-        raise ValueError("offset + size is past the end of the stream")
+    _check_end(off, n)
     if n > sys.maxsize:
         raise ValueError(f"size {n} does not fit in memory: use testdata.Stream or write()")
     return bytes(capi.td_fill_bytes(k, o, off, n)[1])
@@ -469,7 +476,9 @@ def fill(buf: _B, kind: Kind, *, seed: Seed = 0, offset: Size = 0,
     view = _buffer(buf, "buf", writable=True)
     k = _kind(kind)
     o = _options(k, seed, dict(options))
-    capi.td_py_fill(k, o, _size(offset, "offset"), view)
+    off = _size(offset, "offset")
+    _check_end(off, len(view))
+    capi.td_py_fill(k, o, off, view)
     return buf
 
 
@@ -485,11 +494,14 @@ def write(path: Union[StrPath, bytes], kind: Kind, size: Size, *, seed: Seed = 0
     p = _path(path)
     k, n, o = _args(kind, size, seed, dict(options))
     off = _size(offset, "offset")
+    _check_end(off, n)
     try:
         capi.td_py_write_file(p, k, off, n, o)
     except ValueError as e:
-        if getattr(e, "td_status", None) == capi.TD_ERANGE:
-            raise ValueError(f"bad size {size!r} at offset {off}: {e}") from None
+        if n == UNBOUNDED and getattr(e, "td_status", None) == capi.TD_ERANGE:
+            raise ValueError(f"an endless stream (size {size!r}) can never replace "
+                             f"{os.fsdecode(p)!r} (it is never complete): give a bounded "
+                             f"size") from None
         raise
     return pathlib.Path(os.fsdecode(p))
 
@@ -527,6 +539,7 @@ def verify(source: Union[StrPath, ReadableBuffer, IO[bytes], io.RawIOBase, io.Bu
     __tracebackhide__ = _hide_mismatch
     k, n, o = _args(kind, size, seed, dict(options))
     off = _size(offset, "offset")
+    _check_end(off, n)
     if isinstance(source, (str, os.PathLike)):
         p = _path(source, "source")
         rc, r = capi.td_py_verify_file(p, k, off, n, o)

@@ -17,7 +17,7 @@ from typing import (TYPE_CHECKING, Iterator, List, Literal, NamedTuple, NoReturn
 
 from . import capi
 from ._profile import _cstr
-from ._stream import MismatchError
+from ._stream import MismatchError, _path
 from ._types import Kind, Seed, StrPath, TreeOptions, TreeProfile
 
 if TYPE_CHECKING:
@@ -103,7 +103,8 @@ def _lib_error(e: ValueError) -> NoReturn:
 
 
 def _dir(directory: StrPath) -> pathlib.Path:
-    return pathlib.Path(os.fsdecode(os.fspath(directory)))
+    # Checked before pathlib, which reads "" as "." (the current directory).
+    return pathlib.Path(os.fsdecode(_path(directory, "directory")))
 
 
 class Tree:

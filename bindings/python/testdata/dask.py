@@ -28,7 +28,6 @@ bytes as `testdata tree gen DIR` writes alone.
 """
 from __future__ import annotations
 
-import os
 import pathlib
 import sys
 import uuid
@@ -40,7 +39,7 @@ from dask.delayed import Delayed, delayed
 
 from . import _stream
 from ._stream import MismatchError, parse_size, shard_name, split_range
-from ._tree import Tree, TreeMismatchError
+from ._tree import Tree, TreeMismatchError, _dir
 from ._types import Kind, Seed, Size, StreamOptions, StrPath, TreeOptions
 
 if TYPE_CHECKING:
@@ -76,7 +75,7 @@ def shard_ranges(total_size: Size, shard_size: Size) -> List[Tuple[int, int]]:
 def shard_path(directory: StrPath, index: int) -> pathlib.Path:
     """Path of shard index in directory (named by the library, as `testdata gen
     --mpi --files` names it)."""
-    return pathlib.Path(os.fsdecode(os.fspath(directory))) / shard_name(index)
+    return _dir(directory) / shard_name(index)
 
 
 def _write_one(path: str, kind: Kind, offset: int, length: int, seed: Seed,
@@ -117,7 +116,7 @@ def write_shards(directory: StrPath, kind: Kind, total_size: Size, shard_size: S
     compute or combine.  Each shard file appears only when complete."""
     _check(kind, seed, dict(options))
     ranges = shard_ranges(total_size, shard_size)
-    d = pathlib.Path(os.fsdecode(os.fspath(directory)))
+    d = _dir(directory)
     d.mkdir(parents=True, exist_ok=True)
     opts = dict(options)
     # Keys unique per call: a scheduler must never hand back an earlier call's result.
@@ -145,7 +144,7 @@ def verify_shards(directory: StrPath, kind: Kind, total_size: Size, shard_size: 
     __tracebackhide__ = _stream._hide_mismatch
     _check(kind, seed, dict(options))
     ranges = shard_ranges(total_size, shard_size)
-    d = pathlib.Path(os.fsdecode(os.fspath(directory)))
+    d = _dir(directory)
     if not d.is_dir():
         raise FileNotFoundError(f"no such directory: {str(d)!r}")
     opts = dict(options)
@@ -212,7 +211,7 @@ def write_tree(directory: StrPath, *, parts: Optional[int] = None, compute: bool
     per part of the files (parts: default one per 4096 files, at most 64).
     Returns the directory; with compute=False the delayed tasks."""
     tree = Tree(seed=seed, **options)  # checks the options here, before any task is sent
-    d = pathlib.Path(os.fsdecode(os.fspath(directory)))
+    d = _dir(directory)
     tree.write(d, count=0)  # the top directory
     opts: Dict[str, Any] = dict(options, seed=seed)
     run = uuid.uuid4().hex
@@ -232,7 +231,7 @@ def verify_tree(directory: StrPath, *, parts: Optional[int] = None, scheduler: A
     in one more task, that nothing else is there).  Returns None, or raises
     TreeMismatchError with every part's findings in file order."""
     tree = Tree(seed=seed, **options)
-    d = pathlib.Path(os.fsdecode(os.fspath(directory)))
+    d = _dir(directory)
     if not d.is_dir():
         raise FileNotFoundError(f"no such directory: {str(d)!r}")
     opts: Dict[str, Any] = dict(options, seed=seed)
