@@ -313,6 +313,11 @@ int cli_run_subs(const cli_cmd *cmd, int argc, char **argv)
         subs_help(cmd, stderr);
         return CLI_EXIT_USAGE;
     }
+    if (strcmp(argv[1], "help") == 0 && argc > 2) {
+        /* "tree help gen" is "tree gen --help", as "help tree gen" is */
+        char *hargv[] = {argv[0], argv[2], (char *)"--help", NULL};
+        return cli_run_subs(cmd, 3, hargv);
+    }
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
         strcmp(argv[1], "help") == 0) {
         subs_help(cmd, stdout);

@@ -66,7 +66,9 @@ int main(int argc, char **argv)
     }
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
         strcmp(argv[1], "help") == 0) {
-        if (argc > 2 && strcmp(argv[1], "help") == 0) {
+        /* "help help" is help itself (it is no command: find_command would
+         * answer "unknown command 'help'; did you mean 'help'?") */
+        if (argc > 2 && strcmp(argv[1], "help") == 0 && strcmp(argv[2], "help") != 0) {
             /* "help CMD [SUB]" is "CMD [SUB] --help": one help per command,
              * however the command prints it (tree has subcommands). */
             const cli_cmd *cmd = find_command(argv[2]);

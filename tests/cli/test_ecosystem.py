@@ -92,6 +92,19 @@ def test_help_cmd_equals_cmd_help(run):
     assert run("help").stdout == run("--help").stdout
 
 
+def test_help_help_and_help_of_a_subcommand(run):
+    """`help help` said "unknown command 'help'; did you mean 'help'?" (exit
+    2), and `tree help gen` printed tree's list instead of tree gen's help."""
+    r = run("help", "help")
+    assert r.returncode == 0 and r.stdout == run("--help").stdout, r.stderr
+    for cmd, sub in (("tree", "gen"), ("tree", "verify"), ("model", "build")):
+        a, b = run(cmd, "help", sub), run(cmd, sub, "--help")
+        assert a.returncode == b.returncode == 0 and a.stdout == b.stdout, a.stderr
+        assert a.stdout.startswith(f"usage: testdata {cmd} {sub} ".encode())
+    r = run("tree", "help", "gne")
+    assert r.returncode == 2 and b"did you mean 'tree gen'?" in r.stderr
+
+
 def test_dash_o_dash_is_stdout(run, tmp_path):
     r = run("gen", "random", "1K", "-o", "-", cwd=tmp_path)
     assert r.returncode == 0 and r.stdout == run("gen", "random", "1K").stdout
