@@ -147,6 +147,12 @@ CALLS = {
     "fileno() on Stream": lambda: stream().fileno(),
     "len(unbounded)": lambda: len(testdata.Stream("random", "inf")),
     "readall(unbounded)": lambda: testdata.Stream("random", "inf").read(),
+    # Tree.write and Tree.verify: SWIG's "argument 4 of type 'uint32_t'" before
+    "Tree.write(threads=-1)": lambda: testdata.Tree(files=1).write(os.devnull, threads=-1),
+    "Tree.write(threads=2**40)": lambda: testdata.Tree(files=1).write(os.devnull, threads=2**40),
+    "Tree.write(first=2**70)": lambda: testdata.Tree(files=1).write(os.devnull, first=2**70),
+    "Tree.verify(count=2**70)": lambda: testdata.Tree(files=1).verify(os.devnull, count=2**70),
+    "Tree.verify(threads='2')": lambda: testdata.Tree(files=1).verify(os.devnull, threads="2"),
     # plugin helpers
     "derive_seed(None, 'x')": lambda: derive_seed(None, "x"),
     "derive_seed(-1, 'x')": lambda: derive_seed(-1, "x"),
@@ -185,6 +191,10 @@ def test_messages_name_the_argument_and_the_fix():
         (lambda: testdata.verify(io.StringIO("x"), "random", 1), TypeError, "binary mode"),
         (lambda: testdata.analyze(5), TypeError, "source must be a path or a bytes-like object"),
         (lambda: testdata.shard_name(1.5), TypeError, "index must be an int, not float"),
+        (lambda: testdata.Tree(files=1).write(os.devnull, threads=-1), ValueError,
+         "threads -1 is out of range (0 .. 2**32-1)"),
+        (lambda: testdata.Tree(files=1).verify(os.devnull, first=2**64), ValueError,
+         "first 18446744073709551616 is out of range (0 .. 2**64-1)"),
         # these said only "value out of range", or called the size bad
         (lambda: testdata.fill(bytearray(10), "zero", offset=2**64 - 5), ValueError,
          "offset 18446744073709551611 + size 10 is past the end of the stream (2**64-1 bytes)"),

@@ -17,7 +17,7 @@ from typing import (TYPE_CHECKING, Iterator, List, Literal, NamedTuple, NoReturn
 
 from . import capi
 from ._profile import _cstr
-from ._stream import MismatchError, _path
+from ._stream import MismatchError, _int, _path
 from ._types import Kind, Seed, StrPath, TreeOptions, TreeProfile
 
 if TYPE_CHECKING:
@@ -102,6 +102,14 @@ def _lib_error(e: ValueError) -> NoReturn:
     raise e
 
 
+def _uint(value: object, what: str, bits: int) -> int:
+    """An int argument from 0 to 2**bits-1 (SWIG's own OverflowError names its C types)."""
+    n = _int(value, what)
+    if not 0 <= n < 1 << bits:
+        raise ValueError(f"{what} {n} is out of range (0 .. 2**{bits}-1)")
+    return n
+
+
 def _dir(directory: StrPath) -> pathlib.Path:
     # Checked before pathlib, which reads "" as "." (the current directory).
     return pathlib.Path(os.fsdecode(_path(directory, "directory")))
@@ -165,10 +173,8 @@ class Tree:
         return f"<testdata.Tree {self._n} files, {self.total} bytes, kind {self._kind}>"
 
     def _range(self, first: int, count: Optional[int]) -> Tuple[int, int]:
-        first = operator.index(first)
-        count = _ALL if count is None else operator.index(count)
-        if first < 0 or count < 0:
-            raise ValueError("first and count must not be negative")
+        first = _uint(first, "first", 64)
+        count = _ALL if count is None else _uint(count, "count", 64)
         return first, count
 
     def write(self, directory: StrPath, *, resume: bool = False, threads: int = 0, first: int = 0,
@@ -179,7 +185,7 @@ class Tree:
         d = _dir(directory)
         first, count = self._range(first, count)
         rc, res, where = capi.td_py_tree_write(self._t, d, capi.TD_TREE_RESUME if resume else 0,
-                                               operator.index(threads), first, count)
+                                               _uint(threads, "threads", 32), first, count)
         if rc == capi.TD_EIO:
             path = d / where if where and where != str(d) else d
             raise OSError(res.error, os.strerror(res.error), str(path))
@@ -202,8 +208,8 @@ class Tree:
             flags = 0 if extra else capi.TD_TREE_NO_EXTRA
         else:
             raise ValueError(f"extra must be True, False or 'only', not {extra!r}")
-        rc, res, text = capi.td_py_tree_verify(self._t, d, flags, operator.index(threads), first,
-                                               count)
+        rc, res, text = capi.td_py_tree_verify(self._t, d, flags, _uint(threads, "threads", 32),
+                                               first, count)
         if rc == capi.TD_EIO:
             e = res.error or _errno.ENOENT
             raise OSError(e, os.strerror(e), str(d))
