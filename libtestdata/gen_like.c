@@ -14,8 +14,10 @@
  * much is generated.  Literals are drawn by position bin: a category (the
  * byte at a repeat offset or a period of the sample, or a fresh byte from
  * the context model of the previous byte).  Sources in a distance bucket
- * are chosen among a few candidates by how likely their first byte follows
- * the previous byte, which keeps byte pairs across match junctions.
+ * are, half the time, where an earlier copy started (a phrase, repeated
+ * whole as real data repeats its words and keys), and otherwise chosen
+ * among a few candidates by how likely their first byte follows the
+ * previous byte, which keeps byte pairs across match junctions.
  *
  * Every step is integer arithmetic on wyrand draws from a per-document
  * state, so any byte range is produced from the documents it touches alone.
@@ -242,7 +244,25 @@ static unsigned recent_bits(uint32_t doc)
 typedef struct doc_work {
     uint32_t *recent;
     uint32_t tag;
+    uint32_t *starts; /* where the document's copies began, in order */
+    uint32_t *below;  /* below[k]: the copies that began before k * 64 */
 } doc_work;
+
+#define BELOW_SHIFT 6
+
+/* The copies that began at or before t, of the n in starts (increasing),
+ * of which the first filled * 64 bytes are indexed by below[]: at most one
+ * 64-byte block's (16 copies of at least 4 bytes) is scanned. */
+static inline uint32_t starts_upto(const uint32_t *starts, const uint32_t *below, uint32_t n,
+                                   uint32_t filled, uint32_t t)
+{
+    if ((t >> BELOW_SHIFT) >= filled)
+        return n; /* every copy began before filled * 64 <= t */
+    uint32_t i = below[t >> BELOW_SHIFT];
+    while (i < n && starts[i] <= t)
+        i++;
+    return i;
+}
 
 #define RECENT_POS ((1u << 21) - 1)
 
@@ -269,6 +289,7 @@ static void gen_doc(const like_state *st, uint64_t j, uint8_t *out, uint32_t end
     uint32_t pos = 0, rep[3] = {0, 0, 0}, lastd = 0, pll = 0, pml = 0;
     unsigned nrep = 0, rb = recent_bits(st->doc);
     uint32_t *recent = w->recent, rins = 0; /* positions < rins are in recent[] */
+    uint32_t *starts = w->starts, *below = w->below, nstarts = 0, filled = 0;
     int have_prev = 0;
 
     if (++w->tag == 2048) {
@@ -327,11 +348,30 @@ static void gen_doc(const like_state *st, uint64_t j, uint8_t *out, uint32_t end
         /* A distance from a bucket gets three more candidates (21 bits each
          * of one draw, made before the literals so that their bytes can be
          * fetched from memory meanwhile). */
-        uint32_t cand[TD_LIKE_CAND];
+        uint32_t cand[TD_LIKE_CAND], pdist = 0;
+        int phrase = 0;
         if (oc >= TD_LIKE_OC_B) {
             unsigned b = oc - TD_LIKE_OC_B;
             uint32_t span = st->vspan[b], base = st->vbase[b], at = pos + ll;
             uint64_t rc = like_rand(&s);
+            /* Half the copies at a distance from a bucket (bit 63 of rc,
+             * which the candidates leave unused) start where an earlier
+             * copy of the document started, at the most recent such
+             * distance in the bucket: real data repeats whole phrases, so
+             * every copy of one continues alike and a greedy compressor's
+             * hash finds it wherever it looks.  Found here, at the end of
+             * the literal run (no copy starts during it), so that its
+             * source is fetched while the literals are made. */
+            if ((rc >> 63) && dist <= at) {
+                uint32_t lo = TD_MAX(base, 1u), hi = TD_MAX(base + span - 1, 1u);
+                /* the most recent copy that began at least lo before at */
+                uint32_t c = at >= lo ? starts_upto(starts, below, nstarts, filled, at - lo) : 0;
+                if (c && at - starts[c - 1] <= hi) {
+                    pdist = at - starts[c - 1];
+                    phrase = 1;
+                    __builtin_prefetch((const void *)(out + starts[c - 1]));
+                }
+            }
             cand[0] = dist;
             for (int c = 1; c < TD_LIKE_CAND; c++) {
                 uint32_t d = base + (uint32_t)((((rc >> (21 * (c - 1))) & 0x1fffff) * span) >> 21);
@@ -339,7 +379,7 @@ static void gen_doc(const like_state *st, uint64_t j, uint8_t *out, uint32_t end
             }
             /* A prefetch never faults: no test of cand <= at (a branch
              * on coin flips at a document's start). */
-            for (int c = 0; c < TD_LIKE_CAND; c++)
+            for (int c = 0; c < TD_LIKE_CAND && !phrase; c++)
                 __builtin_prefetch((const void *)((uintptr_t)out + at - cand[c]));
         }
         uint64_t raw = 0;
@@ -414,9 +454,11 @@ static void gen_doc(const like_state *st, uint64_t j, uint8_t *out, uint32_t end
         if (pos >= L)
             break;
 
-        /* Of the candidates, prefer sources whose first byte is likely
-         * after the previous byte. */
-        if (oc >= TD_LIKE_OC_B && dist <= pos) {
+        /* The others: of the candidates, prefer sources whose first byte
+         * is likely after the previous byte. */
+        if (phrase)
+            dist = pdist;
+        else if (oc >= TD_LIKE_OC_B && dist <= pos) {
             uint64_t wt[TD_LIKE_CAND], W = 0;
             const uint32_t *jw = st->jw + (size_t)st->jmap[out[pos - 1]] * 256;
             for (int c = 0; c < TD_LIKE_CAND; c++) {
@@ -440,7 +482,7 @@ static void gen_doc(const like_state *st, uint64_t j, uint8_t *out, uint32_t end
         /* A new distance copies from the most recent earlier occurrence of
          * the source's first 4 bytes, which is where a compressor's hash
          * table looks first (real repeats are found there). */
-        if (rp < 0 && dist + 4 <= pos) {
+        if (rp < 0 && !phrase && dist + 4 <= pos) {
             /* Four positions per 8-byte load, stored in order (a later
              * position replaces an earlier one of the same hash). */
             for (; rins + 8 <= pos; rins += 4) {
@@ -485,6 +527,9 @@ static void gen_doc(const like_state *st, uint64_t j, uint8_t *out, uint32_t end
             for (; ci < ml; ci++)
                 d[ci] = src[ci];
         }
+        while ((filled << BELOW_SHIFT) <= pos)
+            below[filled++] = nstarts;
+        starts[nstarts++] = pos;
         pos += ml;
         lastd = dist;
         td__like_rep_update(rep, &nrep, rp, dist);
@@ -500,14 +545,23 @@ static int docs_fill_block(const void *state, uint64_t bi, uint8_t *out, uint32_
     doc_work w;
 
     w.recent = malloc(sizeof(uint32_t) << recent_bits(L));
-    if (!w.recent)
+    /* a copy is at least 4 bytes but the last, cut at the document's end */
+    w.starts = malloc(sizeof(uint32_t) * (L / TD_LIKE_MINMATCH + 1));
+    w.below = malloc(sizeof(uint32_t) * ((L >> BELOW_SHIFT) + 1));
+    if (!w.recent || !w.starts || !w.below) {
+        free(w.recent);
+        free(w.starts);
+        free(w.below);
         return TD_ENOMEM;
+    }
     w.tag = 2047; /* the first document clears the table */
     for (uint32_t d = 0, at = 0; at < end; d++, at += L) {
         uint32_t lim = TD_MIN(L, TD_LIKE_BLOCK - at);
         gen_doc(st, bi * st->ndocs + d, out + at, TD_MIN(lim, end - at), lim, &w);
     }
     free(w.recent);
+    free(w.starts);
+    free(w.below);
     return TD_OK;
 }
 

@@ -342,8 +342,9 @@ Test(like, builder_output_pinned)
          "8ed6df36adca2565173d9c38a6bb0e674224c2c1dfa1d113d641ff6a8ae5316d"},
         {"records 2.5 MiB", 5u << 19,
          "0993dec81d8b2f7d2e1a78d8dafdbe3b0bbd0b680f0d9bb6f9ff72f58a935027"},
+        /* re-pinned for byte format 5: the sample's bytes changed, not the builder */
         {"english like 1.5 MiB", 3u << 19,
-         "d24a64a03cc69bcd3cb7cfe05b1028c030c7228ed993e270ed86d564f7ccdf9c"},
+         "20d037dd1858e5703b9ffe5042c19fa2795bca32bdeb4bb1c649e89b8c1f2eca"},
         {"records 100 bytes", 100,
          "4e23c5d6828b0ff2807f17f4689c1169dcbc90aa9dd26bb9e303697ef4e386d8"},
         {"words 3 bytes", 3,
@@ -365,7 +366,7 @@ Test(like, builder_output_pinned)
         size_t len;
         char *j = save_alloc(p, &len), hex[65];
         td_test_sha256_hex(j, len, hex);
-        cr_expect_str_eq(hex, pin[k].sha256, "profile of %s", pin[k].what);
+        cr_expect_str_eq(hex, pin[k].sha256, "profile of %s: %s", pin[k].what, hex);
         expect_digest_of_saved(p, j, len, pin[k].what);
         free(j);
         td_profile_free(p);

@@ -199,6 +199,7 @@ class Like:
             rb += 1
         recent = [0] * (1 << rb)
         rins = 0
+        starts = []  # where the document's copies began, in order
         xd, per = M["dist"], M["periods"]
         while pos < L:
             r = rng.next()
@@ -235,6 +236,7 @@ class Like:
             if ll == 0 and (dist == INVALID or dist > pos):
                 ll = 1
             ll = min(ll, L - pos)
+            phrase = None
             if oc >= OC_B:
                 b = oc - OC_B
                 rc = rng.next()
@@ -242,6 +244,15 @@ class Like:
                 for c in range(1, CAND):
                     d = vbase(b) + ((((rc >> (21 * (c - 1))) & 0x1fffff) * vspan(b)) >> 21)
                     cand.append(d if d else 1)
+                at = pos + ll  # where the copy will start
+                if rc >> 63 and dist <= at:
+                    # the most recent copy start at a distance in the bucket
+                    lo, hi = max(vbase(b), 1), max(vbase(b) + vspan(b) - 1, 1)
+                    for st in reversed(starts):
+                        if at - st >= lo:
+                            if at - st <= hi:
+                                phrase = at - st
+                            break
             raw = []
             for k in range(ll):
                 bn = pbin(pos)
@@ -278,7 +289,9 @@ class Like:
                 pos += 1
             if pos >= L:
                 break
-            if oc >= OC_B and dist <= pos:
+            if phrase is not None:
+                dist = phrase
+            elif oc >= OC_B and dist <= pos:
                 jw = self.jw[M["jun"]["map"][out[pos - 1]]]
                 w = [jw[out[pos - d]] if d <= pos else 0 for d in cand]
                 x = ((r2 >> 48) * sum(w)) >> 16
@@ -290,7 +303,7 @@ class Like:
             if dist == INVALID or dist > pos:
                 lastd = 0
                 continue
-            if rp < 0 and dist + 4 <= pos:
+            if rp < 0 and phrase is None and dist + 4 <= pos:
                 while rins + 4 <= pos:
                     v = int.from_bytes(out[rins:rins + 4], "little")
                     recent[((v * 2654435761) & 0xffffffff) >> (32 - rb)] = rins + 1
@@ -301,6 +314,7 @@ class Like:
                 if q > sp + 1 and int.from_bytes(out[q - 1:q + 3], "little") == v:
                     dist = pos - (q - 1)
             ml = min(ml, L - pos)
+            starts.append(pos)
             src = pos - dist
             if dist >= ml:
                 out[pos:pos + ml] = out[src:src + ml]
