@@ -260,7 +260,10 @@ def main():
             derr = mg["dedup"] / ms["dedup"] - 1
             print("4 KiB dedup: sample %.4f, like %.4f (%s)   shared 32-byte runs: %d (%d not one repeated byte)"
                   % (ms["dedup"], mg["dedup"], pct(derr), allr, nc))
-            row = {"name": name, "rmed": statistics.median(rerr), "rmax": max(rerr),
+            # the worst error but bzip2 -9's, which every `like` profile misses
+            # (docs/benchmarks.md, like): the other targets then read apart
+            rmax_nb = max(x for c, x in zip(lm.RATIO_CODECS, rerr) if c != "bzip2-9")
+            row = {"name": name, "rmed": statistics.median(rerr), "rmax": max(rerr), "rmax_nb": rmax_nb,
                    "cmed": statistics.median(cost), "cmin": min(cost), "cmax": max(cost),
                    "bmax": max(berr), "hmax": max(herr), "dedup": derr if ms["dedup"] > 1.001 else None,
                    "runs": nc, "gen": gen_speed / lz4_speed, "prof": prof_speed, "prof2": prof_speed2,
@@ -288,9 +291,10 @@ def main():
                 "-" if r["fcost"] is None else "%.2fx" % r["fcost"]))
         med_all = statistics.median([r["rmed"] for r in summary])
         print("all samples: median of per-sample median ratio error %.1f%%, worst %.1f%%; samples meeting ratio "
-              "targets %d/%d; cost medians in 0.67-1.5x: %d/%d" % (
+              "targets %d/%d (%d/%d without bzip2 -9); cost medians in 0.67-1.5x: %d/%d" % (
                   100 * med_all, 100 * max(r["rmax"] for r in summary),
                   sum(r["rmed"] <= 0.05 and r["rmax"] <= 0.10 for r in summary), len(summary),
+                  sum(r["rmed"] <= 0.05 and r["rmax_nb"] <= 0.10 for r in summary), len(summary),
                   sum(0.67 <= r["cmed"] <= 1.5 for r in summary), len(summary)))
         # Profiling a large input: 256 MiB (1 GiB in full mode) made by the
         # english built-in, read from a file (sampling keeps the work bounded).
