@@ -272,11 +272,6 @@ static inline uint32_t recent_slot(uint32_t v, unsigned rb)
     return (v * 2654435761u) >> (32 - rb);
 }
 
-static inline void put_recent(const uint8_t *out, uint32_t *recent, unsigned rb, uint32_t p, uint32_t tag)
-{
-    recent[recent_slot(td__load32le(out + p), rb)] = tag | (p + 1);
-}
-
 /* Document j, bytes [0, end) (generation stops once pos >= end), of a
  * document cut at lim <= doc (the last one of a block): out must hold lim
  * bytes, and no write passes them.  The bytes before lim do not depend on
@@ -490,8 +485,18 @@ static void gen_doc(const like_state *st, uint64_t j, uint8_t *out, uint32_t end
                 for (unsigned i = 0; i < 4; i++)
                     recent[recent_slot((uint32_t)(w8 >> (8 * i)), rb)] = tag | (rins + i + 1);
             }
-            for (; rins + 4 <= pos; rins++)
-                put_recent(out, recent, rb, rins, tag);
+            /* The 0-4 positions left, without a branch on how many (a
+             * mispredicted loop exit per lookup): one past the table's end
+             * takes the stores of the positions not to insert. */
+            {
+                uint32_t left = pos - 3 - rins; /* rins + 8 > pos: at most 4 */
+                for (uint32_t i = 0; i < 4; i++) {
+                    uint32_t ok = i < left, p = sel32(ok, rins + i, 0);
+                    uint32_t slot = sel32(ok, recent_slot(td__load32le(out + p), rb), 1u << rb);
+                    recent[slot] = tag | (p + 1);
+                }
+                rins += left;
+            }
             /* A source closer than 4 bytes reaches past pos, which is not
              * written yet: those bytes count as zero (docs/format.md). */
             uint32_t sp = pos - dist, v = 0;
@@ -544,7 +549,8 @@ static int docs_fill_block(const void *state, uint64_t bi, uint8_t *out, uint32_
     const uint32_t L = st->doc;
     doc_work w;
 
-    w.recent = malloc(sizeof(uint32_t) << recent_bits(L));
+    /* one more slot than the table: the tail of the inserts stores there */
+    w.recent = malloc((sizeof(uint32_t) << recent_bits(L)) + sizeof(uint32_t));
     /* a copy is at least 4 bytes but the last, cut at the document's end */
     w.starts = malloc(sizeof(uint32_t) * (L / TD_LIKE_MINMATCH + 1));
     w.below = malloc(sizeof(uint32_t) * ((L >> BELOW_SHIFT) + 1));
