@@ -1285,11 +1285,8 @@ static const int cal_codecs[2] = {TD_CODEC_LZ4, TD_CODEC_ZSTD};
 static int cal_error(td_model *m, uint32_t mu, td_codecs *cx, uint8_t *g, size_t n,
                      const uint64_t cs[2], double *err)
 {
-    td_options o;
-    td_options_init(&o);
-    o.model = m;
     m->p.cache_mu = m->p.copy_mu = mu;
-    int rc = td_fill(TD_TEXT, &o, TB_CAL_SEED, g, n);
+    int rc = td__text_fill_once(m, TB_CAL_SEED, g, n);
     double e = 0;
     for (int i = 0; rc == TD_OK && i < 2; i++) {
         uint64_t z, ns;
