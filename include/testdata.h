@@ -1029,13 +1029,15 @@ TD_API int td_model_builder_new(td_model_builder **out);
  * are separated by blank lines.
  * @return TD_OK; TD_EUTF8 if the text is not valid UTF-8 (the builder then
  *         fails for good; td_model_builder_message() says where);
- *         TD_ENOMEM; TD_EINVAL for NULL arguments.
+ *         TD_ENOMEM; TD_EINVAL for NULL arguments or a finished builder
+ *         (after td_model_builder_finish() or td_model_builder_save()).
  */
 TD_API int td_model_builder_update(td_model_builder *b, const void *buf, size_t len);
 
 /**
  * End one document (one corpus file): what follows starts a new paragraph.
- * @return TD_OK, or the builder's error.
+ * @return TD_OK, or the builder's error; TD_EINVAL for NULL or a finished
+ *         builder.
  */
 TD_API int td_model_builder_break(td_model_builder *b);
 

@@ -104,7 +104,8 @@ typedef struct strtab {
     size_t pool_n, pool_cap;
     uint32_t *off;
     uint8_t *len;
-    uint32_t (*cnt)[4]; /* total, then per class (words) */
+    uint32_t (*cnt)[4]; /* total, then per class (words); for separators:
+                         * total, class of the next word, count as a lead */
     size_t n, cap;
 } strtab;
 
@@ -129,6 +130,7 @@ static void st_free(strtab *t)
     free(t->off);
     free(t->len);
     free(t->cnt);
+    memset(t, 0, sizeof *t);
 }
 
 /* Id of string p[0..n), added if new; UINT32_MAX on ENOMEM. */
@@ -211,12 +213,12 @@ struct td_model_builder {
     size_t tok_cap;
 
     strtab words, seps;
-    /* keys counted at the end (sorted), so that the hot loop only appends:
-     * bigrams (prev << 32 | cls << 30 | cur; ids < 2^30) and separators
-     * after words (word << 32 | sep << 1 | final) */
-    uint64_t *bk, *sk;
-    size_t bn, bcap, sn, scap;
-    map64 lead;  /* sep -> count */
+    /* Every word of the corpus with the separator after it (word << 32 |
+     * sep << 1 | final; ids < 2^30), counted at the end (sorted), so that
+     * the hot loop only appends; bigrams are consecutive words of a
+     * paragraph, the class of the first one's separator between them. */
+    uint64_t *ws;
+    size_t ws_n, ws_cap;
     tb_style *styles;
     uint32_t nstyles;
     uint32_t widths[TM_WIDTH + 1];
@@ -225,6 +227,8 @@ struct td_model_builder {
     int p_set;       /* cache_mu or copy_mu set by td__tm_builder_param: no calibration */
     uint8_t *cal;    /* the first TB_CAL_MAX bytes of the corpus */
     size_t cal_n, cal_cap;
+    uint8_t *file;   /* the finished model file (save may be retried) */
+    size_t file_n;
 };
 
 __attribute__((format(printf, 3, 4))) static int fail(td_model_builder *b, int rc,
@@ -265,7 +269,7 @@ int td_model_builder_new(td_model_builder **out)
                        .char_order = 4,
                        .char_min = 3,
                        .max_tokens = 2000};
-    if (st_init(&b->words) || st_init(&b->seps) || map_init(&b->lead, 1u << 8)) {
+    if (st_init(&b->words) || st_init(&b->seps)) {
         td_model_builder_free(b);
         return TD_ENOMEM;
     }
@@ -301,20 +305,30 @@ void td__tm_builder_param(td_model_builder *b, const char *name, uint32_t v)
         b->p.max_tokens = v;
 }
 
+/* The counts, once the file is written: their memory goes to compiling and
+ * calibrating it. */
+static void drop_counts(td_model_builder *b)
+{
+    free(b->line);
+    free(b->para);
+    free(b->tok);
+    b->line = b->para = b->tok = NULL;
+    b->line_cap = b->para_cap = b->tok_cap = 0;
+    st_free(&b->words);
+    st_free(&b->seps);
+    free(b->ws);
+    b->ws = NULL;
+    b->ws_n = b->ws_cap = 0;
+}
+
 void td_model_builder_free(td_model_builder *b)
 {
     if (!b)
         return;
-    free(b->line);
-    free(b->para);
-    free(b->tok);
-    st_free(&b->words);
-    st_free(&b->seps);
-    free(b->bk);
-    free(b->sk);
-    map_free(&b->lead);
+    drop_counts(b);
     free(b->styles);
     free(b->cal);
+    free(b->file);
     free(b);
 }
 
@@ -367,31 +381,33 @@ static inline int is_digit(uint32_t c)
     return c >= '0' && c <= '9';
 }
 
-/* Append a key to be counted at the end. */
-static int push_key(td_model_builder *b, uint64_t **a, size_t *n, size_t *cap, uint64_t k)
+/* Append a word and its separator, to be counted at the end. */
+static int push_token(td_model_builder *b, uint64_t k)
 {
-    if (*n == *cap) {
-        size_t c = *cap ? 2 * *cap : 65536;
-        uint64_t *q = realloc(*a, c * sizeof *q);
+    if (b->ws_n == b->ws_cap) {
+        size_t c = b->ws_cap ? 2 * b->ws_cap : 65536;
+        uint64_t *q = realloc(b->ws, c * sizeof *q);
         if (!q)
             return nomem(b);
-        *a = q;
-        *cap = c;
+        b->ws = q;
+        b->ws_cap = c;
     }
-    (*a)[(*n)++] = k;
+    b->ws[b->ws_n++] = k;
     return TD_OK;
 }
 
-/* Count one token pair and its successor link. */
-static int count_map(td_model_builder *b, map64 *m, uint64_t key)
+/* Class of the word after separator s[0..n): 1 after a sentence end. */
+static unsigned sep_class(const uint8_t *s, size_t n)
 {
-    int isnew;
-    uint32_t *v = map_get(m, key, &isnew);
-    if (!v)
-        return nomem(b);
-    if (*v < TM_COUNT_MAX)
-        (*v)++;
-    return TD_OK;
+    unsigned cls = 0;
+    for (size_t i = 0; i < n;) {
+        uint32_t c;
+        i += td__utf8_decode(s + i, n - i, &c);
+        if (c == '.' || c == '!' || c == '?' || c == 0x2026 || c == 0x3002 || c == 0xFF01 ||
+            c == 0xFF1F || c == 0x061F || c == 0x0964)
+            cls = 1;
+    }
+    return cls;
 }
 
 /* Clip a separator to TM_SEP_MAX bytes and TM_SEP_COLS code points. */
@@ -412,7 +428,6 @@ static size_t clip_sep(const uint8_t *p, size_t n)
 
 typedef struct para_ctx {
     td_model_builder *b;
-    uint32_t prev; /* tmp id of the previous word, UINT32_MAX at the start */
     unsigned cls;  /* class of the next word */
     uint32_t nwords;
     uint32_t pending_word; /* waiting for its separator */
@@ -425,23 +440,18 @@ static int emit_sep(para_ctx *x, const uint8_t *s, size_t n, int final)
     uint32_t sid = st_intern(&b->seps, s, n);
     if (sid == UINT32_MAX)
         return nomem(b);
-    b->seps.cnt[sid][0]++;
+    uint32_t *c = b->seps.cnt[sid];
+    if (c[0]++ == 0)
+        c[1] = sep_class(s, n);
     if (!x->has_pending) { /* text before the first word */
-        return count_map(b, &b->lead, sid);
+        if (c[2] < TM_COUNT_MAX)
+            c[2]++;
+        return TD_OK;
     }
-    if (push_key(b, &b->sk, &b->sn, &b->scap,
-                 (uint64_t)x->pending_word << 32 | sid << 1 | (unsigned)final))
+    if (push_token(b, (uint64_t)x->pending_word << 32 | sid << 1 | (unsigned)final))
         return b->failed;
     x->has_pending = 0;
-    unsigned cls = 0;
-    for (size_t i = 0; i < n;) {
-        uint32_t c;
-        i += td__utf8_decode(s + i, n - i, &c);
-        if (c == '.' || c == '!' || c == '?' || c == 0x2026 || c == 0x3002 || c == 0xFF01 ||
-            c == 0xFF1F || c == 0x061F || c == 0x0964)
-            cls = 1;
-    }
-    x->cls = cls;
+    x->cls = c[1];
     return TD_OK;
 }
 
@@ -456,10 +466,6 @@ static int emit_word(para_ctx *x, const uint8_t *w, size_t n)
         c[0]++;
         c[1 + x->cls]++;
     }
-    if (x->prev != UINT32_MAX &&
-        push_key(b, &b->bk, &b->bn, &b->bcap, (uint64_t)x->prev << 32 | (uint64_t)x->cls << 30 | id))
-        return b->failed;
-    x->prev = id;
     x->pending_word = id;
     x->has_pending = 1;
     x->nwords++;
@@ -470,7 +476,7 @@ static int emit_word(para_ctx *x, const uint8_t *w, size_t n)
 /* Tokenise one paragraph's content (lines joined by single spaces). */
 static int tokenize(td_model_builder *b, const uint8_t *t, size_t n)
 {
-    para_ctx x = {b, UINT32_MAX, 2, 0, 0, 0};
+    para_ctx x = {b, 2, 0, 0, 0};
     uint8_t sep[TM_SEP_MAX + TB_RUN_MAX + 8];
     size_t sn = 0, run = 0;
     int sep_full = 0;
@@ -717,7 +723,7 @@ static int feed(td_model_builder *b, const uint8_t *p, size_t n)
  * feed the complete part. */
 int td_model_builder_update(td_model_builder *b, const void *buf, size_t len)
 {
-    if (!b || (!buf && len))
+    if (!b || (!buf && len) || b->file)
         return TD_EINVAL;
     if (b->failed)
         return b->failed;
@@ -791,7 +797,7 @@ int td_model_builder_update(td_model_builder *b, const void *buf, size_t len)
 
 int td_model_builder_break(td_model_builder *b)
 {
-    if (!b)
+    if (!b || b->file)
         return TD_EINVAL;
     if (b->failed)
         return b->failed;
@@ -918,114 +924,29 @@ static int style_cmp(const void *x, const void *y)
     return memcmp(a, b, sizeof a);
 }
 
-/* (context, id, count) triples from raw keys (each occurrence once, or with
- * counts): key split by fn into (context, id) with ids renumbered, sorted by
- * (context, id), duplicates merged.  Consumes keys[]. */
-static trip *key_trips(uint64_t *keys, const uint32_t *counts, size_t n, size_t *out_n,
-                       void (*fn)(uint64_t k, const void *ctx, trip *t), const void *ctx)
+static unsigned bit_width(uint32_t v)
 {
-    uint64_t *ck = NULL;
-    uint32_t *cv = NULL;
-    trip *t = NULL;
-    size_t k = 0;
-    if (!counts && td__tm_radix_sort(keys, NULL, n) != TD_OK)
-        return NULL;
-    /* run lengths -> (key, count), then renumbered composite keys */
-    ck = malloc((n ? n : 1) * sizeof *ck);
-    cv = malloc((n ? n : 1) * sizeof *cv);
-    if (!ck || !cv)
-        goto out;
-    for (size_t i = 0; i < n;) {
-        size_t j = i + 1;
-        uint64_t c = counts ? counts[i] : 1;
-        if (!counts)
-            while (j < n && keys[j] == keys[i])
-                j++, c++;
-        trip tr;
-        fn(keys[i], ctx, &tr);
-        ck[k] = (uint64_t)tr.a << 32 | tr.b;
-        cv[k] = c > TM_COUNT_MAX ? TM_COUNT_MAX : (uint32_t)c;
-        k++;
-        i = j;
-    }
-    if (td__tm_radix_sort(ck, cv, k) != TD_OK)
-        goto out;
-    t = malloc((k ? k : 1) * sizeof *t);
-    if (!t)
-        goto out;
-    size_t o = 0;
-    for (size_t i = 0; i < k; i++) {
-        uint32_t a = (uint32_t)(ck[i] >> 32), bb = (uint32_t)ck[i];
-        if (o && t[o - 1].a == a && t[o - 1].b == bb) {
-            uint64_t s2 = (uint64_t)t[o - 1].c + cv[i];
-            t[o - 1].c = s2 > TM_COUNT_MAX ? TM_COUNT_MAX : (uint32_t)s2;
-        } else {
-            t[o++] = (trip){a, bb, cv[i]};
-        }
-    }
-    *out_n = o;
-out:
-    free(ck);
-    free(cv);
-    return t;
+    return v ? 32u - (unsigned)__builtin_clz(v) : 0u;
 }
 
-/* The same from a map. */
-static trip *map_trips(map64 *m, size_t *n, void (*fn)(uint64_t k, const void *ctx, trip *t),
-                       const void *ctx)
+/* The count lists of contexts 0..nctx-1 from sorted keys (context << bb |
+ * id): equal keys counted, a context without keys an empty list.  t has
+ * room for the longest list. */
+static void w_lists(wbuf *w, const uint64_t *k, size_t n, unsigned bb, uint32_t nctx, trip *t)
 {
-    uint64_t *k = malloc((m->n ? m->n : 1) * sizeof *k);
-    uint32_t *c = malloc((m->n ? m->n : 1) * sizeof *c);
-    trip *t = NULL;
-    if (k && c) {
-        size_t j = 0;
-        for (size_t i = 0; i <= m->mask; i++)
-            if (m->k[i]) {
-                k[j] = m->k[i] - 1;
-                c[j++] = m->v[i];
-            }
-        t = key_trips(k, c, j, n, fn, ctx);
-    }
-    free(k);
-    free(c);
-    return t;
-}
-
-typedef struct remap {
-    const uint32_t *wmap, *smap;
-} remap;
-
-static void big_fn(uint64_t k, const void *ctx, trip *t)
-{
-    const remap *r = ctx;
-    t->a = r->wmap[k >> 32] * 2 + (uint32_t)((k >> 30) & 1);
-    t->b = r->wmap[k & 0x3FFFFFFF];
-}
-
-static void sepw_fn(uint64_t k, const void *ctx, trip *t)
-{
-    const remap *r = ctx;
-    t->a = r->wmap[k >> 32];
-    t->b = r->smap[(k & 0xFFFFFFFF) >> 1] * 2 + (uint32_t)(k & 1);
-}
-
-static void lead_fn(uint64_t k, const void *ctx, trip *t)
-{
-    const remap *r = ctx;
-    t->a = 0;
-    t->b = r->smap[k];
-}
-
-/* Write the lists of keys 0..nkeys-1 from sorted triples (absent = empty). */
-static void w_lists(wbuf *w, const trip *t, size_t n, uint32_t nkeys)
-{
+    const uint64_t mask = ((uint64_t)1 << bb) - 1;
     size_t i = 0;
-    for (uint32_t k = 0; k < nkeys; k++) {
-        size_t j = i;
-        while (j < n && t[j].a == k)
-            j++;
-        w_list(w, t + i, j - i);
-        i = j;
+    for (uint32_t c = 0; c < nctx; c++) {
+        size_t m = 0;
+        while (i < n && (k[i] >> bb) == c) {
+            size_t j = i + 1;
+            while (j < n && k[j] == k[i])
+                j++;
+            t[m++] = (trip){c, (uint32_t)(k[i] & mask),
+                            j - i > TM_COUNT_MAX ? TM_COUNT_MAX : (uint32_t)(j - i)};
+            i = j;
+        }
+        w_list(w, t, m);
     }
 }
 
@@ -1094,7 +1015,8 @@ static int finish_file(td_model_builder *b, uint8_t **data, size_t *len)
     int rc = TD_ENOMEM;
     rank_ent *wr = NULL, *sr = NULL;
     uint32_t *wmap = NULL, *smap = NULL;
-    trip *tb = NULL, *ts = NULL, *tl = NULL;
+    uint64_t *bg = NULL, *tmp = NULL;
+    trip *lt = NULL;
     wbuf w = {0};
     const size_t NW = b->words.n, NSP = b->seps.n;
 
@@ -1127,12 +1049,29 @@ static int finish_file(td_model_builder *b, uint8_t **data, size_t *len)
     for (size_t i = 0; i < NSP; i++)
         smap[sr[i].id] = (uint32_t)i;
 
-    remap rm = {wmap, smap};
-    size_t nb = 0, ns = 0, nl = 0;
-    tb = key_trips(b->bk, NULL, b->bn, &nb, big_fn, &rm);
-    ts = key_trips(b->sk, NULL, b->sn, &ns, sepw_fn, &rm);
-    tl = map_trips(&b->lead, &nl, lead_fn, &rm);
-    if (!tb || !ts || !tl)
+    /* Bigrams and separators after words, renumbered and packed (context
+     * << bits of the id | id) so that they sort on few bits.  The tokens
+     * become SEPW's keys in place; bigrams go to bg; tmp is the sort's. */
+    const size_t n = b->ws_n;
+    uint64_t *tk = b->ws;
+    const unsigned bbits = bit_width(V), sbits = bit_width(2 * (uint32_t)NSP - 1);
+    size_t nb = 0;
+    bg = malloc((n ? n : 1) * sizeof *bg);
+    tmp = malloc((n ? n : 1) * sizeof *tmp);
+    lt = malloc(((size_t)V + 2 * NSP + 1) * sizeof *lt);
+    if (!bg || !tmp || !lt)
+        goto nomem_out;
+    uint32_t pa = 0;    /* context of the next bigram: previous word * 2 + class */
+    uint32_t first = 1; /* the next word starts a paragraph */
+    for (size_t i = 0; i < n; i++) {
+        uint32_t wd = wmap[tk[i] >> 32], sv = (uint32_t)tk[i], sep = sv >> 1, fin = sv & 1;
+        if (!first)
+            bg[nb++] = (uint64_t)pa << bbits | wd;
+        pa = wd * 2 + b->seps.cnt[sep][1];
+        first = fin;
+        tk[i] = (uint64_t)wd << sbits | (smap[sep] * 2 + fin);
+    }
+    if (td__tm_radix_sort(bg, nb, tmp) != TD_OK || td__tm_radix_sort(tk, n, tmp) != TD_OK)
         goto nomem_out;
 
     tm_params p = b->p;
@@ -1196,13 +1135,19 @@ static int finish_file(td_model_builder *b, uint8_t **data, size_t *len)
     }
     w_end(&w, at);
     at = w_begin(&w, "BIGR");
-    w_lists(&w, tb, nb, 2 * (V + 1));
+    w_lists(&w, bg, nb, bbits, 2 * (V + 1), lt);
     w_end(&w, at);
     at = w_begin(&w, "SEPW");
-    w_lists(&w, ts, ns, V + 1);
+    w_lists(&w, tk, n, sbits, V + 1, lt);
     w_end(&w, at);
     at = w_begin(&w, "LEAD");
-    w_list(&w, tl, nl);
+    {
+        size_t k = 0;
+        for (size_t i = 0; i < NSP; i++)
+            if (b->seps.cnt[sr[i].id][2])
+                lt[k++] = (trip){0, (uint32_t)i, b->seps.cnt[sr[i].id][2]};
+        w_list(&w, lt, k);
+    }
     w_end(&w, at);
     at = w_begin(&w, "STYL");
     qsort(b->styles, b->nstyles, sizeof *b->styles, style_cmp);
@@ -1253,9 +1198,9 @@ out:
     free(sr);
     free(wmap);
     free(smap);
-    free(tb);
-    free(ts);
-    free(tl);
+    free(bg);
+    free(tmp);
+    free(lt);
     return rc;
 }
 
@@ -1362,42 +1307,46 @@ static int calibrate(td_model_builder *b, uint8_t *data, size_t len, td_model **
     return rc == TD_OK ? TD_OK : fail(b, rc, "internal error: calibrating the model failed");
 }
 
-int td_model_builder_finish(td_model_builder *b, td_model **out)
+/* The model file, made once into b->file (counted, written, calibrated);
+ * with keep, the model compiled for the calibration may be handed back. */
+static int make_file(td_model_builder *b, td_model **keep)
 {
     uint8_t *data;
     size_t len;
-    if (!b || !out)
-        return TD_EINVAL;
-    *out = NULL;
+    if (b->file)
+        return TD_OK;
     int rc = finish_file(b, &data, &len);
+    drop_counts(b);
     if (rc == TD_OK)
-        rc = calibrate(b, data, len, out);
-    if (rc != TD_OK || *out) {
+        rc = calibrate(b, data, len, keep);
+    if (rc != TD_OK) {
         free(data);
         return rc;
     }
-    rc = td__tm_load(out, data, len, 0);
+    b->file = data;
+    b->file_n = len;
+    return TD_OK;
+}
+
+int td_model_builder_finish(td_model_builder *b, td_model **out)
+{
+    if (!b || !out)
+        return TD_EINVAL;
+    *out = NULL;
+    int rc = make_file(b, out);
+    if (rc != TD_OK || *out)
+        return rc;
+    rc = td__tm_load(out, b->file, b->file_n, 0);
     if (rc != TD_OK && rc != TD_ENOMEM)
         rc = fail(b, rc, "internal error: the built model does not load");
-    free(data);
     return rc;
 }
 
 /* The calibration compiled the model once; the file needs no more. */
 int td_model_builder_save(td_model_builder *b, const char *path)
 {
-    uint8_t *data;
-    size_t len;
     if (!b || !path || !*path)
         return TD_EINVAL;
-    int rc = finish_file(b, &data, &len);
-    if (rc == TD_OK)
-        rc = calibrate(b, data, len, NULL);
-    if (rc != TD_OK) {
-        free(data);
-        return rc;
-    }
-    rc = td__output_put(path, data, len);
-    free(data);
-    return rc;
+    int rc = make_file(b, NULL);
+    return rc == TD_OK ? td__output_put(path, b->file, b->file_n) : rc;
 }

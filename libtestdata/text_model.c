@@ -312,13 +312,14 @@ static void sep_split(tm_str *s, const uint8_t *p)
     s->tail_cols = (uint8_t)(s->cols - s->head_cols - s->gap_cols);
 }
 
-/* LSD radix sort of 64-bit keys (with optional 32-bit payloads, which keep
- * their input order among equal keys).  Only the bits that differ between
- * keys are sorted on, in as few passes of at most 16 bits as they need,
- * split evenly (smaller buckets keep the scatter in cache); all histograms
- * come from one pass.  The result is that of any stable sort. */
-int td__tm_radix_sort(uint64_t *k, uint32_t *v, size_t n)
+/* LSD radix sort of 64-bit keys.  Only the bits that differ between keys
+ * are sorted on, in as few passes of at most 11 bits as they need, split
+ * evenly: small histograms and a scatter that stays in cache (wider ones
+ * page-faulted and missed more than the passes they saved); all histograms
+ * come from one pass. */
+int td__tm_radix_sort(uint64_t *k, size_t n, uint64_t *tmp)
 {
+    enum { MAXW = 11 };
     if (n < 2)
         return TD_OK;
     uint64_t all_or = 0, all_and = ~(uint64_t)0;
@@ -330,14 +331,13 @@ int td__tm_radix_sort(uint64_t *k, uint32_t *v, size_t n)
     if (!diff)
         return TD_OK;
     unsigned lo = (unsigned)__builtin_ctzll(diff), hi = 64u - (unsigned)__builtin_clzll(diff);
-    unsigned passes = (hi - lo + 15) / 16, width = (hi - lo + passes - 1) / passes;
+    unsigned passes = (hi - lo + MAXW - 1) / MAXW, width = (hi - lo + passes - 1) / passes;
     size_t nb = (size_t)1 << width;
-    uint64_t *tk = malloc(n * sizeof *tk);
-    uint32_t *tv = v ? malloc(n * sizeof *tv) : NULL;
+    uint64_t *tk = tmp ? tmp : malloc(n * sizeof *tk);
     size_t *cnt = calloc(passes * nb, sizeof *cnt);
-    if (!tk || (v && !tv) || !cnt) {
-        free(tk);
-        free(tv);
+    if (!tk || !cnt) {
+        if (!tmp)
+            free(tk);
         free(cnt);
         return TD_ENOMEM;
     }
@@ -346,7 +346,6 @@ int td__tm_radix_sort(uint64_t *k, uint32_t *v, size_t n)
         for (unsigned d = 0; d < passes; d++)
             cnt[d * nb + ((k[i] >> (lo + d * width)) & mask)]++;
     uint64_t *sk = k, *dk = tk;
-    uint32_t *sv = v, *dv = tv;
     for (unsigned d = 0; d < passes; d++) {
         unsigned sh = lo + d * width;
         size_t sum = 0, *c = cnt + d * nb;
@@ -355,30 +354,16 @@ int td__tm_radix_sort(uint64_t *k, uint32_t *v, size_t n)
             c[b] = sum;
             sum += t;
         }
-        if (sv) {
-            for (size_t i = 0; i < n; i++) {
-                size_t j = c[(sk[i] >> sh) & mask]++;
-                dk[j] = sk[i];
-                dv[j] = sv[i];
-            }
-        } else {
-            for (size_t i = 0; i < n; i++)
-                dk[c[(sk[i] >> sh) & mask]++] = sk[i];
-        }
+        for (size_t i = 0; i < n; i++)
+            dk[c[(sk[i] >> sh) & mask]++] = sk[i];
         uint64_t *t = sk;
         sk = dk;
         dk = t;
-        uint32_t *u = sv;
-        sv = dv;
-        dv = u;
     }
-    if (sk != k) {
+    if (sk != k)
         memcpy(k, sk, n * sizeof *k);
-        if (v)
-            memcpy(v, sv, n * sizeof *v);
-    }
-    free(tk);
-    free(tv);
+    if (!tmp)
+        free(tk);
     free(cnt);
     return TD_OK;
 }
@@ -562,7 +547,7 @@ static int compile_chars(td_model *m)
      * the largest symbol, so rotate it to the front after sorting. */
     {
         /* sort by node, then symbol */
-        if (td__tm_radix_sort(pairs, NULL, np) != TD_OK)
+        if (td__tm_radix_sort(pairs, np, NULL) != TD_OK)
             goto out;
     }
     size_t nent = 0;

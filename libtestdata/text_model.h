@@ -199,9 +199,9 @@ TD_HIDDEN void td__tm_cap(uint8_t *out, unsigned len);
 TD_HIDDEN unsigned td__utf8_decode(const uint8_t *p, size_t n, uint32_t *cp);
 TD_HIDDEN unsigned td__utf8_encode(uint32_t c, uint8_t *out);
 
-/* Stable LSD radix sort of k[0..n) (v[0..n), if not NULL, moves along);
+/* Radix sort of k[0..n), with tmp (n keys) as scratch, or its own if NULL;
  * TD_OK or TD_ENOMEM. */
-TD_HIDDEN int td__tm_radix_sort(uint64_t *k, uint32_t *v, size_t n);
+TD_HIDDEN int td__tm_radix_sort(uint64_t *k, size_t n, uint64_t *tmp);
 
 /* Builder parameters overriding the defaults (tools and experiments). */
 TD_HIDDEN void td__tm_builder_param(td_model_builder *b, const char *name, uint32_t value);
