@@ -160,10 +160,6 @@ static inline uint32_t tm_sample32(const tm_alias *e, uint32_t n, uint32_t h)
     return tm_pick(e + (((h & 0xFFFF) * n) >> 16), h >> 16);
 }
 
-/* Build alias slots for weights w[0..n) (values v[0..n)) into out[0..n).
- * Integer Vose, specified in docs/format.md. */
-TD_HIDDEN int td__tm_alias_build(tm_alias *out, const uint32_t *v, const uint64_t *w, uint32_t n);
-
 /* Parse and compile a model file (copied).  TD_OK, TD_EMODEL, TD_EMODELVERSION,
  * TD_ENOMEM. */
 TD_HIDDEN int td__tm_load(td_model **out, const void *buf, size_t len, int builtin);
