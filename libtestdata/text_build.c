@@ -24,165 +24,139 @@
 #define TB_RUN_MAX 8u            /* longest run of spaces kept in a separator */
 #define TB_CAL_MAX (4u << 20)    /* corpus bytes kept for calibration */
 
-/* ---- hash tables ---------------------------------------------------------- */
+/* ---- interned strings ------------------------------------------------------- */
 
-/* u64 key -> u32 value; key 0 is never stored (keys are offset by one). */
-typedef struct map64 {
-    uint64_t *k;
-    uint32_t *v;
-    size_t mask, n;
-} map64;
-
-static int map_init(map64 *m, size_t cap)
-{
-    m->k = calloc(cap, sizeof *m->k);
-    m->v = calloc(cap, sizeof *m->v);
-    m->mask = cap - 1;
-    m->n = 0;
-    return m->k && m->v ? TD_OK : TD_ENOMEM;
-}
-
-static void map_free(map64 *m)
-{
-    free(m->k);
-    free(m->v);
-    memset(m, 0, sizeof *m);
-}
-
-static inline size_t map_hash(uint64_t k)
-{
-    k ^= k >> 33;
-    k *= 0xff51afd7ed558ccdu;
-    k ^= k >> 33;
-    return (size_t)k;
-}
-
-static int map_grow(map64 *m)
-{
-    map64 n;
-    if (map_init(&n, 2 * (m->mask + 1)) != TD_OK) {
-        map_free(&n);
-        return TD_ENOMEM;
-    }
-    for (size_t i = 0; i <= m->mask; i++) {
-        if (!m->k[i])
-            continue;
-        size_t j = map_hash(m->k[i]) & n.mask;
-        while (n.k[j])
-            j = (j + 1) & n.mask;
-        n.k[j] = m->k[i];
-        n.v[j] = m->v[i];
-    }
-    n.n = m->n;
-    map_free(m);
-    *m = n;
-    return TD_OK;
-}
-
-/* Slot of key k (inserted with value 0 if absent); NULL on ENOMEM. */
-static uint32_t *map_get(map64 *m, uint64_t k, int *isnew)
-{
-    k += 1;
-    if (2 * (m->n + 1) > m->mask && map_grow(m) != TD_OK)
-        return NULL;
-    size_t i = map_hash(k) & m->mask;
-    while (m->k[i] && m->k[i] != k)
-        i = (i + 1) & m->mask;
-    *isnew = !m->k[i];
-    if (*isnew) {
-        m->k[i] = k;
-        m->v[i] = 0;
-        m->n++;
-    }
-    return &m->v[i];
-}
-
-/* Interned strings: id -> (offset, length), with a count per id. */
+/* Strings (words, separators: at most 40 bytes) -> ids in order of first
+ * appearance, with a count per id; an open-addressing table of ids found
+ * by a 32-bit hash of the bytes, kept per id for probing and growing. */
 typedef struct strtab {
-    map64 map; /* hash of the bytes -> id + 1 (chained by linear probing on collision) */
+    uint32_t *slot; /* id + 1; 0 is empty */
+    size_t mask;
     uint8_t *pool;
     size_t pool_n, pool_cap;
     uint32_t *off;
+    uint32_t *hash;
     uint8_t *len;
     uint32_t (*cnt)[4]; /* total, then per class (words); for separators:
                          * total, class of the next word, count as a lead */
     size_t n, cap;
 } strtab;
 
-static uint64_t str_hash(const uint8_t *p, size_t n, uint64_t salt)
+static inline uint64_t load_le(const uint8_t *p, size_t n)
 {
-    uint64_t h = 0xcbf29ce484222325u ^ salt ^ n;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ p[i]) * 0x100000001b3u;
-    return h ^ (h >> 31);
+    uint64_t v = 0;
+    for (size_t i = n; i-- > 0;)
+        v = v << 8 | p[i];
+    return v;
+}
+
+static inline uint32_t str_hash(const uint8_t *p, size_t n)
+{
+    uint64_t h = 0x9E3779B97F4A7C15u ^ n;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        h = (h ^ td__load64le(p + i)) * 0xff51afd7ed558ccdu;
+        h ^= h >> 32;
+    }
+    h = (h ^ load_le(p + i, n - i)) * 0xc4ceb9fe1a85ec53u;
+    return (uint32_t)(h >> 32);
 }
 
 static int st_init(strtab *t)
 {
     memset(t, 0, sizeof *t);
-    return map_init(&t->map, 1u << 14);
+    t->mask = (1u << 12) - 1;
+    t->slot = calloc(t->mask + 1, sizeof *t->slot);
+    return t->slot ? TD_OK : TD_ENOMEM;
 }
 
 static void st_free(strtab *t)
 {
-    map_free(&t->map);
+    free(t->slot);
     free(t->pool);
     free(t->off);
+    free(t->hash);
     free(t->len);
     free(t->cnt);
     memset(t, 0, sizeof *t);
 }
 
+static int st_grow(strtab *t)
+{
+    size_t mask = 2 * t->mask + 1;
+    uint32_t *slot = calloc(mask + 1, sizeof *slot);
+    if (!slot)
+        return TD_ENOMEM;
+    for (size_t id = 0; id < t->n; id++) {
+        size_t i = t->hash[id] & mask;
+        while (slot[i])
+            i = (i + 1) & mask;
+        slot[i] = (uint32_t)id + 1;
+    }
+    free(t->slot);
+    t->slot = slot;
+    t->mask = mask;
+    return TD_OK;
+}
+
 /* Id of string p[0..n), added if new; UINT32_MAX on ENOMEM. */
 static uint32_t st_intern(strtab *t, const uint8_t *p, size_t n)
 {
-    for (uint64_t salt = 0;; salt++) {
-        int isnew;
-        uint32_t *slot = map_get(&t->map, str_hash(p, n, salt * 0x9E3779B97F4A7C15u) >> 1, &isnew);
-        if (!slot)
-            return UINT32_MAX;
-        if (!isnew) {
-            uint32_t id = *slot - 1;
-            if (t->len[id] == n && (n == 0 || memcmp(t->pool + t->off[id], p, n) == 0))
-                return id;
-            continue; /* 63-bit hash collision: probe the next salt */
-        }
-        if (t->n == t->cap) {
-            size_t cap = t->cap ? 2 * t->cap : 4096;
-            uint32_t *o = realloc(t->off, cap * sizeof *o);
-            if (!o)
-                return UINT32_MAX;
-            t->off = o;
-            uint8_t *l = realloc(t->len, cap);
-            if (!l)
-                return UINT32_MAX;
-            t->len = l;
-            uint32_t(*c)[4] = realloc(t->cnt, cap * sizeof *c);
-            if (!c)
-                return UINT32_MAX;
-            t->cnt = c;
-            t->cap = cap;
-        }
-        if (t->pool_n + n > t->pool_cap) {
-            size_t cap = t->pool_cap ? 2 * t->pool_cap : 65536;
-            while (cap < t->pool_n + n)
-                cap *= 2;
-            uint8_t *q = realloc(t->pool, cap);
-            if (!q)
-                return UINT32_MAX;
-            t->pool = q;
-            t->pool_cap = cap;
-        }
-        uint32_t id = (uint32_t)t->n++;
-        if (n)
-            memcpy(t->pool + t->pool_n, p, n);
-        t->off[id] = (uint32_t)t->pool_n;
-        t->len[id] = (uint8_t)n;
-        memset(t->cnt[id], 0, sizeof t->cnt[id]);
-        t->pool_n += n;
-        *slot = id + 1;
-        return id;
+    const uint32_t h = str_hash(p, n);
+    size_t i = h & t->mask;
+    for (uint32_t e; (e = t->slot[i]) != 0; i = (i + 1) & t->mask) {
+        uint32_t id = e - 1;
+        if (t->hash[id] == h && t->len[id] == n &&
+            (n == 0 || memcmp(t->pool + t->off[id], p, n) == 0))
+            return id;
     }
+    /* new */
+    if (2 * (t->n + 1) > t->mask) {
+        if (st_grow(t) != TD_OK)
+            return UINT32_MAX;
+        for (i = h & t->mask; t->slot[i]; i = (i + 1) & t->mask)
+            ;
+    }
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? 2 * t->cap : 4096;
+        uint32_t *o = realloc(t->off, cap * sizeof *o);
+        if (!o)
+            return UINT32_MAX;
+        t->off = o;
+        uint32_t *hh = realloc(t->hash, cap * sizeof *hh);
+        if (!hh)
+            return UINT32_MAX;
+        t->hash = hh;
+        uint8_t *l = realloc(t->len, cap);
+        if (!l)
+            return UINT32_MAX;
+        t->len = l;
+        uint32_t(*c)[4] = realloc(t->cnt, cap * sizeof *c);
+        if (!c)
+            return UINT32_MAX;
+        t->cnt = c;
+        t->cap = cap;
+    }
+    if (t->pool_n + n > t->pool_cap) {
+        size_t cap = t->pool_cap ? 2 * t->pool_cap : 65536;
+        while (cap < t->pool_n + n)
+            cap *= 2;
+        uint8_t *q = realloc(t->pool, cap);
+        if (!q)
+            return UINT32_MAX;
+        t->pool = q;
+        t->pool_cap = cap;
+    }
+    uint32_t id = (uint32_t)t->n++;
+    if (n)
+        memcpy(t->pool + t->pool_n, p, n);
+    t->off[id] = (uint32_t)t->pool_n;
+    t->hash[id] = h;
+    t->len[id] = (uint8_t)n;
+    memset(t->cnt[id], 0, sizeof t->cnt[id]);
+    t->pool_n += n;
+    t->slot[i] = id + 1;
+    return id;
 }
 
 /* ---- the builder ------------------------------------------------------------ */
@@ -359,13 +333,41 @@ static inline int is_blank(uint8_t c)
     return c == ' ' || c == '\t' || c == '\f' || c == '\v';
 }
 
+/* One code point of well-formed UTF-8 (the builder's text, checked by
+ * update): its length. */
+static inline unsigned dec(const uint8_t *p, uint32_t *c)
+{
+    uint32_t b = p[0];
+    if (b < 0x80) {
+        *c = b;
+        return 1;
+    }
+    if (b < 0xE0) {
+        *c = (b & 0x1F) << 6 | (p[1] & 0x3Fu);
+        return 2;
+    }
+    if (b < 0xF0) {
+        *c = (b & 0x0F) << 12 | (p[1] & 0x3Fu) << 6 | (p[2] & 0x3Fu);
+        return 3;
+    }
+    *c = (b & 0x07) << 18 | (p[1] & 0x3Fu) << 12 | (p[2] & 0x3Fu) << 6 | (p[3] & 0x3Fu);
+    return 4;
+}
+
+/* ASCII word characters: letters, digits, '_' (a bit per byte value). */
+static const uint64_t word_ascii[2] = {0x03FF000000000000u, 0x07FFFFFE87FFFFFEu};
+
+static inline int is_word_ascii(uint32_t c)
+{
+    return (int)(word_ascii[c >> 6] >> (c & 63)) & 1;
+}
+
 /* Word characters (docs/format.md): ASCII letters, digits and '_', and
  * every code point from U+0080 up except the punctuation and symbol blocks. */
 static inline int is_word_cp(uint32_t c)
 {
     if (c < 0x80)
-        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-               c == '_';
+        return is_word_ascii(c);
     if (c <= 0xBF || c == 0xD7 || c == 0xF7)
         return 0;
     if ((c >= 0x2000 && c <= 0x2BFF) || (c >= 0x3000 && c <= 0x303F) ||
@@ -402,7 +404,7 @@ static unsigned sep_class(const uint8_t *s, size_t n)
     unsigned cls = 0;
     for (size_t i = 0; i < n;) {
         uint32_t c;
-        i += td__utf8_decode(s + i, n - i, &c);
+        i += dec(s + i, &c);
         if (c == '.' || c == '!' || c == '?' || c == 0x2026 || c == 0x3002 || c == 0xFF01 ||
             c == 0xFF1F || c == 0x061F || c == 0x0964)
             cls = 1;
@@ -413,12 +415,14 @@ static unsigned sep_class(const uint8_t *s, size_t n)
 /* Clip a separator to TM_SEP_MAX bytes and TM_SEP_COLS code points. */
 static size_t clip_sep(const uint8_t *p, size_t n)
 {
+    if (n <= TM_SEP_COLS) /* fits either way */
+        return n;
     size_t i = 0;
     unsigned cols = 0;
     while (i < n && cols < TM_SEP_COLS) {
         uint32_t c;
-        unsigned l = td__utf8_decode(p + i, n - i, &c);
-        if (!l || i + l > TM_SEP_MAX)
+        unsigned l = dec(p + i, &c);
+        if (i + l > TM_SEP_MAX)
             break;
         i += l;
         cols++;
@@ -483,18 +487,20 @@ static int tokenize(td_model_builder *b, const uint8_t *t, size_t n)
     size_t i = 0;
     while (i < n) {
         uint32_t c;
-        unsigned l = td__utf8_decode(t + i, n - i, &c);
+        unsigned l = dec(t + i, &c);
         if (is_word_cp(c)) {
             /* a word: word characters, joined by ' ’ - (and . , between digits) */
             size_t ws = i, we;
             uint32_t last = c;
             i += l;
             for (;;) {
+                while (i < n && t[i] < 0x80 && is_word_ascii(t[i]))
+                    last = t[i++];
                 we = i;
                 if (i >= n)
                     break;
                 uint32_t d;
-                unsigned dl = td__utf8_decode(t + i, n - i, &d);
+                unsigned dl = dec(t + i, &d);
                 if (is_word_cp(d)) {
                     i += dl;
                     last = d;
@@ -502,7 +508,7 @@ static int tokenize(td_model_builder *b, const uint8_t *t, size_t n)
                 }
                 if (d == '\'' || d == 0x2019 || d == '-' || d == '.' || d == ',') {
                     uint32_t e;
-                    if (i + dl < n && td__utf8_decode(t + i + dl, n - i - dl, &e) && is_word_cp(e) &&
+                    if (i + dl < n && (dec(t + i + dl, &e), is_word_cp(e)) &&
                         ((d != '.' && d != ',') || (is_digit(last) && is_digit(e)))) {
                         i += dl;
                         last = d;
@@ -548,9 +554,10 @@ static int tokenize(td_model_builder *b, const uint8_t *t, size_t n)
         }
         if (!sep_full) {
             if (sn + l <= TM_SEP_MAX + TB_RUN_MAX) {
-                memcpy(sep + sn, t + i - l, l);
-                if (c == ' ')
-                    sep[sn] = ' ';
+                if (l == 1)
+                    sep[sn] = (uint8_t)c; /* blanks as ' ' or tab */
+                else
+                    memcpy(sep + sn, t + i - l, l);
                 sn += l;
             } else {
                 sep_full = 1;
