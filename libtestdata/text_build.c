@@ -199,8 +199,9 @@ struct td_model_builder {
     uint64_t ntokens;
     tm_params p;
     int p_set;       /* cache_mu or copy_mu set by td__tm_builder_param: no calibration */
-    uint8_t *cal;    /* the first TB_CAL_MAX bytes of the corpus */
-    size_t cal_n, cal_cap;
+    uint8_t *cal;    /* the first TB_CAL_MAX bytes of the corpus (room for all of
+                      * them from the start: pages are touched as they fill) */
+    size_t cal_n;
     uint8_t *file;   /* the finished model file (save may be retried) */
     size_t file_n;
 };
@@ -738,7 +739,7 @@ int td_model_builder_update(td_model_builder *b, const void *buf, size_t len)
     b->bytes += len;
     if (b->cal_n < TB_CAL_MAX && len) {
         size_t k = TD_MIN(len, TB_CAL_MAX - b->cal_n);
-        if (grow(&b->cal, &b->cal_cap, b->cal_n + k))
+        if (!b->cal && !(b->cal = malloc(TB_CAL_MAX)))
             return nomem(b);
         memcpy(b->cal + b->cal_n, p, k);
         b->cal_n += k;
@@ -1273,8 +1274,8 @@ static int calibrate(td_model_builder *b, uint8_t *data, size_t len, td_model **
     size_t n = b->cal_n;
     td_model *m = NULL;
     td_codecs *cx = NULL;
-    uint8_t *g = malloc(n);
-    int rc = g ? td__tm_load(&m, data, len, 0) : TD_ENOMEM;
+    uint8_t *g = b->cal; /* text is generated over the corpus once it is measured */
+    int rc = td__tm_load(&m, data, len, 0);
     if (rc == TD_OK)
         rc = td__codecs_new(&cx, n);
     uint64_t cs[2];
@@ -1308,7 +1309,9 @@ static int calibrate(td_model_builder *b, uint8_t *data, size_t len, td_model **
     }
     td__codecs_free(cx);
     td_model_free(m);
-    free(g);
+    free(b->cal);
+    b->cal = NULL;
+    b->cal_n = 0;
     if (rc == TD_ENOMEM)
         return nomem(b);
     return rc == TD_OK ? TD_OK : fail(b, rc, "internal error: calibrating the model failed");
