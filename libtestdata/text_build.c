@@ -932,29 +932,80 @@ static int style_cmp(const void *x, const void *y)
     return memcmp(a, b, sizeof a);
 }
 
-static unsigned bit_width(uint32_t v)
+/* The counts of finish_file: words renumbered, each with its separator
+ * after it (word << 32 | separator * 2 + final), and per separator the
+ * class of the word after it.  Bigrams are pairs of consecutive words in a
+ * paragraph: (previous word * 2 + class, word); SEPW's pairs are (word,
+ * separator value). */
+typedef struct counts {
+    const uint64_t *tk;
+    size_t n;
+    const uint8_t *scls;
+    uint32_t *t1, *t2; /* n each */
+    size_t *ca, *cv;   /* a counter per context, per value */
+    trip *lt;          /* room for one list */
+} counts;
+
+static inline int pair_of(const counts *c, int big, size_t i, uint32_t *a, uint32_t *v)
 {
-    return v ? 32u - (unsigned)__builtin_clz(v) : 0u;
+    uint64_t t = c->tk[i];
+    if (!big) {
+        *a = (uint32_t)(t >> 32);
+        *v = (uint32_t)t;
+        return 1;
+    }
+    if (i == 0 || (c->tk[i - 1] & 1)) /* a paragraph's first word */
+        return 0;
+    uint64_t p = c->tk[i - 1];
+    *a = (uint32_t)(p >> 32) * 2 + c->scls[(uint32_t)p >> 1];
+    *v = (uint32_t)(t >> 32);
+    return 1;
 }
 
-/* The count lists of contexts 0..nctx-1 from sorted keys (context << bb |
- * id): equal keys counted, a context without keys an empty list.  t has
- * room for the longest list. */
-static void w_lists(wbuf *w, const uint64_t *k, size_t n, unsigned bb, uint32_t nctx, trip *t)
+/* The count lists of contexts 0..na-1 over values 0..nv-1 (absent: an
+ * empty list).  Two stable counting passes, by value then by context,
+ * leave each context's values in order, equal ones together. */
+static void w_lists(wbuf *w, const counts *c, int big, uint32_t na, uint32_t nv)
 {
-    const uint64_t mask = ((uint64_t)1 << bb) - 1;
-    size_t i = 0;
-    for (uint32_t c = 0; c < nctx; c++) {
-        size_t m = 0;
-        while (i < n && (k[i] >> bb) == c) {
-            size_t j = i + 1;
-            while (j < n && k[j] == k[i])
-                j++;
-            t[m++] = (trip){c, (uint32_t)(k[i] & mask),
-                            j - i > TM_COUNT_MAX ? TM_COUNT_MAX : (uint32_t)(j - i)};
-            i = j;
+    size_t *ca = c->ca, *cv = c->cv;
+    uint32_t *t1 = c->t1, *t2 = c->t2, a, v;
+    memset(ca, 0, na * sizeof *ca);
+    memset(cv, 0, nv * sizeof *cv);
+    for (size_t i = 0; i < c->n; i++)
+        if (pair_of(c, big, i, &a, &v)) {
+            ca[a]++;
+            cv[v]++;
         }
-        w_list(w, t, m);
+    size_t sum = 0;
+    for (uint32_t k = 0; k < nv; k++) {
+        size_t t = cv[k];
+        cv[k] = sum;
+        sum += t;
+    }
+    for (size_t i = 0; i < c->n; i++)
+        if (pair_of(c, big, i, &a, &v))
+            t1[cv[v]++] = a; /* contexts, by value */
+    sum = 0;
+    for (uint32_t k = 0; k < na; k++) {
+        size_t t = ca[k];
+        ca[k] = sum;
+        sum += t;
+    }
+    size_t j = 0;
+    for (uint32_t k = 0; k < nv; k++)
+        for (; j < cv[k]; j++)
+            t2[ca[t1[j]]++] = k; /* values, by context */
+    size_t i = 0;
+    for (uint32_t k = 0; k < na; k++) {
+        size_t m = 0;
+        while (i < ca[k]) {
+            size_t e = i + 1;
+            while (e < ca[k] && t2[e] == t2[i])
+                e++;
+            c->lt[m++] = (trip){k, t2[i], e - i > TM_COUNT_MAX ? TM_COUNT_MAX : (uint32_t)(e - i)};
+            i = e;
+        }
+        w_list(w, c->lt, m);
     }
 }
 
@@ -1023,7 +1074,9 @@ static int finish_file(td_model_builder *b, uint8_t **data, size_t *len)
     int rc = TD_ENOMEM;
     rank_ent *wr = NULL, *sr = NULL;
     uint32_t *wmap = NULL, *smap = NULL;
-    uint64_t *bg = NULL, *tmp = NULL;
+    uint8_t *scls = NULL;
+    uint32_t *t12 = NULL;
+    size_t *cac = NULL;
     trip *lt = NULL;
     wbuf w = {0};
     const size_t NW = b->words.n, NSP = b->seps.n;
@@ -1057,30 +1110,22 @@ static int finish_file(td_model_builder *b, uint8_t **data, size_t *len)
     for (size_t i = 0; i < NSP; i++)
         smap[sr[i].id] = (uint32_t)i;
 
-    /* Bigrams and separators after words, renumbered and packed (context
-     * << bits of the id | id) so that they sort on few bits.  The tokens
-     * become SEPW's keys in place; bigrams go to bg; tmp is the sort's. */
+    /* The tokens renumbered in place; the scratch of the counts */
     const size_t n = b->ws_n;
     uint64_t *tk = b->ws;
-    const unsigned bbits = bit_width(V), sbits = bit_width(2 * (uint32_t)NSP - 1);
-    size_t nb = 0;
-    bg = malloc((n ? n : 1) * sizeof *bg);
-    tmp = malloc((n ? n : 1) * sizeof *tmp);
-    lt = malloc(((size_t)V + 2 * NSP + 1) * sizeof *lt);
-    if (!bg || !tmp || !lt)
-        goto nomem_out;
-    uint32_t pa = 0;    /* context of the next bigram: previous word * 2 + class */
-    uint32_t first = 1; /* the next word starts a paragraph */
     for (size_t i = 0; i < n; i++) {
-        uint32_t wd = wmap[tk[i] >> 32], sv = (uint32_t)tk[i], sep = sv >> 1, fin = sv & 1;
-        if (!first)
-            bg[nb++] = (uint64_t)pa << bbits | wd;
-        pa = wd * 2 + b->seps.cnt[sep][1];
-        first = fin;
-        tk[i] = (uint64_t)wd << sbits | (smap[sep] * 2 + fin);
+        uint32_t sv = (uint32_t)tk[i];
+        tk[i] = (uint64_t)wmap[tk[i] >> 32] << 32 | (smap[sv >> 1] * 2 + (sv & 1));
     }
-    if (td__tm_radix_sort(bg, nb, tmp) != TD_OK || td__tm_radix_sort(tk, n, tmp) != TD_OK)
+    scls = malloc(NSP);
+    t12 = malloc((n ? 2 * n : 1) * sizeof *t12);
+    cac = malloc((2 * ((size_t)V + 1) + TD_MAX((size_t)V + 1, 2 * NSP)) * sizeof *cac);
+    lt = malloc(((size_t)V + 2 * NSP + 1) * sizeof *lt);
+    if (!scls || !t12 || !cac || !lt)
         goto nomem_out;
+    for (size_t i = 0; i < NSP; i++)
+        scls[i] = (uint8_t)b->seps.cnt[sr[i].id][1];
+    counts cn = {tk, n, scls, t12, t12 + n, cac, cac + 2 * ((size_t)V + 1), lt};
 
     tm_params p = b->p;
     p.eol = b->crlf > b->lf;
@@ -1143,10 +1188,10 @@ static int finish_file(td_model_builder *b, uint8_t **data, size_t *len)
     }
     w_end(&w, at);
     at = w_begin(&w, "BIGR");
-    w_lists(&w, bg, nb, bbits, 2 * (V + 1), lt);
+    w_lists(&w, &cn, 1, 2 * (V + 1), V + 1);
     w_end(&w, at);
     at = w_begin(&w, "SEPW");
-    w_lists(&w, tk, n, sbits, V + 1, lt);
+    w_lists(&w, &cn, 0, V + 1, 2 * (uint32_t)NSP);
     w_end(&w, at);
     at = w_begin(&w, "LEAD");
     {
@@ -1206,8 +1251,9 @@ out:
     free(sr);
     free(wmap);
     free(smap);
-    free(bg);
-    free(tmp);
+    free(scls);
+    free(t12);
+    free(cac);
     free(lt);
     return rc;
 }
