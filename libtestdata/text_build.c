@@ -28,7 +28,9 @@
 
 /* Strings (words, separators: at most 40 bytes) -> ids in order of first
  * appearance, with a count per id; an open-addressing table of ids found
- * by a 32-bit hash of the bytes, kept per id for probing and growing. */
+ * by a 32-bit hash of the bytes, kept per id for probing and growing.
+ * Strings are read 8 bytes at a time: the pool and every caller's buffer
+ * have 7 readable bytes past a string's end (their value does not matter). */
 typedef struct strtab {
     uint32_t *slot; /* id + 1; 0 is empty */
     size_t mask;
@@ -42,24 +44,31 @@ typedef struct strtab {
     size_t n, cap;
 } strtab;
 
-static inline uint64_t load_le(const uint8_t *p, size_t n)
+#define ST_SLACK 8u
+
+/* Bytes p[0..min(n, 8)) as a little-endian number (reading 8). */
+static inline uint64_t load_part(const uint8_t *p, size_t n)
 {
-    uint64_t v = 0;
-    for (size_t i = n; i-- > 0;)
-        v = v << 8 | p[i];
-    return v;
+    uint64_t v = td__load64le(p);
+    return n >= 8 ? v : v & (((uint64_t)1 << (8 * n)) - 1);
 }
 
 static inline uint32_t str_hash(const uint8_t *p, size_t n)
 {
     uint64_t h = 0x9E3779B97F4A7C15u ^ n;
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        h = (h ^ td__load64le(p + i)) * 0xff51afd7ed558ccdu;
+    for (size_t i = 0; i < n; i += 8) {
+        h = (h ^ load_part(p + i, n - i)) * 0xff51afd7ed558ccdu;
         h ^= h >> 32;
     }
-    h = (h ^ load_le(p + i, n - i)) * 0xc4ceb9fe1a85ec53u;
-    return (uint32_t)(h >> 32);
+    return (uint32_t)h;
+}
+
+static inline int str_eq(const uint8_t *a, const uint8_t *b, size_t n)
+{
+    for (size_t i = 0; i < n; i += 8)
+        if (load_part(a + i, n - i) != load_part(b + i, n - i))
+            return 0;
+    return 1;
 }
 
 static int st_init(strtab *t)
@@ -99,18 +108,11 @@ static int st_grow(strtab *t)
     return TD_OK;
 }
 
-/* Id of string p[0..n), added if new; UINT32_MAX on ENOMEM. */
-static uint32_t st_intern(strtab *t, const uint8_t *p, size_t n)
+/* Add string p[0..n) (hash h) at the free slot i; its id, or UINT32_MAX
+ * on ENOMEM. */
+static __attribute__((noinline)) uint32_t st_add(strtab *t, const uint8_t *p, size_t n, uint32_t h,
+                                                  size_t i)
 {
-    const uint32_t h = str_hash(p, n);
-    size_t i = h & t->mask;
-    for (uint32_t e; (e = t->slot[i]) != 0; i = (i + 1) & t->mask) {
-        uint32_t id = e - 1;
-        if (t->hash[id] == h && t->len[id] == n &&
-            (n == 0 || memcmp(t->pool + t->off[id], p, n) == 0))
-            return id;
-    }
-    /* new */
     if (2 * (t->n + 1) > t->mask) {
         if (st_grow(t) != TD_OK)
             return UINT32_MAX;
@@ -137,9 +139,9 @@ static uint32_t st_intern(strtab *t, const uint8_t *p, size_t n)
         t->cnt = c;
         t->cap = cap;
     }
-    if (t->pool_n + n > t->pool_cap) {
+    if (t->pool_n + n + ST_SLACK > t->pool_cap) {
         size_t cap = t->pool_cap ? 2 * t->pool_cap : 65536;
-        while (cap < t->pool_n + n)
+        while (cap < t->pool_n + n + ST_SLACK)
             cap *= 2;
         uint8_t *q = realloc(t->pool, cap);
         if (!q)
@@ -157,6 +159,19 @@ static uint32_t st_intern(strtab *t, const uint8_t *p, size_t n)
     t->pool_n += n;
     t->slot[i] = id + 1;
     return id;
+}
+
+/* Id of string p[0..n), added if new; UINT32_MAX on ENOMEM. */
+static inline uint32_t st_intern(strtab *t, const uint8_t *p, size_t n)
+{
+    const uint32_t h = str_hash(p, n);
+    size_t i = h & t->mask;
+    for (uint32_t e; (e = t->slot[i]) != 0; i = (i + 1) & t->mask) {
+        uint32_t id = e - 1;
+        if (t->hash[id] == h && t->len[id] == n && str_eq(t->pool + t->off[id], p, n))
+            return id;
+    }
+    return st_add(t, p, n, h, i);
 }
 
 /* ---- the builder ------------------------------------------------------------ */
@@ -482,7 +497,7 @@ static int emit_word(para_ctx *x, const uint8_t *w, size_t n)
 static int tokenize(td_model_builder *b, const uint8_t *t, size_t n)
 {
     para_ctx x = {b, 2, 0, 0, 0};
-    uint8_t sep[TM_SEP_MAX + TB_RUN_MAX + 8];
+    uint8_t sep[TM_SEP_MAX + TB_RUN_MAX + ST_SLACK];
     size_t sn = 0, run = 0;
     int sep_full = 0;
     size_t i = 0;
@@ -590,7 +605,7 @@ static int end_paragraph(td_model_builder *b)
     size_t n = b->para_n;
     uint8_t ind1[TM_IND_MAX], ind2[TM_IND_MAX];
     unsigned l1 = 0, l2 = 0, trails = 0, width = 0;
-    if (grow(&b->tok, &b->tok_cap, n + 1))
+    if (grow(&b->tok, &b->tok_cap, n + ST_SLACK))
         return nomem(b);
     size_t tn = 0;
     uint32_t li = 0;
@@ -696,6 +711,7 @@ static int end_line(td_model_builder *b)
 static int feed(td_model_builder *b, const uint8_t *p, size_t n)
 {
     const uint8_t *end = p + n;
+    const uint8_t *cr = memchr(p, '\r', n); /* the next '\r', or NULL */
     while (p < end) {
         if (b->cr) { /* was the last '\r' a CRLF? */
             b->cr = 0;
@@ -706,9 +722,11 @@ static int feed(td_model_builder *b, const uint8_t *p, size_t n)
             }
             b->lf++;
         }
-        const uint8_t *e = p;
-        while (e < end && *e != '\n' && *e != '\r')
-            e++;
+        if (cr && cr < p)
+            cr = memchr(p, '\r', (size_t)(end - p));
+        const uint8_t *e = memchr(p, '\n', (size_t)(cr ? cr - p : end - p));
+        if (!e)
+            e = cr ? cr : end;
         size_t k = (size_t)(e - p);
         if (grow(&b->line, &b->line_cap, b->line_n + k + 1))
             return nomem(b);
@@ -772,6 +790,10 @@ int td_model_builder_update(td_model_builder *b, const void *buf, size_t len)
     }
     size_t i = 0;
     while (i < len) {
+        if (i + 8 <= len && !(td__load64le(p + i) & 0x8080808080808080u)) {
+            i += 8; /* ASCII */
+            continue;
+        }
         if (p[i] < 0x80) {
             i++;
             continue;
