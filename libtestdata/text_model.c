@@ -425,7 +425,7 @@ typedef struct emap {
 static int emap_init(emap *m, size_t want)
 {
     size_t cap = 1024;
-    while (cap < 2 * want)
+    while (3 * cap < 4 * want)
         cap *= 2;
     m->k = calloc(cap, sizeof *m->k);
     m->v = malloc(cap * sizeof *m->v);
@@ -542,7 +542,7 @@ static int compile_chars(td_model *m, tabs *T)
         nd[0].total += npw;
         for (unsigned k = 0; k <= K; k++) {
             if (k) {
-                while (2 * (em.n + npw + 1) > em.mask)
+                while (4 * (em.n + npw + 1) > 3 * em.mask)
                     if (emap_grow(&em) != TD_OK)
                         goto out;
                 for (unsigned q = 0; q < npw; q++) {
@@ -578,7 +578,7 @@ static int compile_chars(td_model *m, tabs *T)
                     nd[cur[q]].total++;
             }
             /* count each position's symbol after its context */
-            while (2 * (cm.n + npw + 1) > cm.mask)
+            while (4 * (cm.n + npw + 1) > 3 * cm.mask)
                 if (emap_grow(&cm) != TD_OK)
                     goto out;
             for (unsigned q = 0; q < npw; q++) {
