@@ -1332,8 +1332,9 @@ static void cal_store(uint8_t *data, size_t len, uint32_t mu)
                        0);
 }
 
-/* Calibrate data (the file finish_file wrote) in place.  With keep, a model
- * compiled from the final file may be handed back (*keep, or NULL). */
+/* Calibrate data (the file finish_file wrote) in place.  With keep, the
+ * model compiled from the final file is handed back (*keep; NULL when the
+ * calibration does not run). */
 static int calibrate(td_model_builder *b, uint8_t *data, size_t len, td_model **keep)
 {
     uint32_t mu0 = b->p.cache_mu;
@@ -1370,8 +1371,8 @@ static int calibrate(td_model_builder *b, uint8_t *data, size_t len, td_model **
     }
     if (rc == TD_OK && best != mu0)
         cal_store(data, len, best);
-    if (rc == TD_OK && best == mu0 && keep) { /* the file is the one compiled */
-        m->p.cache_mu = m->p.copy_mu = mu0;
+    if (rc == TD_OK && keep) { /* the model compiled is the file's but for the rates */
+        td__tm_set_cache(m, data, best);
         *keep = m;
         m = NULL;
     }

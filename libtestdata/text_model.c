@@ -1142,6 +1142,17 @@ fail:
     return rc;
 }
 
+void td__tm_set_cache(td_model *m, const uint8_t *data, uint32_t mu)
+{
+    memcpy(m->data, data, m->size);
+    memcpy(m->hash, data + 24, 32);
+    m->tk[0] = td__load64le(m->hash);
+    m->tk[1] = td__load64le(m->hash + 8);
+    m->p.cache_mu = m->p.copy_mu = mu;
+    free(m->tcache); /* spellings depend on the hash */
+    m->tcache = NULL;
+}
+
 /* ---- public ------------------------------------------------------------- */
 
 void td__tm_ref(const td_model *m)

@@ -168,6 +168,11 @@ TD_HIDDEN int td__tm_load(td_model **out, const void *buf, size_t len, int built
 extern const unsigned char td__tm_builtin_data[] TD_HIDDEN;
 extern const size_t td__tm_builtin_size TD_HIDDEN;
 
+/* The file of m (not shared yet) rewritten with cache_mu = copy_mu = mu,
+ * the same length and tables (the builder's calibration): take its bytes,
+ * both rates and its hash, the key of its text and rare-word spellings. */
+TD_HIDDEN void td__tm_set_cache(td_model *m, const uint8_t *data, uint32_t mu);
+
 /* Take / drop a reference. */
 TD_HIDDEN void td__tm_ref(const td_model *m);
 TD_HIDDEN void td__tm_unref(const td_model *m);
