@@ -869,15 +869,18 @@ static void w_bytes(wbuf *w, const void *p, size_t n)
     w->n += n;
 }
 
-static void w_var(wbuf *w, uint32_t v)
+static inline void w_var(wbuf *w, uint32_t v)
 {
-    uint8_t t[5];
+    if (w->bad || (w->n + 5 > w->cap && grow(&w->p, &w->cap, w->n + 5))) {
+        w->bad = 1;
+        return;
+    }
+    uint8_t *t = w->p + w->n;
     unsigned k = 0;
-    do {
-        t[k++] = (uint8_t)((v & 0x7F) | (v > 0x7F ? 0x80 : 0));
-        v >>= 7;
-    } while (v);
-    w_bytes(w, t, k);
+    for (; v > 0x7F; v >>= 7)
+        t[k++] = (uint8_t)(v | 0x80);
+    t[k++] = (uint8_t)v;
+    w->n += k;
 }
 
 static size_t w_begin(wbuf *w, const char *tag)
@@ -917,14 +920,25 @@ static void w_list(wbuf *w, const trip *t, size_t n)
 typedef struct rank_ent {
     uint32_t id, count;
     const uint8_t *s;
+    uint64_t pre; /* the first 8 bytes, big-endian, zero-padded: strings hold no
+                   * zero byte, so comparing pre compares those bytes */
     uint8_t len;
 } rank_ent;
+
+static rank_ent rank_of(const strtab *t, size_t id)
+{
+    const uint8_t *p = t->pool + t->off[id];
+    return (rank_ent){(uint32_t)id, t->cnt[id][0], p, __builtin_bswap64(load_part(p, t->len[id])),
+                      t->len[id]};
+}
 
 static int rank_cmp(const void *x, const void *y)
 {
     const rank_ent *p = x, *q = y;
     if (p->count != q->count)
         return p->count > q->count ? -1 : 1;
+    if (p->pre != q->pre)
+        return p->pre < q->pre ? -1 : 1;
     size_t m = p->len < q->len ? p->len : q->len;
     int c = m ? memcmp(p->s, q->s, m) : 0;
     if (c)
@@ -1113,8 +1127,7 @@ static int finish_file(td_model_builder *b, uint8_t **data, size_t *len)
     uint32_t V = 0;
     for (size_t i = 0; i < NW; i++)
         if (b->words.cnt[i][0] >= 2)
-            wr[V++] = (rank_ent){(uint32_t)i, b->words.cnt[i][0], b->words.pool + b->words.off[i],
-                                 b->words.len[i]};
+            wr[V++] = rank_of(&b->words, i);
     if (V < TB_MIN_WORDS) {
         rc = fail(b, TD_ECORPUS, "the corpus is too small to model (%llu words occur more than "
                                  "once; at least 16 are needed)", (unsigned long long)V);
@@ -1126,8 +1139,7 @@ static int finish_file(td_model_builder *b, uint8_t **data, size_t *len)
     for (uint32_t i = 0; i < V; i++)
         wmap[wr[i].id] = i;
     for (size_t i = 0; i < NSP; i++)
-        sr[i] = (rank_ent){(uint32_t)i, b->seps.cnt[i][0], b->seps.pool + b->seps.off[i],
-                           b->seps.len[i]};
+        sr[i] = rank_of(&b->seps, i);
     qsort(sr, NSP, sizeof *sr, rank_cmp);
     for (size_t i = 0; i < NSP; i++)
         smap[sr[i].id] = (uint32_t)i;
