@@ -31,16 +31,20 @@
  * by a 32-bit hash of the bytes, kept per id for probing and growing.
  * Strings are read 8 bytes at a time: the pool and every caller's buffer
  * have 7 readable bytes past a string's end (their value does not matter). */
+typedef struct st_ent {
+    uint32_t off;    /* in the pool */
+    uint32_t hash;
+    uint32_t cnt[4]; /* total, then per class (words); for separators: total,
+                      * class of the next word, count as a lead */
+    uint8_t len;
+} st_ent;
+
 typedef struct strtab {
     uint32_t *slot; /* id + 1; 0 is empty */
     size_t mask;
     uint8_t *pool;
     size_t pool_n, pool_cap;
-    uint32_t *off;
-    uint32_t *hash;
-    uint8_t *len;
-    uint32_t (*cnt)[4]; /* total, then per class (words); for separators:
-                         * total, class of the next word, count as a lead */
+    st_ent *e;
     size_t n, cap;
 } strtab;
 
@@ -71,11 +75,11 @@ static inline int str_eq(const uint8_t *a, const uint8_t *b, size_t n)
     return 1;
 }
 
-static int st_init(strtab *t)
+static int st_init(strtab *t, size_t slots)
 {
     memset(t, 0, sizeof *t);
-    t->mask = (1u << 12) - 1;
-    t->slot = calloc(t->mask + 1, sizeof *t->slot);
+    t->mask = slots - 1;
+    t->slot = calloc(slots, sizeof *t->slot);
     return t->slot ? TD_OK : TD_ENOMEM;
 }
 
@@ -83,10 +87,7 @@ static void st_free(strtab *t)
 {
     free(t->slot);
     free(t->pool);
-    free(t->off);
-    free(t->hash);
-    free(t->len);
-    free(t->cnt);
+    free(t->e);
     memset(t, 0, sizeof *t);
 }
 
@@ -97,7 +98,7 @@ static int st_grow(strtab *t)
     if (!slot)
         return TD_ENOMEM;
     for (size_t id = 0; id < t->n; id++) {
-        size_t i = t->hash[id] & mask;
+        size_t i = t->e[id].hash & mask;
         while (slot[i])
             i = (i + 1) & mask;
         slot[i] = (uint32_t)id + 1;
@@ -120,23 +121,11 @@ static __attribute__((noinline)) uint32_t st_add(strtab *t, const uint8_t *p, si
             ;
     }
     if (t->n == t->cap) {
-        size_t cap = t->cap ? 2 * t->cap : 4096;
-        uint32_t *o = realloc(t->off, cap * sizeof *o);
-        if (!o)
+        size_t cap = t->cap ? 2 * t->cap : (t->mask + 1) / 2;
+        st_ent *e = realloc(t->e, cap * sizeof *e);
+        if (!e)
             return UINT32_MAX;
-        t->off = o;
-        uint32_t *hh = realloc(t->hash, cap * sizeof *hh);
-        if (!hh)
-            return UINT32_MAX;
-        t->hash = hh;
-        uint8_t *l = realloc(t->len, cap);
-        if (!l)
-            return UINT32_MAX;
-        t->len = l;
-        uint32_t(*c)[4] = realloc(t->cnt, cap * sizeof *c);
-        if (!c)
-            return UINT32_MAX;
-        t->cnt = c;
+        t->e = e;
         t->cap = cap;
     }
     if (t->pool_n + n + ST_SLACK > t->pool_cap) {
@@ -152,10 +141,7 @@ static __attribute__((noinline)) uint32_t st_add(strtab *t, const uint8_t *p, si
     uint32_t id = (uint32_t)t->n++;
     if (n)
         memcpy(t->pool + t->pool_n, p, n);
-    t->off[id] = (uint32_t)t->pool_n;
-    t->hash[id] = h;
-    t->len[id] = (uint8_t)n;
-    memset(t->cnt[id], 0, sizeof t->cnt[id]);
+    t->e[id] = (st_ent){.off = (uint32_t)t->pool_n, .hash = h, .len = (uint8_t)n};
     t->pool_n += n;
     t->slot[i] = id + 1;
     return id;
@@ -166,9 +152,10 @@ static inline uint32_t st_intern(strtab *t, const uint8_t *p, size_t n)
 {
     const uint32_t h = str_hash(p, n);
     size_t i = h & t->mask;
-    for (uint32_t e; (e = t->slot[i]) != 0; i = (i + 1) & t->mask) {
-        uint32_t id = e - 1;
-        if (t->hash[id] == h && t->len[id] == n && str_eq(t->pool + t->off[id], p, n))
+    for (uint32_t k; (k = t->slot[i]) != 0; i = (i + 1) & t->mask) {
+        uint32_t id = k - 1;
+        const st_ent *e = &t->e[id];
+        if (e->hash == h && e->len == n && str_eq(t->pool + e->off, p, n))
             return id;
     }
     return st_add(t, p, n, h, i);
@@ -259,7 +246,7 @@ int td_model_builder_new(td_model_builder **out)
                        .char_order = 4,
                        .char_min = 3,
                        .max_tokens = 2000};
-    if (st_init(&b->words) || st_init(&b->seps)) {
+    if (st_init(&b->words, 1u << 12) || st_init(&b->seps, 1u << 10)) {
         td_model_builder_free(b);
         return TD_ENOMEM;
     }
@@ -460,7 +447,7 @@ static int emit_sep(para_ctx *x, const uint8_t *s, size_t n, int final)
     uint32_t sid = st_intern(&b->seps, s, n);
     if (sid == UINT32_MAX)
         return nomem(b);
-    uint32_t *c = b->seps.cnt[sid];
+    uint32_t *c = b->seps.e[sid].cnt;
     if (c[0]++ == 0)
         c[1] = sep_class(s, n);
     if (!x->has_pending) { /* text before the first word */
@@ -481,7 +468,7 @@ static int emit_word(para_ctx *x, const uint8_t *w, size_t n)
     uint32_t id = st_intern(&b->words, w, n);
     if (id == UINT32_MAX || id >= (1u << 30))
         return id == UINT32_MAX ? nomem(b) : fail(b, TD_ERANGE, "too many distinct words");
-    uint32_t *c = b->words.cnt[id];
+    uint32_t *c = b->words.e[id].cnt;
     if (c[0] < TM_COUNT_MAX) {
         c[0]++;
         c[1 + x->cls]++;
@@ -927,9 +914,9 @@ typedef struct rank_ent {
 
 static rank_ent rank_of(const strtab *t, size_t id)
 {
-    const uint8_t *p = t->pool + t->off[id];
-    return (rank_ent){(uint32_t)id, t->cnt[id][0], p, __builtin_bswap64(load_part(p, t->len[id])),
-                      t->len[id]};
+    const st_ent *e = &t->e[id];
+    const uint8_t *p = t->pool + e->off;
+    return (rank_ent){(uint32_t)id, e->cnt[0], p, __builtin_bswap64(load_part(p, e->len)), e->len};
 }
 
 static int rank_cmp(const void *x, const void *y)
@@ -1126,7 +1113,7 @@ static int finish_file(td_model_builder *b, uint8_t **data, size_t *len)
         goto nomem_out;
     uint32_t V = 0;
     for (size_t i = 0; i < NW; i++)
-        if (b->words.cnt[i][0] >= 2)
+        if (b->words.e[i].cnt[0] >= 2)
             wr[V++] = rank_of(&b->words, i);
     if (V < TB_MIN_WORDS) {
         rc = fail(b, TD_ECORPUS, "the corpus is too small to model (%llu words occur more than "
@@ -1158,7 +1145,7 @@ static int finish_file(td_model_builder *b, uint8_t **data, size_t *len)
     if (!scls || !t12 || !cac || !lt)
         goto nomem_out;
     for (size_t i = 0; i < NSP; i++)
-        scls[i] = (uint8_t)b->seps.cnt[sr[i].id][1];
+        scls[i] = (uint8_t)b->seps.e[sr[i].id].cnt[1];
     counts cn = {tk, n, scls, t12, t12 + n, cac, cac + 2 * ((size_t)V + 1), lt};
 
     tm_params p = b->p;
@@ -1210,7 +1197,7 @@ static int finish_file(td_model_builder *b, uint8_t **data, size_t *len)
         for (unsigned c = 0; c < TM_CLASSES; c++) {
             memset(acc, 0, ((size_t)V + 1) * sizeof *acc);
             for (size_t i = 0; i < NW; i++)
-                acc[wmap[i]] += b->words.cnt[i][1 + c];
+                acc[wmap[i]] += b->words.e[i].cnt[1 + c];
             size_t k = 0;
             for (uint32_t i = 0; i <= V; i++)
                 if (acc[i])
@@ -1231,8 +1218,8 @@ static int finish_file(td_model_builder *b, uint8_t **data, size_t *len)
     {
         size_t k = 0;
         for (size_t i = 0; i < NSP; i++)
-            if (b->seps.cnt[sr[i].id][2])
-                lt[k++] = (trip){0, (uint32_t)i, b->seps.cnt[sr[i].id][2]};
+            if (b->seps.e[sr[i].id].cnt[2])
+                lt[k++] = (trip){0, (uint32_t)i, b->seps.e[sr[i].id].cnt[2]};
         w_list(&w, lt, k);
     }
     w_end(&w, at);
