@@ -189,6 +189,7 @@ struct td_model_builder {
     size_t tok_cap;
 
     strtab words, seps;
+    uint32_t space; /* id of the separator " ", UINT32_MAX until seen */
     /* Every word of the corpus with the separator after it (word << 32 |
      * sep << 1 | final; ids < 2^30), counted at the end (sorted), so that
      * the hot loop only appends; bigrams are consecutive words of a
@@ -235,6 +236,7 @@ int td_model_builder_new(td_model_builder **out)
     if (!b)
         return TD_ENOMEM;
     b->at_doc_start = 1;
+    b->space = UINT32_MAX;
     b->p = (tm_params){.eol = 0,
                        .cache_mu = 26214, /* 0.4 */
                        .copy_mu = 26214,
@@ -357,8 +359,9 @@ static inline unsigned dec(const uint8_t *p, uint32_t *c)
     return 4;
 }
 
-/* ASCII word characters: letters, digits, '_' (a bit per byte value). */
-static const uint64_t word_ascii[2] = {0x03FF000000000000u, 0x07FFFFFE87FFFFFEu};
+/* ASCII word characters: letters, digits, '_' (a bit per byte value; none
+ * from 0x80). */
+static const uint64_t word_ascii[4] = {0x03FF000000000000u, 0x07FFFFFE87FFFFFEu, 0, 0};
 
 static inline int is_word_ascii(uint32_t c)
 {
@@ -444,9 +447,16 @@ typedef struct para_ctx {
 static int emit_sep(para_ctx *x, const uint8_t *s, size_t n, int final)
 {
     td_model_builder *b = x->b;
-    uint32_t sid = st_intern(&b->seps, s, n);
-    if (sid == UINT32_MAX)
-        return nomem(b);
+    uint32_t sid;
+    if (n == 1 && s[0] == ' ' && b->space != UINT32_MAX) { /* the usual one */
+        sid = b->space;
+    } else {
+        sid = st_intern(&b->seps, s, n);
+        if (sid == UINT32_MAX)
+            return nomem(b);
+        if (n == 1 && s[0] == ' ')
+            b->space = sid;
+    }
     uint32_t *c = b->seps.e[sid].cnt;
     if (c[0]++ == 0)
         c[1] = sep_class(s, n);
@@ -480,7 +490,8 @@ static int emit_word(para_ctx *x, const uint8_t *w, size_t n)
     return TD_OK;
 }
 
-/* Tokenise one paragraph's content (lines joined by single spaces). */
+/* Tokenise one paragraph's content (lines joined by single spaces), t[n]
+ * a 0 (it ends every run of word characters). */
 static int tokenize(td_model_builder *b, const uint8_t *t, size_t n)
 {
     para_ctx x = {b, 2, 0, 0, 0};
@@ -497,8 +508,11 @@ static int tokenize(td_model_builder *b, const uint8_t *t, size_t n)
             uint32_t last = c;
             i += l;
             for (;;) {
-                while (i < n && t[i] < 0x80 && is_word_ascii(t[i]))
-                    last = t[i++];
+                if (is_word_ascii(t[i])) {
+                    while (is_word_ascii(t[++i]))
+                        ;
+                    last = t[i - 1];
+                }
                 we = i;
                 if (i >= n)
                     break;
@@ -575,12 +589,18 @@ static int tokenize(td_model_builder *b, const uint8_t *t, size_t n)
     return emit_sep(&x, sep, clip_sep(sep, sn), 1);
 }
 
+/* Code points of the UTF-8 p[0..n): bytes that are not 10xxxxxx. */
 static unsigned cols_of(const uint8_t *p, size_t n)
 {
-    unsigned c = 0;
-    for (size_t i = 0; i < n; i++)
-        c += (p[i] & 0xC0) != 0x80;
-    return c;
+    size_t c = n, i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t x = td__load64le(p + i);
+        uint64_t t = (x & ~(x << 1) & 0x8080808080808080u) >> 7; /* 1 per 10xxxxxx */
+        c -= (size_t)((t * 0x0101010101010101u) >> 56);
+    }
+    for (; i < n; i++)
+        c -= (p[i] & 0xC0) == 0x80;
+    return (unsigned)c;
 }
 
 /* A paragraph is complete: learn its layout and its words. */
@@ -597,9 +617,7 @@ static int end_paragraph(td_model_builder *b)
     size_t tn = 0;
     uint32_t li = 0;
     for (size_t s = 0; s < n; li++) {
-        size_t e = s;
-        while (p[e] != '\n')
-            e++;
+        size_t e = (size_t)((const uint8_t *)memchr(p + s, '\n', n - s) - p);
         size_t a = s, z = e;
         while (a < z && is_blank(p[a]))
             a++;
@@ -626,6 +644,7 @@ static int end_paragraph(td_model_builder *b)
         s = e + 1;
     }
     uint64_t before = b->ntokens;
+    b->tok[tn] = 0;
     if (tokenize(b, b->tok, tn))
         return b->failed;
     b->para_n = 0;
