@@ -1362,7 +1362,8 @@ static int calibrate(td_model_builder *b, uint8_t *data, size_t len, td_model **
     td_model *m = NULL;
     td_codecs *cx = NULL;
     uint8_t *g = b->cal; /* text is generated over the corpus once it is measured */
-    int rc = td__tm_load(&m, data, len, 0);
+    /* the model compiles the file in place; cal_store changes its rates */
+    int rc = td__tm_load(&m, data, len, TM_LOAD_TRUSTED | TM_LOAD_OWN);
     if (rc == TD_OK)
         rc = td__codecs_new(&cx, n);
     uint64_t cs[2];
@@ -1391,9 +1392,19 @@ static int calibrate(td_model_builder *b, uint8_t *data, size_t len, td_model **
         cal_store(data, len, best);
     if (rc == TD_OK && keep) { /* the model compiled is the file's but for the rates */
         td__tm_set_cache(m, data, best);
-        *keep = m;
-        m = NULL;
+        uint8_t *copy = malloc(len);
+        if (copy) {
+            memcpy(copy, data, len);
+            b->file = copy;
+            b->file_n = len;
+            *keep = m;
+            m = NULL;
+        } else {
+            rc = TD_ENOMEM;
+        }
     }
+    if (m)
+        m->data = NULL; /* the caller's again */
     td__codecs_free(cx);
     td_model_free(m);
     free(b->cal);
@@ -1416,8 +1427,9 @@ static int make_file(td_model_builder *b, td_model **keep)
     drop_counts(b);
     if (rc == TD_OK)
         rc = calibrate(b, data, len, keep);
-    if (rc != TD_OK) {
-        free(data);
+    if (rc != TD_OK || b->file) { /* failed, or the model kept the file */
+        if (rc != TD_OK)
+            free(data);
         return rc;
     }
     b->file = data;
@@ -1433,7 +1445,7 @@ int td_model_builder_finish(td_model_builder *b, td_model **out)
     int rc = make_file(b, out);
     if (rc != TD_OK || *out)
         return rc;
-    rc = td__tm_load(out, b->file, b->file_n, 0);
+    rc = td__tm_load(out, b->file, b->file_n, TM_LOAD_TRUSTED);
     if (rc != TD_OK && rc != TD_ENOMEM)
         rc = fail(b, rc, "internal error: the built model does not load");
     return rc;

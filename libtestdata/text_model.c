@@ -848,7 +848,7 @@ static int add_dist(tabs *T, tm_dist *d, const uint32_t *v, const uint64_t *c, u
     return TD_OK;
 }
 
-int td__tm_load(td_model **out, const void *buf, size_t len, int builtin)
+int td__tm_load(td_model **out, const void *buf, size_t len, int flags)
 {
     const uint8_t *b = buf;
     td_model *m = NULL;
@@ -872,20 +872,28 @@ int td__tm_load(td_model **out, const void *buf, size_t len, int builtin)
     if (rc != TD_OK)
         return rc;
     uint8_t h[32];
-    crypto_generichash(h, 32, b + TM_HEADER, (unsigned long long)plen, NULL, 0);
-    if (memcmp(h, b + 24, 32) != 0)
-        return TD_EMODEL;
+    if (flags & TM_LOAD_TRUSTED) {
+        memcpy(h, b + 24, 32);
+    } else {
+        crypto_generichash(h, 32, b + TM_HEADER, (unsigned long long)plen, NULL, 0);
+        if (memcmp(h, b + 24, 32) != 0)
+            return TD_EMODEL;
+    }
 
     rc = TD_ENOMEM;
     m = calloc(1, sizeof *m);
     if (!m)
         return TD_ENOMEM;
     m->refs = 1;
-    m->builtin = builtin;
-    m->data = malloc(len);
-    if (!m->data)
-        goto fail;
-    memcpy(m->data, buf, len);
+    m->builtin = (flags & TM_LOAD_BUILTIN) != 0;
+    if (flags & TM_LOAD_OWN) {
+        m->data = (uint8_t *)(uintptr_t)buf;
+    } else {
+        m->data = malloc(len);
+        if (!m->data)
+            goto fail;
+        memcpy(m->data, buf, len);
+    }
     m->size = len;
     memcpy(m->hash, h, 32);
     m->tk[0] = td__load64le(h);
@@ -1138,13 +1146,16 @@ fail:
     free(L.cnt);
     free(tmpv);
     free(tmpc);
+    if (m && (flags & TM_LOAD_OWN))
+        m->data = NULL; /* still the caller's */
     model_free(m);
     return rc;
 }
 
 void td__tm_set_cache(td_model *m, const uint8_t *data, uint32_t mu)
 {
-    memcpy(m->data, data, m->size);
+    if (m->data != data)
+        memcpy(m->data, data, m->size);
     memcpy(m->hash, data + 24, 32);
     m->tk[0] = td__load64le(m->hash);
     m->tk[1] = td__load64le(m->hash + 8);
@@ -1258,7 +1269,7 @@ const td_model *td_model_builtin(void)
     td_model *m = __atomic_load_n(&builtin_model, __ATOMIC_ACQUIRE);
     if (m)
         return m;
-    if (td__tm_load(&m, td__tm_builtin_data, td__tm_builtin_size, 1) != TD_OK)
+    if (td__tm_load(&m, td__tm_builtin_data, td__tm_builtin_size, TM_LOAD_BUILTIN) != TD_OK)
         return NULL;
     td_model *expect = NULL;
     if (!__atomic_compare_exchange_n(&builtin_model, &expect, m, 0, __ATOMIC_ACQ_REL,

@@ -160,9 +160,15 @@ static inline uint32_t tm_sample32(const tm_alias *e, uint32_t n, uint32_t h)
     return tm_pick(e + (((h & 0xFFFF) * n) >> 16), h >> 16);
 }
 
-/* Parse and compile a model file (copied).  TD_OK, TD_EMODEL, TD_EMODELVERSION,
+/* Parse and compile a model file (copied).  flags: TM_LOAD_BUILTIN (the
+ * built-in model, never freed), TM_LOAD_TRUSTED (the header's hash was just
+ * computed by the caller: not checked again), TM_LOAD_OWN (buf is malloc'd
+ * and taken, not copied, on success).  TD_OK, TD_EMODEL, TD_EMODELVERSION,
  * TD_ENOMEM. */
-TD_HIDDEN int td__tm_load(td_model **out, const void *buf, size_t len, int builtin);
+#define TM_LOAD_BUILTIN 1
+#define TM_LOAD_TRUSTED 2
+#define TM_LOAD_OWN 4
+TD_HIDDEN int td__tm_load(td_model **out, const void *buf, size_t len, int flags);
 
 /* Serialized built-in model (text_model_en.c). */
 extern const unsigned char td__tm_builtin_data[] TD_HIDDEN;
