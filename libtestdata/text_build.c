@@ -180,10 +180,9 @@ struct td_model_builder {
     int cr;            /* the last byte was '\r' */
     uint64_t crlf, lf; /* line ends seen */
 
-    uint8_t *line;     /* the current line */
-    size_t line_n, line_cap;
-    uint8_t *para;     /* the lines of the current paragraph, each ending in '\n' */
-    size_t para_n, para_cap;
+    uint8_t *para;     /* the lines of the current paragraph, each ending in '\n',
+                        * then the current line from line_at */
+    size_t para_n, para_cap, line_at;
     uint32_t para_lines;
     uint8_t *tok;      /* scratch for one paragraph's content */
     size_t tok_cap;
@@ -288,11 +287,10 @@ void td__tm_builder_param(td_model_builder *b, const char *name, uint32_t v)
  * calibrating it. */
 static void drop_counts(td_model_builder *b)
 {
-    free(b->line);
     free(b->para);
     free(b->tok);
-    b->line = b->para = b->tok = NULL;
-    b->line_cap = b->para_cap = b->tok_cap = 0;
+    b->para = b->tok = NULL;
+    b->para_cap = b->tok_cap = 0;
     st_free(&b->words);
     st_free(&b->seps);
     free(b->ws);
@@ -647,7 +645,7 @@ static int end_paragraph(td_model_builder *b)
     b->tok[tn] = 0;
     if (tokenize(b, b->tok, tn))
         return b->failed;
-    b->para_n = 0;
+    b->para_n = b->line_at = 0;
     b->para_lines = 0;
     if (b->ntokens == before)
         return TD_OK; /* no words: nothing to learn from its layout either */
@@ -686,10 +684,11 @@ static int end_paragraph(td_model_builder *b)
     return TD_OK;
 }
 
+/* The line para[line_at..para_n) is complete. */
 static int end_line(td_model_builder *b)
 {
-    const uint8_t *l = b->line;
-    size_t n = b->line_n, i = 0;
+    uint8_t *l = b->para + b->line_at;
+    size_t n = b->para_n - b->line_at, i = 0;
     if (b->at_doc_start) {
         if (n >= 3 && l[0] == 0xEF && l[1] == 0xBB && l[2] == 0xBF)
             i = 3;
@@ -699,16 +698,16 @@ static int end_line(td_model_builder *b)
     while (j < n && is_blank(l[j]))
         j++;
     if (j == n) { /* a blank line ends the paragraph */
-        b->line_n = 0;
+        b->para_n = b->line_at;
         return end_paragraph(b);
     }
-    if (grow(&b->para, &b->para_cap, b->para_n + (n - i) + 1))
-        return nomem(b);
-    memcpy(b->para + b->para_n, l + i, n - i);
-    b->para_n += n - i;
-    b->para[b->para_n++] = '\n';
+    if (i) { /* the BOM */
+        memmove(l, l + i, n - i);
+        b->para_n -= i;
+    }
+    b->para[b->para_n++] = '\n'; /* (room kept by feed) */
     b->para_lines++;
-    b->line_n = 0;
+    b->line_at = b->para_n;
     if (b->para_n > TB_PARA_MAX)
         return end_paragraph(b);
     return TD_OK;
@@ -734,10 +733,10 @@ static int feed(td_model_builder *b, const uint8_t *p, size_t n)
         if (!e)
             e = cr ? cr : end;
         size_t k = (size_t)(e - p);
-        if (grow(&b->line, &b->line_cap, b->line_n + k + 1))
+        if (grow(&b->para, &b->para_cap, b->para_n + k + 1))
             return nomem(b);
-        memcpy(b->line + b->line_n, p, k);
-        b->line_n += k;
+        memcpy(b->para + b->para_n, p, k);
+        b->para_n += k;
         if (e == end)
             return TD_OK;
         if (*e == '\r')
@@ -843,7 +842,7 @@ int td_model_builder_break(td_model_builder *b)
     if (b->cr)
         b->lf++;
     b->cr = 0;
-    if (b->line_n && end_line(b))
+    if (b->para_n > b->line_at && end_line(b))
         return b->failed;
     if (end_paragraph(b))
         return b->failed;
