@@ -189,12 +189,14 @@ struct td_model_builder {
 
     strtab words, seps;
     uint32_t space; /* id of the separator " ", UINT32_MAX until seen */
-    /* Every word of the corpus with the separator after it (word << 32 |
-     * sep << 1 | final; ids < 2^30), counted at the end (sorted), so that
-     * the hot loop only appends; bigrams are consecutive words of a
-     * paragraph, the class of the first one's separator between them. */
-    uint64_t *ws;
+    /* Every word of the corpus with the separator after it, counted at the
+     * end, so that the hot loop only appends; bigrams are consecutive words
+     * of a paragraph, the class of the first one's separator between them.
+     * 32 bits each (word << 12 | sep << 1 | final) while the ids fit, else
+     * 64 (word << 32 | sep << 1 | final; ids < 2^30): ws_wide. */
+    void *ws;
     size_t ws_n, ws_cap;
+    int ws_wide;
     tb_style *styles;
     uint32_t nstyles;
     uint32_t widths[TM_WIDTH + 1];
@@ -296,6 +298,7 @@ static void drop_counts(td_model_builder *b)
     free(b->ws);
     b->ws = NULL;
     b->ws_n = b->ws_cap = 0;
+    b->ws_wide = 0;
 }
 
 void td_model_builder_free(td_model_builder *b)
@@ -387,18 +390,44 @@ static inline int is_digit(uint32_t c)
     return c >= '0' && c <= '9';
 }
 
-/* Append a word and its separator, to be counted at the end. */
-static int push_token(td_model_builder *b, uint64_t k)
+#define WS_NARROW_WORDS (1u << 20)
+#define WS_NARROW_SEPS (1u << 11)
+
+/* Token i as word << 32 | sep << 1 | final, whatever its width. */
+static inline uint64_t ws_get(const void *ws, int wide, size_t i)
 {
-    if (b->ws_n == b->ws_cap) {
-        size_t c = b->ws_cap ? 2 * b->ws_cap : 65536;
-        uint64_t *q = realloc(b->ws, c * sizeof *q);
-        if (!q)
-            return nomem(b);
-        b->ws = q;
-        b->ws_cap = c;
+    if (wide)
+        return ((const uint64_t *)ws)[i];
+    uint32_t t = ((const uint32_t *)ws)[i];
+    return (uint64_t)(t >> 12) << 32 | (t & 0xFFF);
+}
+
+static __attribute__((noinline)) int ws_grow(td_model_builder *b, int wide)
+{
+    size_t c = b->ws_cap && !(wide && !b->ws_wide) ? 2 * b->ws_cap : b->ws_cap ? b->ws_cap : 65536;
+    void *q = realloc(b->ws, c * (wide ? 8 : 4));
+    if (!q)
+        return nomem(b);
+    if (wide && !b->ws_wide) { /* widen, from the end */
+        for (size_t i = b->ws_n; i-- > 0;)
+            ((uint64_t *)q)[i] = ws_get(q, 0, i);
+        b->ws_wide = 1;
     }
-    b->ws[b->ws_n++] = k;
+    b->ws = q;
+    b->ws_cap = c;
+    return TD_OK;
+}
+
+/* Append a word and its separator (sep << 1 | final), to be counted at the end. */
+static inline int push_token(td_model_builder *b, uint32_t word, uint32_t sf)
+{
+    int wide = b->ws_wide || word >= WS_NARROW_WORDS || sf >= 2 * WS_NARROW_SEPS;
+    if ((b->ws_n == b->ws_cap || wide != b->ws_wide) && ws_grow(b, wide))
+        return b->failed;
+    if (wide)
+        ((uint64_t *)b->ws)[b->ws_n++] = (uint64_t)word << 32 | sf;
+    else
+        ((uint32_t *)b->ws)[b->ws_n++] = word << 12 | sf;
     return TD_OK;
 }
 
@@ -463,7 +492,7 @@ static int emit_sep(para_ctx *x, const uint8_t *s, size_t n, int final)
             c[2]++;
         return TD_OK;
     }
-    if (push_token(b, (uint64_t)x->pending_word << 32 | sid << 1 | (unsigned)final))
+    if (push_token(b, x->pending_word, sid << 1 | (unsigned)final))
         return b->failed;
     x->has_pending = 0;
     x->cls = c[1];
@@ -979,7 +1008,8 @@ static int style_cmp(const void *x, const void *y)
  * paragraph: (previous word * 2 + class, word); SEPW's pairs are (word,
  * separator value). */
 typedef struct counts {
-    const uint64_t *tk;
+    const void *tk; /* the tokens, renumbered (ws) */
+    int wide;
     size_t n;
     const uint8_t *scls;
     uint32_t *t1, *t2; /* n each */
@@ -987,20 +1017,35 @@ typedef struct counts {
     trip *lt;          /* room for one list */
 } counts;
 
-static inline int pair_of(const counts *c, int big, size_t i, uint32_t *a, uint32_t *v)
+/* Pass 0 counts the pairs per context and value, pass 1 puts the contexts
+ * in order of value (t1); each width and list gets its own copy. */
+static inline __attribute__((always_inline)) void pairs_pass(const counts *c, int big, int wide,
+                                                             int pass)
 {
-    uint64_t t = c->tk[i];
-    if (!big) {
-        *a = (uint32_t)(t >> 32);
-        *v = (uint32_t)t;
-        return 1;
+    size_t *ca = c->ca, *cv = c->cv;
+    uint32_t *t1 = c->t1;
+    const uint32_t *t32 = c->tk;
+    const uint64_t *t64 = c->tk;
+    uint32_t pa = 0, first = 1; /* bigrams: previous word * 2 + class; a paragraph starts */
+    for (size_t i = 0; i < c->n; i++) {
+        uint32_t wd = wide ? (uint32_t)(t64[i] >> 32) : t32[i] >> 12;
+        uint32_t sv = wide ? (uint32_t)t64[i] : t32[i] & 0xFFF;
+        uint32_t a = big ? pa : wd, v = big ? wd : sv;
+        if (big) {
+            pa = wd * 2 + c->scls[sv >> 1];
+            if (first) {
+                first = sv & 1;
+                continue;
+            }
+            first = sv & 1;
+        }
+        if (pass == 0) {
+            ca[a]++;
+            cv[v]++;
+        } else {
+            t1[cv[v]++] = a;
+        }
     }
-    if (i == 0 || (c->tk[i - 1] & 1)) /* a paragraph's first word */
-        return 0;
-    uint64_t p = c->tk[i - 1];
-    *a = (uint32_t)(p >> 32) * 2 + c->scls[(uint32_t)p >> 1];
-    *v = (uint32_t)(t >> 32);
-    return 1;
 }
 
 /* The count lists of contexts 0..na-1 over values 0..nv-1 (absent: an
@@ -1009,23 +1054,23 @@ static inline int pair_of(const counts *c, int big, size_t i, uint32_t *a, uint3
 static void w_lists(wbuf *w, const counts *c, int big, uint32_t na, uint32_t nv)
 {
     size_t *ca = c->ca, *cv = c->cv;
-    uint32_t *t1 = c->t1, *t2 = c->t2, a, v;
+    uint32_t *t1 = c->t1, *t2 = c->t2;
     memset(ca, 0, na * sizeof *ca);
     memset(cv, 0, nv * sizeof *cv);
-    for (size_t i = 0; i < c->n; i++)
-        if (pair_of(c, big, i, &a, &v)) {
-            ca[a]++;
-            cv[v]++;
-        }
+    if (c->wide)
+        big ? pairs_pass(c, 1, 1, 0) : pairs_pass(c, 0, 1, 0);
+    else
+        big ? pairs_pass(c, 1, 0, 0) : pairs_pass(c, 0, 0, 0);
     size_t sum = 0;
     for (uint32_t k = 0; k < nv; k++) {
         size_t t = cv[k];
         cv[k] = sum;
         sum += t;
     }
-    for (size_t i = 0; i < c->n; i++)
-        if (pair_of(c, big, i, &a, &v))
-            t1[cv[v]++] = a; /* contexts, by value */
+    if (c->wide) /* contexts, by value */
+        big ? pairs_pass(c, 1, 1, 1) : pairs_pass(c, 0, 1, 1);
+    else
+        big ? pairs_pass(c, 1, 0, 1) : pairs_pass(c, 0, 0, 1);
     sum = 0;
     for (uint32_t k = 0; k < na; k++) {
         size_t t = ca[k];
@@ -1151,10 +1196,16 @@ static int finish_file(td_model_builder *b, uint8_t **data, size_t *len)
 
     /* The tokens renumbered in place; the scratch of the counts */
     const size_t n = b->ws_n;
-    uint64_t *tk = b->ws;
-    for (size_t i = 0; i < n; i++) {
-        uint32_t sv = (uint32_t)tk[i];
-        tk[i] = (uint64_t)wmap[tk[i] >> 32] << 32 | (smap[sv >> 1] * 2 + (sv & 1));
+    if (b->ws_wide) {
+        uint64_t *tk = b->ws;
+        for (size_t i = 0; i < n; i++) {
+            uint32_t sv = (uint32_t)tk[i];
+            tk[i] = (uint64_t)wmap[tk[i] >> 32] << 32 | (smap[sv >> 1] * 2 + (sv & 1));
+        }
+    } else { /* renumbered ids are no larger */
+        uint32_t *tk = b->ws;
+        for (size_t i = 0; i < n; i++)
+            tk[i] = wmap[tk[i] >> 12] << 12 | (smap[(tk[i] >> 1) & 0x7FF] * 2 + (tk[i] & 1));
     }
     scls = malloc(NSP);
     t12 = malloc((n ? 2 * n : 1) * sizeof *t12);
@@ -1164,7 +1215,7 @@ static int finish_file(td_model_builder *b, uint8_t **data, size_t *len)
         goto nomem_out;
     for (size_t i = 0; i < NSP; i++)
         scls[i] = (uint8_t)b->seps.e[sr[i].id].cnt[1];
-    counts cn = {tk, n, scls, t12, t12 + n, cac, cac + 2 * ((size_t)V + 1), lt};
+    counts cn = {b->ws, b->ws_wide, n, scls, t12, t12 + n, cac, cac + 2 * ((size_t)V + 1), lt};
 
     tm_params p = b->p;
     p.eol = b->crlf > b->lf;
