@@ -1012,17 +1012,18 @@ typedef struct counts {
     int wide;
     size_t n;
     const uint8_t *scls;
-    uint32_t *t1, *t2; /* n each */
-    size_t *ca, *cv;   /* a counter per context, per value */
-    trip *lt;          /* room for one list */
+    void *t1, *t2;  /* n each, of 16 bits when contexts and values fit, else 32 */
+    size_t *ca, *cv; /* a counter per context, per value */
+    trip *lt;       /* room for one list */
 } counts;
 
 /* Pass 0 counts the pairs per context and value, pass 1 puts the contexts
  * in order of value (t1); each width and list gets its own copy. */
 static inline __attribute__((always_inline)) void pairs_pass(const counts *c, int big, int wide,
-                                                             int pass)
+                                                             int n16, int pass)
 {
     size_t *ca = c->ca, *cv = c->cv;
+    uint16_t *t1s = c->t1;
     uint32_t *t1 = c->t1;
     const uint32_t *t32 = c->tk;
     const uint64_t *t64 = c->tk;
@@ -1042,10 +1043,29 @@ static inline __attribute__((always_inline)) void pairs_pass(const counts *c, in
         if (pass == 0) {
             ca[a]++;
             cv[v]++;
+        } else if (n16) {
+            t1s[cv[v]++] = (uint16_t)a;
         } else {
             t1[cv[v]++] = a;
         }
     }
+}
+
+/* The values, by context, from the contexts in order of value (t1). */
+static inline __attribute__((always_inline)) void by_context(const counts *c, uint32_t nv, int n16)
+{
+    const uint16_t *t1s = c->t1;
+    const uint32_t *t1 = c->t1;
+    uint16_t *t2s = c->t2;
+    uint32_t *t2 = c->t2;
+    size_t *ca = c->ca, j = 0;
+    for (uint32_t k = 0; k < nv; k++)
+        for (; j < c->cv[k]; j++) {
+            if (n16)
+                t2s[ca[t1s[j]]++] = (uint16_t)k;
+            else
+                t2[ca[t1[j]]++] = k;
+        }
 }
 
 /* The count lists of contexts 0..na-1 over values 0..nv-1 (absent: an
@@ -1054,41 +1074,51 @@ static inline __attribute__((always_inline)) void pairs_pass(const counts *c, in
 static void w_lists(wbuf *w, const counts *c, int big, uint32_t na, uint32_t nv)
 {
     size_t *ca = c->ca, *cv = c->cv;
-    uint32_t *t1 = c->t1, *t2 = c->t2;
+    const int n16 = na <= 65536 && nv <= 65536;
     memset(ca, 0, na * sizeof *ca);
     memset(cv, 0, nv * sizeof *cv);
     if (c->wide)
-        big ? pairs_pass(c, 1, 1, 0) : pairs_pass(c, 0, 1, 0);
+        big ? pairs_pass(c, 1, 1, 0, 0) : pairs_pass(c, 0, 1, 0, 0);
     else
-        big ? pairs_pass(c, 1, 0, 0) : pairs_pass(c, 0, 0, 0);
+        big ? pairs_pass(c, 1, 0, 0, 0) : pairs_pass(c, 0, 0, 0, 0);
     size_t sum = 0;
     for (uint32_t k = 0; k < nv; k++) {
         size_t t = cv[k];
         cv[k] = sum;
         sum += t;
     }
-    if (c->wide) /* contexts, by value */
-        big ? pairs_pass(c, 1, 1, 1) : pairs_pass(c, 0, 1, 1);
-    else
-        big ? pairs_pass(c, 1, 0, 1) : pairs_pass(c, 0, 0, 1);
+    if (n16) { /* contexts, by value */
+        if (c->wide)
+            big ? pairs_pass(c, 1, 1, 1, 1) : pairs_pass(c, 0, 1, 1, 1);
+        else
+            big ? pairs_pass(c, 1, 0, 1, 1) : pairs_pass(c, 0, 0, 1, 1);
+    } else {
+        if (c->wide)
+            big ? pairs_pass(c, 1, 1, 0, 1) : pairs_pass(c, 0, 1, 0, 1);
+        else
+            big ? pairs_pass(c, 1, 0, 0, 1) : pairs_pass(c, 0, 0, 0, 1);
+    }
     sum = 0;
     for (uint32_t k = 0; k < na; k++) {
         size_t t = ca[k];
         ca[k] = sum;
         sum += t;
     }
-    size_t j = 0;
-    for (uint32_t k = 0; k < nv; k++)
-        for (; j < cv[k]; j++)
-            t2[ca[t1[j]]++] = k; /* values, by context */
+    if (n16)
+        by_context(c, nv, 1);
+    else
+        by_context(c, nv, 0);
+    const uint16_t *t2s = c->t2;
+    const uint32_t *t2 = c->t2;
     size_t i = 0;
     for (uint32_t k = 0; k < na; k++) {
         size_t m = 0;
         while (i < ca[k]) {
+            uint32_t x = n16 ? t2s[i] : t2[i];
             size_t e = i + 1;
-            while (e < ca[k] && t2[e] == t2[i])
+            while (e < ca[k] && (n16 ? t2s[e] : t2[e]) == x)
                 e++;
-            c->lt[m++] = (trip){k, t2[i], e - i > TM_COUNT_MAX ? TM_COUNT_MAX : (uint32_t)(e - i)};
+            c->lt[m++] = (trip){k, x, e - i > TM_COUNT_MAX ? TM_COUNT_MAX : (uint32_t)(e - i)};
             i = e;
         }
         w_list(w, c->lt, m);
@@ -1161,7 +1191,7 @@ static int finish_file(td_model_builder *b, uint8_t **data, size_t *len)
     rank_ent *wr = NULL, *sr = NULL;
     uint32_t *wmap = NULL, *smap = NULL;
     uint8_t *scls = NULL;
-    uint32_t *t12 = NULL;
+    uint8_t *t12 = NULL;
     size_t *cac = NULL;
     trip *lt = NULL;
     wbuf w = {0};
@@ -1208,14 +1238,16 @@ static int finish_file(td_model_builder *b, uint8_t **data, size_t *len)
             tk[i] = wmap[tk[i] >> 12] << 12 | (smap[(tk[i] >> 1) & 0x7FF] * 2 + (tk[i] & 1));
     }
     scls = malloc(NSP);
-    t12 = malloc((n ? 2 * n : 1) * sizeof *t12);
+    /* room for two arrays of n 32-bit ids (of 16 bits when they fit) */
+    const size_t idb = 2 * ((size_t)V + 1) <= 65536 && 2 * NSP <= 65536 ? 2 : 4;
+    t12 = malloc(n ? 2 * n * idb : 1);
     cac = malloc((2 * ((size_t)V + 1) + TD_MAX((size_t)V + 1, 2 * NSP)) * sizeof *cac);
     lt = malloc(((size_t)V + 2 * NSP + 1) * sizeof *lt);
     if (!scls || !t12 || !cac || !lt)
         goto nomem_out;
     for (size_t i = 0; i < NSP; i++)
         scls[i] = (uint8_t)b->seps.e[sr[i].id].cnt[1];
-    counts cn = {b->ws, b->ws_wide, n, scls, t12, t12 + n, cac, cac + 2 * ((size_t)V + 1), lt};
+    counts cn = {b->ws, b->ws_wide, n, scls, t12, t12 + n * idb, cac, cac + 2 * ((size_t)V + 1), lt};
 
     tm_params p = b->p;
     p.eol = b->crlf > b->lf;
