@@ -1071,9 +1071,10 @@ TD_API int td_model_builder_finish(td_model_builder *b, td_model **out);
 
 /**
  * Finish and write the model file to @p path (the file
- * td_model_builder_finish() then td_model_save() would write, with one
- * compilation of the model fewer).  The file is replaced atomically,
- * as by td_model_save().  Call this or td_model_builder_finish(), once.
+ * td_model_builder_finish() then td_model_save() would write, without
+ * handing back a model).  The file is replaced atomically, as by
+ * td_model_save().  Call this or td_model_builder_finish(), once; after
+ * TD_EIO, save may be called again (the model is not built again).
  * @return as td_model_builder_finish(); TD_EIO (errno set) if the file
  *         cannot be written; TD_EINVAL if @p path is NULL or empty.
  */
