@@ -471,7 +471,8 @@ typedef struct para_ctx {
     int has_pending;
 } para_ctx;
 
-static int emit_sep(para_ctx *x, const uint8_t *s, size_t n, int final)
+static inline __attribute__((always_inline)) int emit_sep(para_ctx *x, const uint8_t *s, size_t n,
+                                                             int final)
 {
     td_model_builder *b = x->b;
     uint32_t sid;
@@ -499,7 +500,7 @@ static int emit_sep(para_ctx *x, const uint8_t *s, size_t n, int final)
     return TD_OK;
 }
 
-static int emit_word(para_ctx *x, const uint8_t *w, size_t n)
+static inline __attribute__((always_inline)) int emit_word(para_ctx *x, const uint8_t *w, size_t n)
 {
     td_model_builder *b = x->b;
     uint32_t id = st_intern(&b->words, w, n);
