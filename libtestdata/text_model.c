@@ -848,6 +848,58 @@ static int add_dist(tabs *T, tm_dist *d, const uint32_t *v, const uint64_t *c, u
     return TD_OK;
 }
 
+/* A count list read straight into its distribution (rd_list then
+ * add_dist, without the copy); with sum, each count is also added to
+ * sum[id], whose totals must stay below 2^31 (else r->bad).  TD_OK (r->bad
+ * for a bad list), TD_ENOMEM. */
+static int rd_dist(rd *r, tabs *T, tm_dist *d, uint32_t lim, uint32_t wb, uint64_t *sum)
+{
+    uint32_t n = rd_var(r);
+    d->off = (uint32_t)T->n;
+    d->n = 0;
+    if (r->bad || n > lim || n > (size_t)(r->end - r->p) / 2) {
+        r->bad = 1;
+        return TD_OK;
+    }
+    if (!n)
+        return TD_OK;
+    uint32_t k = n + (wb != NO_BACKOFF && wb);
+    if (T->n + k > T->cap) {
+        size_t cap = TD_MAX(T->n + k, 2 * T->cap);
+        tm_alias *e = realloc(T->ent, cap * sizeof *e);
+        if (!e)
+            return TD_ENOMEM;
+        T->ent = e;
+        T->cap = cap;
+    }
+    if (tabs_room(T, k) != TD_OK)
+        return TD_ENOMEM;
+    uint64_t total = 0, prev = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t id = prev + rd_var(r) + (i ? 1 : 0);
+        uint32_t c = rd_var(r);
+        total += c;
+        if (r->bad || id >= lim || c == 0 || total > TM_COUNT_MAX ||
+            (sum && sum[id] + c > TM_COUNT_MAX)) {
+            r->bad = 1;
+            return TD_OK;
+        }
+        if (sum)
+            sum[id] += c;
+        T->v[i] = (uint32_t)id;
+        T->w[i] = wb == NO_BACKOFF ? c : 256 * (uint64_t)c;
+        prev = id;
+    }
+    if (k > n) {
+        T->v[n] = TM_BACKOFF;
+        T->w[n] = (uint64_t)wb * n;
+    }
+    alias_build(T, T->ent + T->n, k);
+    T->n += k;
+    d->n = k;
+    return TD_OK;
+}
+
 int td__tm_load(td_model **out, const void *buf, size_t len, int flags)
 {
     const uint8_t *b = buf;
@@ -1003,13 +1055,10 @@ int td__tm_load(td_model **out, const void *buf, size_t len, int flags)
     if (!rd_section(&r, "BIGR", &s))
         goto fail;
     for (uint32_t k = 0; k < 2 * V1; k++) {
-        L.n = 0;
-        if (rd_list(&s, &L, V1, &f, &n) != TD_OK)
+        if (rd_dist(&s, &T, &m->words[k >> 1].big[k & 1], V1, m->p.wb_word, NULL) != TD_OK)
             goto nomem;
         if (s.bad)
             goto fail;
-        if (add_dist(&T, &m->words[k >> 1].big[k & 1], L.id, L.cnt, n, m->p.wb_word))
-            goto nomem;
     }
     if (s.p != s.end)
         goto fail;
@@ -1021,18 +1070,10 @@ int td__tm_load(td_model **out, const void *buf, size_t len, int flags)
     if (!tmpc || !tmpv)
         goto nomem;
     for (uint32_t w = 0; w < V1; w++) {
-        L.n = 0;
-        if (rd_list(&s, &L, 2 * m->NS, &f, &n) != TD_OK)
+        if (rd_dist(&s, &T, &m->words[w].sep, 2 * m->NS, m->p.wb_sep, tmpc) != TD_OK)
             goto nomem;
         if (s.bad)
             goto fail;
-        if (add_dist(&T, &m->words[w].sep, L.id, L.cnt, n, m->p.wb_sep))
-            goto nomem;
-        for (uint32_t i = 0; i < n; i++) {
-            if (tmpc[L.id[i]] + L.cnt[i] > TM_COUNT_MAX)
-                goto fail;
-            tmpc[L.id[i]] += L.cnt[i];
-        }
     }
     if (s.p != s.end)
         goto fail;
