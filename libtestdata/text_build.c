@@ -404,7 +404,7 @@ static inline uint64_t ws_get(const void *ws, int wide, size_t i)
 
 static __attribute__((noinline)) int ws_grow(td_model_builder *b, int wide)
 {
-    size_t c = b->ws_cap && !(wide && !b->ws_wide) ? 2 * b->ws_cap : b->ws_cap ? b->ws_cap : 65536;
+    size_t c = b->ws_n < b->ws_cap ? b->ws_cap : b->ws_cap ? 2 * b->ws_cap : 65536;
     void *q = realloc(b->ws, c * (wide ? 8 : 4));
     if (!q)
         return nomem(b);
