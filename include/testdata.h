@@ -1035,13 +1035,15 @@ TD_API int td_model_builder_new(td_model_builder **out);
  * are separated by blank lines.
  * @return TD_OK; TD_EUTF8 if the text is not valid UTF-8 (the builder then
  *         fails for good; td_model_builder_message() says where);
- *         TD_ENOMEM; TD_EINVAL for NULL arguments.
+ *         TD_ENOMEM; TD_EINVAL for NULL arguments or a finished builder
+ *         (after td_model_builder_finish() or td_model_builder_save()).
  */
 TD_API int td_model_builder_update(td_model_builder *b, const void *buf, size_t len);
 
 /**
  * End one document (one corpus file): what follows starts a new paragraph.
- * @return TD_OK, or the builder's error.
+ * @return TD_OK, or the builder's error; TD_EINVAL for NULL or a finished
+ *         builder.
  */
 TD_API int td_model_builder_break(td_model_builder *b);
 
@@ -1075,9 +1077,10 @@ TD_API int td_model_builder_finish(td_model_builder *b, td_model **out);
 
 /**
  * Finish and write the model file to @p path (the file
- * td_model_builder_finish() then td_model_save() would write, with one
- * compilation of the model fewer).  The file is replaced atomically,
- * as by td_model_save().  Call this or td_model_builder_finish(), once.
+ * td_model_builder_finish() then td_model_save() would write, without
+ * handing back a model).  The file is replaced atomically, as by
+ * td_model_save().  Call this or td_model_builder_finish(), once; after
+ * TD_EIO, save may be called again (the model is not built again).
  * @return as td_model_builder_finish(); TD_EIO (errno set) if the file
  *         cannot be written; TD_EINVAL if @p path is NULL or empty.
  */

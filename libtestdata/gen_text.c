@@ -334,9 +334,11 @@ static void gen_blocks(const text_state *st, uint64_t bi, unsigned n, uint8_t *c
     }
 }
 
-static int text_fill(const void *state, uint64_t offset, uint8_t *buf, size_t len)
+/* Bytes [offset, offset + len); with use_cache, the model's spelling cache
+ * is built if it is not there yet (it changes the speed, never the bytes). */
+static int fill_range(const text_state *st, uint64_t offset, uint8_t *buf, size_t len,
+                      int use_cache)
 {
-    const text_state *st = state;
     uint8_t *scratch[LANES] = {NULL};
     uint64_t bi = offset / TEXT_BLOCK;
     size_t skip = (size_t)(offset % TEXT_BLOCK);
@@ -346,9 +348,7 @@ static int text_fill(const void *state, uint64_t offset, uint8_t *buf, size_t le
     int rc = TD_OK;
     if (!x)
         return TD_ENOMEM;
-    /* The spelling cache costs a few ms to build (about 1 MiB of text),
-     * once per model: worth it for large fills only (same bytes either way). */
-    const uint8_t *tc = len >= TEXT_CACHE_MIN ? td__tm_tail_cache(st->m) : __atomic_load_n(&st->m->tcache, __ATOMIC_ACQUIRE);
+    const uint8_t *tc = use_cache ? td__tm_tail_cache(st->m) : __atomic_load_n(&st->m->tcache, __ATOMIC_ACQUIRE);
 
     while (len) {
         /* up to LANES blocks at once; a block that is cut (first or last)
@@ -392,6 +392,13 @@ done:
         free(scratch[i]);
     free(x);
     return rc;
+}
+
+/* The spelling cache costs a few ms to build (about 1 MiB of text), once per
+ * model: worth it for large fills only (same bytes either way). */
+static int text_fill(const void *state, uint64_t offset, uint8_t *buf, size_t len)
+{
+    return fill_range(state, offset, buf, len, len >= TEXT_CACHE_MIN);
 }
 
 /* One block, for the dedup layer (td__kind_fill uses text_fill, which
@@ -453,3 +460,18 @@ const td_kind_vtbl td_kind_text = {
     .fill = text_fill,
     .fill_block = text_fill_block,
 };
+
+int td__text_fill_once(const td_model *m, uint64_t seed, uint8_t *buf, size_t len)
+{
+    td_options o;
+    void *st;
+    td_options_init(&o);
+    o.model = m;
+    o.seed = seed;
+    int rc = text_prepare(&o, &st);
+    if (rc != TD_OK)
+        return rc;
+    rc = fill_range(st, 0, buf, len, 0);
+    text_release(st);
+    return rc;
+}

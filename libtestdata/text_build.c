@@ -24,163 +24,141 @@
 #define TB_RUN_MAX 8u            /* longest run of spaces kept in a separator */
 #define TB_CAL_MAX (4u << 20)    /* corpus bytes kept for calibration */
 
-/* ---- hash tables ---------------------------------------------------------- */
+/* ---- interned strings ------------------------------------------------------- */
 
-/* u64 key -> u32 value; key 0 is never stored (keys are offset by one). */
-typedef struct map64 {
-    uint64_t *k;
-    uint32_t *v;
-    size_t mask, n;
-} map64;
+/* Strings (words, separators: at most 40 bytes) -> ids in order of first
+ * appearance, with a count per id; an open-addressing table of ids found
+ * by a 32-bit hash of the bytes, kept per id for probing and growing.
+ * Strings are read 8 bytes at a time: the pool and every caller's buffer
+ * have 7 readable bytes past a string's end (their value does not matter). */
+typedef struct st_ent {
+    uint32_t off;    /* in the pool */
+    uint32_t hash;
+    uint32_t cnt[4]; /* total, then per class (words); for separators: total,
+                      * class of the next word, count as a lead */
+    uint8_t len;
+} st_ent;
 
-static int map_init(map64 *m, size_t cap)
-{
-    m->k = calloc(cap, sizeof *m->k);
-    m->v = calloc(cap, sizeof *m->v);
-    m->mask = cap - 1;
-    m->n = 0;
-    return m->k && m->v ? TD_OK : TD_ENOMEM;
-}
-
-static void map_free(map64 *m)
-{
-    free(m->k);
-    free(m->v);
-    memset(m, 0, sizeof *m);
-}
-
-static inline size_t map_hash(uint64_t k)
-{
-    k ^= k >> 33;
-    k *= 0xff51afd7ed558ccdu;
-    k ^= k >> 33;
-    return (size_t)k;
-}
-
-static int map_grow(map64 *m)
-{
-    map64 n;
-    if (map_init(&n, 2 * (m->mask + 1)) != TD_OK) {
-        map_free(&n);
-        return TD_ENOMEM;
-    }
-    for (size_t i = 0; i <= m->mask; i++) {
-        if (!m->k[i])
-            continue;
-        size_t j = map_hash(m->k[i]) & n.mask;
-        while (n.k[j])
-            j = (j + 1) & n.mask;
-        n.k[j] = m->k[i];
-        n.v[j] = m->v[i];
-    }
-    n.n = m->n;
-    map_free(m);
-    *m = n;
-    return TD_OK;
-}
-
-/* Slot of key k (inserted with value 0 if absent); NULL on ENOMEM. */
-static uint32_t *map_get(map64 *m, uint64_t k, int *isnew)
-{
-    k += 1;
-    if (2 * (m->n + 1) > m->mask && map_grow(m) != TD_OK)
-        return NULL;
-    size_t i = map_hash(k) & m->mask;
-    while (m->k[i] && m->k[i] != k)
-        i = (i + 1) & m->mask;
-    *isnew = !m->k[i];
-    if (*isnew) {
-        m->k[i] = k;
-        m->v[i] = 0;
-        m->n++;
-    }
-    return &m->v[i];
-}
-
-/* Interned strings: id -> (offset, length), with a count per id. */
 typedef struct strtab {
-    map64 map; /* hash of the bytes -> id + 1 (chained by linear probing on collision) */
+    uint32_t *slot; /* id + 1; 0 is empty */
+    size_t mask;
     uint8_t *pool;
     size_t pool_n, pool_cap;
-    uint32_t *off;
-    uint8_t *len;
-    uint32_t (*cnt)[4]; /* total, then per class (words) */
+    st_ent *e;
     size_t n, cap;
 } strtab;
 
-static uint64_t str_hash(const uint8_t *p, size_t n, uint64_t salt)
+#define ST_SLACK 8u
+
+/* Bytes p[0..min(n, 8)) as a little-endian number (reading 8). */
+static inline uint64_t load_part(const uint8_t *p, size_t n)
 {
-    uint64_t h = 0xcbf29ce484222325u ^ salt ^ n;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ p[i]) * 0x100000001b3u;
-    return h ^ (h >> 31);
+    uint64_t v = td__load64le(p);
+    return n >= 8 ? v : v & (((uint64_t)1 << (8 * n)) - 1);
 }
 
-static int st_init(strtab *t)
+static inline uint32_t str_hash(const uint8_t *p, size_t n)
+{
+    uint64_t h = 0x9E3779B97F4A7C15u ^ n;
+    for (size_t i = 0; i < n; i += 8) {
+        h = (h ^ load_part(p + i, n - i)) * 0xff51afd7ed558ccdu;
+        h ^= h >> 32;
+    }
+    return (uint32_t)h;
+}
+
+static inline int str_eq(const uint8_t *a, const uint8_t *b, size_t n)
+{
+    for (size_t i = 0; i < n; i += 8)
+        if (load_part(a + i, n - i) != load_part(b + i, n - i))
+            return 0;
+    return 1;
+}
+
+static int st_init(strtab *t, size_t slots)
 {
     memset(t, 0, sizeof *t);
-    return map_init(&t->map, 1u << 14);
+    t->mask = slots - 1;
+    t->slot = calloc(slots, sizeof *t->slot);
+    return t->slot ? TD_OK : TD_ENOMEM;
 }
 
 static void st_free(strtab *t)
 {
-    map_free(&t->map);
+    free(t->slot);
     free(t->pool);
-    free(t->off);
-    free(t->len);
-    free(t->cnt);
+    free(t->e);
+    memset(t, 0, sizeof *t);
+}
+
+static int st_grow(strtab *t)
+{
+    size_t mask = 2 * t->mask + 1;
+    uint32_t *slot = calloc(mask + 1, sizeof *slot);
+    if (!slot)
+        return TD_ENOMEM;
+    for (size_t id = 0; id < t->n; id++) {
+        size_t i = t->e[id].hash & mask;
+        while (slot[i])
+            i = (i + 1) & mask;
+        slot[i] = (uint32_t)id + 1;
+    }
+    free(t->slot);
+    t->slot = slot;
+    t->mask = mask;
+    return TD_OK;
+}
+
+/* Add string p[0..n) (hash h) at the free slot i; its id, or UINT32_MAX
+ * on ENOMEM. */
+static __attribute__((noinline)) uint32_t st_add(strtab *t, const uint8_t *p, size_t n, uint32_t h,
+                                                  size_t i)
+{
+    if (2 * (t->n + 1) > t->mask) {
+        if (st_grow(t) != TD_OK)
+            return UINT32_MAX;
+        for (i = h & t->mask; t->slot[i]; i = (i + 1) & t->mask)
+            ;
+    }
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? 2 * t->cap : (t->mask + 1) / 2;
+        st_ent *e = realloc(t->e, cap * sizeof *e);
+        if (!e)
+            return UINT32_MAX;
+        t->e = e;
+        t->cap = cap;
+    }
+    if (t->pool_n + n + ST_SLACK > t->pool_cap) {
+        size_t cap = t->pool_cap ? 2 * t->pool_cap : 65536;
+        while (cap < t->pool_n + n + ST_SLACK)
+            cap *= 2;
+        uint8_t *q = realloc(t->pool, cap);
+        if (!q)
+            return UINT32_MAX;
+        t->pool = q;
+        t->pool_cap = cap;
+    }
+    uint32_t id = (uint32_t)t->n++;
+    if (n)
+        memcpy(t->pool + t->pool_n, p, n);
+    t->e[id] = (st_ent){.off = (uint32_t)t->pool_n, .hash = h, .len = (uint8_t)n};
+    t->pool_n += n;
+    t->slot[i] = id + 1;
+    return id;
 }
 
 /* Id of string p[0..n), added if new; UINT32_MAX on ENOMEM. */
-static uint32_t st_intern(strtab *t, const uint8_t *p, size_t n)
+static inline uint32_t st_intern(strtab *t, const uint8_t *p, size_t n)
 {
-    for (uint64_t salt = 0;; salt++) {
-        int isnew;
-        uint32_t *slot = map_get(&t->map, str_hash(p, n, salt * 0x9E3779B97F4A7C15u) >> 1, &isnew);
-        if (!slot)
-            return UINT32_MAX;
-        if (!isnew) {
-            uint32_t id = *slot - 1;
-            if (t->len[id] == n && (n == 0 || memcmp(t->pool + t->off[id], p, n) == 0))
-                return id;
-            continue; /* 63-bit hash collision: probe the next salt */
-        }
-        if (t->n == t->cap) {
-            size_t cap = t->cap ? 2 * t->cap : 4096;
-            uint32_t *o = realloc(t->off, cap * sizeof *o);
-            if (!o)
-                return UINT32_MAX;
-            t->off = o;
-            uint8_t *l = realloc(t->len, cap);
-            if (!l)
-                return UINT32_MAX;
-            t->len = l;
-            uint32_t(*c)[4] = realloc(t->cnt, cap * sizeof *c);
-            if (!c)
-                return UINT32_MAX;
-            t->cnt = c;
-            t->cap = cap;
-        }
-        if (t->pool_n + n > t->pool_cap) {
-            size_t cap = t->pool_cap ? 2 * t->pool_cap : 65536;
-            while (cap < t->pool_n + n)
-                cap *= 2;
-            uint8_t *q = realloc(t->pool, cap);
-            if (!q)
-                return UINT32_MAX;
-            t->pool = q;
-            t->pool_cap = cap;
-        }
-        uint32_t id = (uint32_t)t->n++;
-        if (n)
-            memcpy(t->pool + t->pool_n, p, n);
-        t->off[id] = (uint32_t)t->pool_n;
-        t->len[id] = (uint8_t)n;
-        memset(t->cnt[id], 0, sizeof t->cnt[id]);
-        t->pool_n += n;
-        *slot = id + 1;
-        return id;
+    const uint32_t h = str_hash(p, n);
+    size_t i = h & t->mask;
+    for (uint32_t k; (k = t->slot[i]) != 0; i = (i + 1) & t->mask) {
+        uint32_t id = k - 1;
+        const st_ent *e = &t->e[id];
+        if (e->hash == h && e->len == n && str_eq(t->pool + e->off, p, n))
+            return id;
     }
+    return st_add(t, p, n, h, i);
 }
 
 /* ---- the builder ------------------------------------------------------------ */
@@ -202,29 +180,34 @@ struct td_model_builder {
     int cr;            /* the last byte was '\r' */
     uint64_t crlf, lf; /* line ends seen */
 
-    uint8_t *line;     /* the current line */
-    size_t line_n, line_cap;
-    uint8_t *para;     /* the lines of the current paragraph, each ending in '\n' */
-    size_t para_n, para_cap;
+    uint8_t *para;     /* the lines of the current paragraph, each ending in '\n',
+                        * then the current line from line_at */
+    size_t para_n, para_cap, line_at;
     uint32_t para_lines;
     uint8_t *tok;      /* scratch for one paragraph's content */
     size_t tok_cap;
 
     strtab words, seps;
-    /* keys counted at the end (sorted), so that the hot loop only appends:
-     * bigrams (prev << 32 | cls << 30 | cur; ids < 2^30) and separators
-     * after words (word << 32 | sep << 1 | final) */
-    uint64_t *bk, *sk;
-    size_t bn, bcap, sn, scap;
-    map64 lead;  /* sep -> count */
+    uint32_t space; /* id of the separator " ", UINT32_MAX until seen */
+    /* Every word of the corpus with the separator after it, counted at the
+     * end, so that the hot loop only appends; bigrams are consecutive words
+     * of a paragraph, the class of the first one's separator between them.
+     * 32 bits each (word << 12 | sep << 1 | final) while the ids fit, else
+     * 64 (word << 32 | sep << 1 | final; ids < 2^30): ws_wide. */
+    void *ws;
+    size_t ws_n, ws_cap;
+    int ws_wide;
     tb_style *styles;
     uint32_t nstyles;
     uint32_t widths[TM_WIDTH + 1];
     uint64_t ntokens;
     tm_params p;
     int p_set;       /* cache_mu or copy_mu set by td__tm_builder_param: no calibration */
-    uint8_t *cal;    /* the first TB_CAL_MAX bytes of the corpus */
-    size_t cal_n, cal_cap;
+    uint8_t *cal;    /* the first TB_CAL_MAX bytes of the corpus (room for all of
+                      * them from the start: pages are touched as they fill) */
+    size_t cal_n;
+    uint8_t *file;   /* the finished model file (save may be retried) */
+    size_t file_n;
 };
 
 __attribute__((format(printf, 3, 4))) static int fail(td_model_builder *b, int rc,
@@ -254,6 +237,7 @@ int td_model_builder_new(td_model_builder **out)
     if (!b)
         return TD_ENOMEM;
     b->at_doc_start = 1;
+    b->space = UINT32_MAX;
     b->p = (tm_params){.eol = 0,
                        .cache_mu = 26214, /* 0.4 */
                        .copy_mu = 26214,
@@ -265,7 +249,7 @@ int td_model_builder_new(td_model_builder **out)
                        .char_order = 4,
                        .char_min = 3,
                        .max_tokens = 2000};
-    if (st_init(&b->words) || st_init(&b->seps) || map_init(&b->lead, 1u << 8)) {
+    if (st_init(&b->words, 1u << 12) || st_init(&b->seps, 1u << 10)) {
         td_model_builder_free(b);
         return TD_ENOMEM;
     }
@@ -301,20 +285,30 @@ void td__tm_builder_param(td_model_builder *b, const char *name, uint32_t v)
         b->p.max_tokens = v;
 }
 
+/* The counts, once the file is written: their memory goes to compiling and
+ * calibrating it. */
+static void drop_counts(td_model_builder *b)
+{
+    free(b->para);
+    free(b->tok);
+    b->para = b->tok = NULL;
+    b->para_cap = b->tok_cap = 0;
+    st_free(&b->words);
+    st_free(&b->seps);
+    free(b->ws);
+    b->ws = NULL;
+    b->ws_n = b->ws_cap = 0;
+    b->ws_wide = 0;
+}
+
 void td_model_builder_free(td_model_builder *b)
 {
     if (!b)
         return;
-    free(b->line);
-    free(b->para);
-    free(b->tok);
-    st_free(&b->words);
-    st_free(&b->seps);
-    free(b->bk);
-    free(b->sk);
-    map_free(&b->lead);
+    drop_counts(b);
     free(b->styles);
     free(b->cal);
+    free(b->file);
     free(b);
 }
 
@@ -345,13 +339,42 @@ static inline int is_blank(uint8_t c)
     return c == ' ' || c == '\t' || c == '\f' || c == '\v';
 }
 
+/* One code point of well-formed UTF-8 (the builder's text, checked by
+ * update): its length. */
+static inline unsigned dec(const uint8_t *p, uint32_t *c)
+{
+    uint32_t b = p[0];
+    if (b < 0x80) {
+        *c = b;
+        return 1;
+    }
+    if (b < 0xE0) {
+        *c = (b & 0x1F) << 6 | (p[1] & 0x3Fu);
+        return 2;
+    }
+    if (b < 0xF0) {
+        *c = (b & 0x0F) << 12 | (p[1] & 0x3Fu) << 6 | (p[2] & 0x3Fu);
+        return 3;
+    }
+    *c = (b & 0x07) << 18 | (p[1] & 0x3Fu) << 12 | (p[2] & 0x3Fu) << 6 | (p[3] & 0x3Fu);
+    return 4;
+}
+
+/* ASCII word characters: letters, digits, '_' (a bit per byte value; none
+ * from 0x80). */
+static const uint64_t word_ascii[4] = {0x03FF000000000000u, 0x07FFFFFE87FFFFFEu, 0, 0};
+
+static inline int is_word_ascii(uint32_t c)
+{
+    return (int)(word_ascii[c >> 6] >> (c & 63)) & 1;
+}
+
 /* Word characters (docs/format.md): ASCII letters, digits and '_', and
  * every code point from U+0080 up except the punctuation and symbol blocks. */
 static inline int is_word_cp(uint32_t c)
 {
     if (c < 0x80)
-        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-               c == '_';
+        return is_word_ascii(c);
     if (c <= 0xBF || c == 0xD7 || c == 0xF7)
         return 0;
     if ((c >= 0x2000 && c <= 0x2BFF) || (c >= 0x3000 && c <= 0x303F) ||
@@ -367,42 +390,72 @@ static inline int is_digit(uint32_t c)
     return c >= '0' && c <= '9';
 }
 
-/* Append a key to be counted at the end. */
-static int push_key(td_model_builder *b, uint64_t **a, size_t *n, size_t *cap, uint64_t k)
+#define WS_NARROW_WORDS (1u << 20)
+#define WS_NARROW_SEPS (1u << 11)
+
+/* Token i as word << 32 | sep << 1 | final, whatever its width. */
+static inline uint64_t ws_get(const void *ws, int wide, size_t i)
 {
-    if (*n == *cap) {
-        size_t c = *cap ? 2 * *cap : 65536;
-        uint64_t *q = realloc(*a, c * sizeof *q);
-        if (!q)
-            return nomem(b);
-        *a = q;
-        *cap = c;
+    if (wide)
+        return ((const uint64_t *)ws)[i];
+    uint32_t t = ((const uint32_t *)ws)[i];
+    return (uint64_t)(t >> 12) << 32 | (t & 0xFFF);
+}
+
+static __attribute__((noinline)) int ws_grow(td_model_builder *b, int wide)
+{
+    size_t c = b->ws_n < b->ws_cap ? b->ws_cap : b->ws_cap ? 2 * b->ws_cap : 65536;
+    void *q = realloc(b->ws, c * (wide ? 8 : 4));
+    if (!q)
+        return nomem(b);
+    if (wide && !b->ws_wide) { /* widen, from the end */
+        for (size_t i = b->ws_n; i-- > 0;)
+            ((uint64_t *)q)[i] = ws_get(q, 0, i);
+        b->ws_wide = 1;
     }
-    (*a)[(*n)++] = k;
+    b->ws = q;
+    b->ws_cap = c;
     return TD_OK;
 }
 
-/* Count one token pair and its successor link. */
-static int count_map(td_model_builder *b, map64 *m, uint64_t key)
+/* Append a word and its separator (sep << 1 | final), to be counted at the end. */
+static inline int push_token(td_model_builder *b, uint32_t word, uint32_t sf)
 {
-    int isnew;
-    uint32_t *v = map_get(m, key, &isnew);
-    if (!v)
-        return nomem(b);
-    if (*v < TM_COUNT_MAX)
-        (*v)++;
+    int wide = b->ws_wide || word >= WS_NARROW_WORDS || sf >= 2 * WS_NARROW_SEPS;
+    if ((b->ws_n == b->ws_cap || wide != b->ws_wide) && ws_grow(b, wide))
+        return b->failed;
+    if (wide)
+        ((uint64_t *)b->ws)[b->ws_n++] = (uint64_t)word << 32 | sf;
+    else
+        ((uint32_t *)b->ws)[b->ws_n++] = word << 12 | sf;
     return TD_OK;
+}
+
+/* Class of the word after separator s[0..n): 1 after a sentence end. */
+static unsigned sep_class(const uint8_t *s, size_t n)
+{
+    unsigned cls = 0;
+    for (size_t i = 0; i < n;) {
+        uint32_t c;
+        i += dec(s + i, &c);
+        if (c == '.' || c == '!' || c == '?' || c == 0x2026 || c == 0x3002 || c == 0xFF01 ||
+            c == 0xFF1F || c == 0x061F || c == 0x0964)
+            cls = 1;
+    }
+    return cls;
 }
 
 /* Clip a separator to TM_SEP_MAX bytes and TM_SEP_COLS code points. */
 static size_t clip_sep(const uint8_t *p, size_t n)
 {
+    if (n <= TM_SEP_COLS) /* fits either way */
+        return n;
     size_t i = 0;
     unsigned cols = 0;
     while (i < n && cols < TM_SEP_COLS) {
         uint32_t c;
-        unsigned l = td__utf8_decode(p + i, n - i, &c);
-        if (!l || i + l > TM_SEP_MAX)
+        unsigned l = dec(p + i, &c);
+        if (i + l > TM_SEP_MAX)
             break;
         i += l;
         cols++;
@@ -412,54 +465,52 @@ static size_t clip_sep(const uint8_t *p, size_t n)
 
 typedef struct para_ctx {
     td_model_builder *b;
-    uint32_t prev; /* tmp id of the previous word, UINT32_MAX at the start */
     unsigned cls;  /* class of the next word */
     uint32_t nwords;
     uint32_t pending_word; /* waiting for its separator */
     int has_pending;
 } para_ctx;
 
-static int emit_sep(para_ctx *x, const uint8_t *s, size_t n, int final)
+static inline __attribute__((always_inline)) int emit_sep(para_ctx *x, const uint8_t *s, size_t n,
+                                                             int final)
 {
     td_model_builder *b = x->b;
-    uint32_t sid = st_intern(&b->seps, s, n);
-    if (sid == UINT32_MAX)
-        return nomem(b);
-    b->seps.cnt[sid][0]++;
-    if (!x->has_pending) { /* text before the first word */
-        return count_map(b, &b->lead, sid);
+    uint32_t sid;
+    if (n == 1 && s[0] == ' ' && b->space != UINT32_MAX) { /* the usual one */
+        sid = b->space;
+    } else {
+        sid = st_intern(&b->seps, s, n);
+        if (sid == UINT32_MAX)
+            return nomem(b);
+        if (n == 1 && s[0] == ' ')
+            b->space = sid;
     }
-    if (push_key(b, &b->sk, &b->sn, &b->scap,
-                 (uint64_t)x->pending_word << 32 | sid << 1 | (unsigned)final))
+    uint32_t *c = b->seps.e[sid].cnt;
+    if (c[0]++ == 0)
+        c[1] = sep_class(s, n);
+    if (!x->has_pending) { /* text before the first word */
+        if (c[2] < TM_COUNT_MAX)
+            c[2]++;
+        return TD_OK;
+    }
+    if (push_token(b, x->pending_word, sid << 1 | (unsigned)final))
         return b->failed;
     x->has_pending = 0;
-    unsigned cls = 0;
-    for (size_t i = 0; i < n;) {
-        uint32_t c;
-        i += td__utf8_decode(s + i, n - i, &c);
-        if (c == '.' || c == '!' || c == '?' || c == 0x2026 || c == 0x3002 || c == 0xFF01 ||
-            c == 0xFF1F || c == 0x061F || c == 0x0964)
-            cls = 1;
-    }
-    x->cls = cls;
+    x->cls = c[1];
     return TD_OK;
 }
 
-static int emit_word(para_ctx *x, const uint8_t *w, size_t n)
+static inline __attribute__((always_inline)) int emit_word(para_ctx *x, const uint8_t *w, size_t n)
 {
     td_model_builder *b = x->b;
     uint32_t id = st_intern(&b->words, w, n);
     if (id == UINT32_MAX || id >= (1u << 30))
         return id == UINT32_MAX ? nomem(b) : fail(b, TD_ERANGE, "too many distinct words");
-    uint32_t *c = b->words.cnt[id];
+    uint32_t *c = b->words.e[id].cnt;
     if (c[0] < TM_COUNT_MAX) {
         c[0]++;
         c[1 + x->cls]++;
     }
-    if (x->prev != UINT32_MAX &&
-        push_key(b, &b->bk, &b->bn, &b->bcap, (uint64_t)x->prev << 32 | (uint64_t)x->cls << 30 | id))
-        return b->failed;
-    x->prev = id;
     x->pending_word = id;
     x->has_pending = 1;
     x->nwords++;
@@ -467,28 +518,34 @@ static int emit_word(para_ctx *x, const uint8_t *w, size_t n)
     return TD_OK;
 }
 
-/* Tokenise one paragraph's content (lines joined by single spaces). */
+/* Tokenise one paragraph's content (lines joined by single spaces), t[n]
+ * a 0 (it ends every run of word characters). */
 static int tokenize(td_model_builder *b, const uint8_t *t, size_t n)
 {
-    para_ctx x = {b, UINT32_MAX, 2, 0, 0, 0};
-    uint8_t sep[TM_SEP_MAX + TB_RUN_MAX + 8];
+    para_ctx x = {b, 2, 0, 0, 0};
+    uint8_t sep[TM_SEP_MAX + TB_RUN_MAX + ST_SLACK];
     size_t sn = 0, run = 0;
     int sep_full = 0;
     size_t i = 0;
     while (i < n) {
         uint32_t c;
-        unsigned l = td__utf8_decode(t + i, n - i, &c);
+        unsigned l = dec(t + i, &c);
         if (is_word_cp(c)) {
             /* a word: word characters, joined by ' ’ - (and . , between digits) */
             size_t ws = i, we;
             uint32_t last = c;
             i += l;
             for (;;) {
+                if (is_word_ascii(t[i])) {
+                    while (is_word_ascii(t[++i]))
+                        ;
+                    last = t[i - 1];
+                }
                 we = i;
                 if (i >= n)
                     break;
                 uint32_t d;
-                unsigned dl = td__utf8_decode(t + i, n - i, &d);
+                unsigned dl = dec(t + i, &d);
                 if (is_word_cp(d)) {
                     i += dl;
                     last = d;
@@ -496,7 +553,7 @@ static int tokenize(td_model_builder *b, const uint8_t *t, size_t n)
                 }
                 if (d == '\'' || d == 0x2019 || d == '-' || d == '.' || d == ',') {
                     uint32_t e;
-                    if (i + dl < n && td__utf8_decode(t + i + dl, n - i - dl, &e) && is_word_cp(e) &&
+                    if (i + dl < n && (dec(t + i + dl, &e), is_word_cp(e)) &&
                         ((d != '.' && d != ',') || (is_digit(last) && is_digit(e)))) {
                         i += dl;
                         last = d;
@@ -542,9 +599,10 @@ static int tokenize(td_model_builder *b, const uint8_t *t, size_t n)
         }
         if (!sep_full) {
             if (sn + l <= TM_SEP_MAX + TB_RUN_MAX) {
-                memcpy(sep + sn, t + i - l, l);
-                if (c == ' ')
-                    sep[sn] = ' ';
+                if (l == 1)
+                    sep[sn] = (uint8_t)c; /* blanks as ' ' or tab */
+                else
+                    memcpy(sep + sn, t + i - l, l);
                 sn += l;
             } else {
                 sep_full = 1;
@@ -559,12 +617,18 @@ static int tokenize(td_model_builder *b, const uint8_t *t, size_t n)
     return emit_sep(&x, sep, clip_sep(sep, sn), 1);
 }
 
+/* Code points of the UTF-8 p[0..n): bytes that are not 10xxxxxx. */
 static unsigned cols_of(const uint8_t *p, size_t n)
 {
-    unsigned c = 0;
-    for (size_t i = 0; i < n; i++)
-        c += (p[i] & 0xC0) != 0x80;
-    return c;
+    size_t c = n, i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t x = td__load64le(p + i);
+        uint64_t t = (x & ~(x << 1) & 0x8080808080808080u) >> 7; /* 1 per 10xxxxxx */
+        c -= (size_t)((t * 0x0101010101010101u) >> 56);
+    }
+    for (; i < n; i++)
+        c -= (p[i] & 0xC0) == 0x80;
+    return (unsigned)c;
 }
 
 /* A paragraph is complete: learn its layout and its words. */
@@ -576,14 +640,12 @@ static int end_paragraph(td_model_builder *b)
     size_t n = b->para_n;
     uint8_t ind1[TM_IND_MAX], ind2[TM_IND_MAX];
     unsigned l1 = 0, l2 = 0, trails = 0, width = 0;
-    if (grow(&b->tok, &b->tok_cap, n + 1))
+    if (grow(&b->tok, &b->tok_cap, n + ST_SLACK))
         return nomem(b);
     size_t tn = 0;
     uint32_t li = 0;
     for (size_t s = 0; s < n; li++) {
-        size_t e = s;
-        while (p[e] != '\n')
-            e++;
+        size_t e = (size_t)((const uint8_t *)memchr(p + s, '\n', n - s) - p);
         size_t a = s, z = e;
         while (a < z && is_blank(p[a]))
             a++;
@@ -610,9 +672,10 @@ static int end_paragraph(td_model_builder *b)
         s = e + 1;
     }
     uint64_t before = b->ntokens;
+    b->tok[tn] = 0;
     if (tokenize(b, b->tok, tn))
         return b->failed;
-    b->para_n = 0;
+    b->para_n = b->line_at = 0;
     b->para_lines = 0;
     if (b->ntokens == before)
         return TD_OK; /* no words: nothing to learn from its layout either */
@@ -651,10 +714,11 @@ static int end_paragraph(td_model_builder *b)
     return TD_OK;
 }
 
+/* The line para[line_at..para_n) is complete. */
 static int end_line(td_model_builder *b)
 {
-    const uint8_t *l = b->line;
-    size_t n = b->line_n, i = 0;
+    uint8_t *l = b->para + b->line_at;
+    size_t n = b->para_n - b->line_at, i = 0;
     if (b->at_doc_start) {
         if (n >= 3 && l[0] == 0xEF && l[1] == 0xBB && l[2] == 0xBF)
             i = 3;
@@ -664,16 +728,16 @@ static int end_line(td_model_builder *b)
     while (j < n && is_blank(l[j]))
         j++;
     if (j == n) { /* a blank line ends the paragraph */
-        b->line_n = 0;
+        b->para_n = b->line_at;
         return end_paragraph(b);
     }
-    if (grow(&b->para, &b->para_cap, b->para_n + (n - i) + 1))
-        return nomem(b);
-    memcpy(b->para + b->para_n, l + i, n - i);
-    b->para_n += n - i;
-    b->para[b->para_n++] = '\n';
+    if (i) { /* the BOM */
+        memmove(l, l + i, n - i);
+        b->para_n -= i;
+    }
+    b->para[b->para_n++] = '\n'; /* (room kept by feed) */
     b->para_lines++;
-    b->line_n = 0;
+    b->line_at = b->para_n;
     if (b->para_n > TB_PARA_MAX)
         return end_paragraph(b);
     return TD_OK;
@@ -682,6 +746,7 @@ static int end_line(td_model_builder *b)
 static int feed(td_model_builder *b, const uint8_t *p, size_t n)
 {
     const uint8_t *end = p + n;
+    const uint8_t *cr = memchr(p, '\r', n); /* the next '\r', or NULL */
     while (p < end) {
         if (b->cr) { /* was the last '\r' a CRLF? */
             b->cr = 0;
@@ -692,14 +757,16 @@ static int feed(td_model_builder *b, const uint8_t *p, size_t n)
             }
             b->lf++;
         }
-        const uint8_t *e = p;
-        while (e < end && *e != '\n' && *e != '\r')
-            e++;
+        if (cr && cr < p)
+            cr = memchr(p, '\r', (size_t)(end - p));
+        const uint8_t *e = memchr(p, '\n', (size_t)(cr ? cr - p : end - p));
+        if (!e)
+            e = cr ? cr : end;
         size_t k = (size_t)(e - p);
-        if (grow(&b->line, &b->line_cap, b->line_n + k + 1))
+        if (grow(&b->para, &b->para_cap, b->para_n + k + 1))
             return nomem(b);
-        memcpy(b->line + b->line_n, p, k);
-        b->line_n += k;
+        memcpy(b->para + b->para_n, p, k);
+        b->para_n += k;
         if (e == end)
             return TD_OK;
         if (*e == '\r')
@@ -717,7 +784,7 @@ static int feed(td_model_builder *b, const uint8_t *p, size_t n)
  * feed the complete part. */
 int td_model_builder_update(td_model_builder *b, const void *buf, size_t len)
 {
-    if (!b || (!buf && len))
+    if (!b || (!buf && len) || b->file)
         return TD_EINVAL;
     if (b->failed)
         return b->failed;
@@ -725,7 +792,7 @@ int td_model_builder_update(td_model_builder *b, const void *buf, size_t len)
     b->bytes += len;
     if (b->cal_n < TB_CAL_MAX && len) {
         size_t k = TD_MIN(len, TB_CAL_MAX - b->cal_n);
-        if (grow(&b->cal, &b->cal_cap, b->cal_n + k))
+        if (!b->cal && !(b->cal = malloc(TB_CAL_MAX)))
             return nomem(b);
         memcpy(b->cal + b->cal_n, p, k);
         b->cal_n += k;
@@ -758,6 +825,10 @@ int td_model_builder_update(td_model_builder *b, const void *buf, size_t len)
     }
     size_t i = 0;
     while (i < len) {
+        if (i + 8 <= len && !(td__load64le(p + i) & 0x8080808080808080u)) {
+            i += 8; /* ASCII */
+            continue;
+        }
         if (p[i] < 0x80) {
             i++;
             continue;
@@ -791,7 +862,7 @@ int td_model_builder_update(td_model_builder *b, const void *buf, size_t len)
 
 int td_model_builder_break(td_model_builder *b)
 {
-    if (!b)
+    if (!b || b->file)
         return TD_EINVAL;
     if (b->failed)
         return b->failed;
@@ -801,7 +872,7 @@ int td_model_builder_break(td_model_builder *b)
     if (b->cr)
         b->lf++;
     b->cr = 0;
-    if (b->line_n && end_line(b))
+    if (b->para_n > b->line_at && end_line(b))
         return b->failed;
     if (end_paragraph(b))
         return b->failed;
@@ -833,15 +904,18 @@ static void w_bytes(wbuf *w, const void *p, size_t n)
     w->n += n;
 }
 
-static void w_var(wbuf *w, uint32_t v)
+static inline void w_var(wbuf *w, uint32_t v)
 {
-    uint8_t t[5];
+    if (w->bad || (w->n + 5 > w->cap && grow(&w->p, &w->cap, w->n + 5))) {
+        w->bad = 1;
+        return;
+    }
+    uint8_t *t = w->p + w->n;
     unsigned k = 0;
-    do {
-        t[k++] = (uint8_t)((v & 0x7F) | (v > 0x7F ? 0x80 : 0));
-        v >>= 7;
-    } while (v);
-    w_bytes(w, t, k);
+    for (; v > 0x7F; v >>= 7)
+        t[k++] = (uint8_t)(v | 0x80);
+    t[k++] = (uint8_t)v;
+    w->n += k;
 }
 
 static size_t w_begin(wbuf *w, const char *tag)
@@ -881,14 +955,25 @@ static void w_list(wbuf *w, const trip *t, size_t n)
 typedef struct rank_ent {
     uint32_t id, count;
     const uint8_t *s;
+    uint64_t pre; /* the first 8 bytes, big-endian, zero-padded: strings hold no
+                   * zero byte, so comparing pre compares those bytes */
     uint8_t len;
 } rank_ent;
+
+static rank_ent rank_of(const strtab *t, size_t id)
+{
+    const st_ent *e = &t->e[id];
+    const uint8_t *p = t->pool + e->off;
+    return (rank_ent){(uint32_t)id, e->cnt[0], p, __builtin_bswap64(load_part(p, e->len)), e->len};
+}
 
 static int rank_cmp(const void *x, const void *y)
 {
     const rank_ent *p = x, *q = y;
     if (p->count != q->count)
         return p->count > q->count ? -1 : 1;
+    if (p->pre != q->pre)
+        return p->pre < q->pre ? -1 : 1;
     size_t m = p->len < q->len ? p->len : q->len;
     int c = m ? memcmp(p->s, q->s, m) : 0;
     if (c)
@@ -918,114 +1003,126 @@ static int style_cmp(const void *x, const void *y)
     return memcmp(a, b, sizeof a);
 }
 
-/* (context, id, count) triples from raw keys (each occurrence once, or with
- * counts): key split by fn into (context, id) with ids renumbered, sorted by
- * (context, id), duplicates merged.  Consumes keys[]. */
-static trip *key_trips(uint64_t *keys, const uint32_t *counts, size_t n, size_t *out_n,
-                       void (*fn)(uint64_t k, const void *ctx, trip *t), const void *ctx)
+/* The counts of finish_file: words renumbered, each with its separator
+ * after it (word << 32 | separator * 2 + final), and per separator the
+ * class of the word after it.  Bigrams are pairs of consecutive words in a
+ * paragraph: (previous word * 2 + class, word); SEPW's pairs are (word,
+ * separator value). */
+typedef struct counts {
+    const void *tk; /* the tokens, renumbered (ws) */
+    int wide;
+    size_t n;
+    const uint8_t *scls;
+    void *t1, *t2;  /* n each, of 16 bits when contexts and values fit, else 32 */
+    size_t *ca, *cv; /* a counter per context, per value */
+    trip *lt;       /* room for one list */
+} counts;
+
+/* Pass 0 counts the pairs per context and value, pass 1 puts the contexts
+ * in order of value (t1); each width and list gets its own copy. */
+static inline __attribute__((always_inline)) void pairs_pass(const counts *c, int big, int wide,
+                                                             int n16, int pass)
 {
-    uint64_t *ck = NULL;
-    uint32_t *cv = NULL;
-    trip *t = NULL;
-    size_t k = 0;
-    if (!counts && td__tm_radix_sort(keys, NULL, n) != TD_OK)
-        return NULL;
-    /* run lengths -> (key, count), then renumbered composite keys */
-    ck = malloc((n ? n : 1) * sizeof *ck);
-    cv = malloc((n ? n : 1) * sizeof *cv);
-    if (!ck || !cv)
-        goto out;
-    for (size_t i = 0; i < n;) {
-        size_t j = i + 1;
-        uint64_t c = counts ? counts[i] : 1;
-        if (!counts)
-            while (j < n && keys[j] == keys[i])
-                j++, c++;
-        trip tr;
-        fn(keys[i], ctx, &tr);
-        ck[k] = (uint64_t)tr.a << 32 | tr.b;
-        cv[k] = c > TM_COUNT_MAX ? TM_COUNT_MAX : (uint32_t)c;
-        k++;
-        i = j;
-    }
-    if (td__tm_radix_sort(ck, cv, k) != TD_OK)
-        goto out;
-    t = malloc((k ? k : 1) * sizeof *t);
-    if (!t)
-        goto out;
-    size_t o = 0;
-    for (size_t i = 0; i < k; i++) {
-        uint32_t a = (uint32_t)(ck[i] >> 32), bb = (uint32_t)ck[i];
-        if (o && t[o - 1].a == a && t[o - 1].b == bb) {
-            uint64_t s2 = (uint64_t)t[o - 1].c + cv[i];
-            t[o - 1].c = s2 > TM_COUNT_MAX ? TM_COUNT_MAX : (uint32_t)s2;
+    size_t *ca = c->ca, *cv = c->cv;
+    uint16_t *t1s = c->t1;
+    uint32_t *t1 = c->t1;
+    const uint32_t *t32 = c->tk;
+    const uint64_t *t64 = c->tk;
+    uint32_t pa = 0, first = 1; /* bigrams: previous word * 2 + class; a paragraph starts */
+    for (size_t i = 0; i < c->n; i++) {
+        uint32_t wd = wide ? (uint32_t)(t64[i] >> 32) : t32[i] >> 12;
+        uint32_t sv = wide ? (uint32_t)t64[i] : t32[i] & 0xFFF;
+        uint32_t a = big ? pa : wd, v = big ? wd : sv;
+        if (big) {
+            pa = wd * 2 + c->scls[sv >> 1];
+            if (first) {
+                first = sv & 1;
+                continue;
+            }
+            first = sv & 1;
+        }
+        if (pass == 0) {
+            ca[a]++;
+            cv[v]++;
+        } else if (n16) {
+            t1s[cv[v]++] = (uint16_t)a;
         } else {
-            t[o++] = (trip){a, bb, cv[i]};
+            t1[cv[v]++] = a;
         }
     }
-    *out_n = o;
-out:
-    free(ck);
-    free(cv);
-    return t;
 }
 
-/* The same from a map. */
-static trip *map_trips(map64 *m, size_t *n, void (*fn)(uint64_t k, const void *ctx, trip *t),
-                       const void *ctx)
+/* The values, by context, from the contexts in order of value (t1). */
+static inline __attribute__((always_inline)) void by_context(const counts *c, uint32_t nv, int n16)
 {
-    uint64_t *k = malloc((m->n ? m->n : 1) * sizeof *k);
-    uint32_t *c = malloc((m->n ? m->n : 1) * sizeof *c);
-    trip *t = NULL;
-    if (k && c) {
-        size_t j = 0;
-        for (size_t i = 0; i <= m->mask; i++)
-            if (m->k[i]) {
-                k[j] = m->k[i] - 1;
-                c[j++] = m->v[i];
-            }
-        t = key_trips(k, c, j, n, fn, ctx);
+    const uint16_t *t1s = c->t1;
+    const uint32_t *t1 = c->t1;
+    uint16_t *t2s = c->t2;
+    uint32_t *t2 = c->t2;
+    size_t *ca = c->ca, j = 0;
+    for (uint32_t k = 0; k < nv; k++)
+        for (; j < c->cv[k]; j++) {
+            if (n16)
+                t2s[ca[t1s[j]]++] = (uint16_t)k;
+            else
+                t2[ca[t1[j]]++] = k;
+        }
+}
+
+/* The count lists of contexts 0..na-1 over values 0..nv-1 (absent: an
+ * empty list).  Two stable counting passes, by value then by context,
+ * leave each context's values in order, equal ones together. */
+static void w_lists(wbuf *w, const counts *c, int big, uint32_t na, uint32_t nv)
+{
+    size_t *ca = c->ca, *cv = c->cv;
+    const int n16 = na <= 65536 && nv <= 65536;
+    memset(ca, 0, na * sizeof *ca);
+    memset(cv, 0, nv * sizeof *cv);
+    if (c->wide)
+        big ? pairs_pass(c, 1, 1, 0, 0) : pairs_pass(c, 0, 1, 0, 0);
+    else
+        big ? pairs_pass(c, 1, 0, 0, 0) : pairs_pass(c, 0, 0, 0, 0);
+    size_t sum = 0;
+    for (uint32_t k = 0; k < nv; k++) {
+        size_t t = cv[k];
+        cv[k] = sum;
+        sum += t;
     }
-    free(k);
-    free(c);
-    return t;
-}
-
-typedef struct remap {
-    const uint32_t *wmap, *smap;
-} remap;
-
-static void big_fn(uint64_t k, const void *ctx, trip *t)
-{
-    const remap *r = ctx;
-    t->a = r->wmap[k >> 32] * 2 + (uint32_t)((k >> 30) & 1);
-    t->b = r->wmap[k & 0x3FFFFFFF];
-}
-
-static void sepw_fn(uint64_t k, const void *ctx, trip *t)
-{
-    const remap *r = ctx;
-    t->a = r->wmap[k >> 32];
-    t->b = r->smap[(k & 0xFFFFFFFF) >> 1] * 2 + (uint32_t)(k & 1);
-}
-
-static void lead_fn(uint64_t k, const void *ctx, trip *t)
-{
-    const remap *r = ctx;
-    t->a = 0;
-    t->b = r->smap[k];
-}
-
-/* Write the lists of keys 0..nkeys-1 from sorted triples (absent = empty). */
-static void w_lists(wbuf *w, const trip *t, size_t n, uint32_t nkeys)
-{
+    if (n16) { /* contexts, by value */
+        if (c->wide)
+            big ? pairs_pass(c, 1, 1, 1, 1) : pairs_pass(c, 0, 1, 1, 1);
+        else
+            big ? pairs_pass(c, 1, 0, 1, 1) : pairs_pass(c, 0, 0, 1, 1);
+    } else {
+        if (c->wide)
+            big ? pairs_pass(c, 1, 1, 0, 1) : pairs_pass(c, 0, 1, 0, 1);
+        else
+            big ? pairs_pass(c, 1, 0, 0, 1) : pairs_pass(c, 0, 0, 0, 1);
+    }
+    sum = 0;
+    for (uint32_t k = 0; k < na; k++) {
+        size_t t = ca[k];
+        ca[k] = sum;
+        sum += t;
+    }
+    if (n16)
+        by_context(c, nv, 1);
+    else
+        by_context(c, nv, 0);
+    const uint16_t *t2s = c->t2;
+    const uint32_t *t2 = c->t2;
     size_t i = 0;
-    for (uint32_t k = 0; k < nkeys; k++) {
-        size_t j = i;
-        while (j < n && t[j].a == k)
-            j++;
-        w_list(w, t + i, j - i);
-        i = j;
+    for (uint32_t k = 0; k < na; k++) {
+        size_t m = 0;
+        while (i < ca[k]) {
+            uint32_t x = n16 ? t2s[i] : t2[i];
+            size_t e = i + 1;
+            while (e < ca[k] && (n16 ? t2s[e] : t2[e]) == x)
+                e++;
+            c->lt[m++] = (trip){k, x, e - i > TM_COUNT_MAX ? TM_COUNT_MAX : (uint32_t)(e - i)};
+            i = e;
+        }
+        w_list(w, c->lt, m);
     }
 }
 
@@ -1094,7 +1191,10 @@ static int finish_file(td_model_builder *b, uint8_t **data, size_t *len)
     int rc = TD_ENOMEM;
     rank_ent *wr = NULL, *sr = NULL;
     uint32_t *wmap = NULL, *smap = NULL;
-    trip *tb = NULL, *ts = NULL, *tl = NULL;
+    uint8_t *scls = NULL;
+    uint8_t *t12 = NULL;
+    size_t *cac = NULL;
+    trip *lt = NULL;
     wbuf w = {0};
     const size_t NW = b->words.n, NSP = b->seps.n;
 
@@ -1107,9 +1207,8 @@ static int finish_file(td_model_builder *b, uint8_t **data, size_t *len)
         goto nomem_out;
     uint32_t V = 0;
     for (size_t i = 0; i < NW; i++)
-        if (b->words.cnt[i][0] >= 2)
-            wr[V++] = (rank_ent){(uint32_t)i, b->words.cnt[i][0], b->words.pool + b->words.off[i],
-                                 b->words.len[i]};
+        if (b->words.e[i].cnt[0] >= 2)
+            wr[V++] = rank_of(&b->words, i);
     if (V < TB_MIN_WORDS) {
         rc = fail(b, TD_ECORPUS, "the corpus is too small to model (%llu words occur more than "
                                  "once; at least 16 are needed)", (unsigned long long)V);
@@ -1121,19 +1220,35 @@ static int finish_file(td_model_builder *b, uint8_t **data, size_t *len)
     for (uint32_t i = 0; i < V; i++)
         wmap[wr[i].id] = i;
     for (size_t i = 0; i < NSP; i++)
-        sr[i] = (rank_ent){(uint32_t)i, b->seps.cnt[i][0], b->seps.pool + b->seps.off[i],
-                           b->seps.len[i]};
+        sr[i] = rank_of(&b->seps, i);
     qsort(sr, NSP, sizeof *sr, rank_cmp);
     for (size_t i = 0; i < NSP; i++)
         smap[sr[i].id] = (uint32_t)i;
 
-    remap rm = {wmap, smap};
-    size_t nb = 0, ns = 0, nl = 0;
-    tb = key_trips(b->bk, NULL, b->bn, &nb, big_fn, &rm);
-    ts = key_trips(b->sk, NULL, b->sn, &ns, sepw_fn, &rm);
-    tl = map_trips(&b->lead, &nl, lead_fn, &rm);
-    if (!tb || !ts || !tl)
+    /* The tokens renumbered in place; the scratch of the counts */
+    const size_t n = b->ws_n;
+    if (b->ws_wide) {
+        uint64_t *tk = b->ws;
+        for (size_t i = 0; i < n; i++) {
+            uint32_t sv = (uint32_t)tk[i];
+            tk[i] = (uint64_t)wmap[tk[i] >> 32] << 32 | (smap[sv >> 1] * 2 + (sv & 1));
+        }
+    } else { /* renumbered ids are no larger */
+        uint32_t *tk = b->ws;
+        for (size_t i = 0; i < n; i++)
+            tk[i] = wmap[tk[i] >> 12] << 12 | (smap[(tk[i] >> 1) & 0x7FF] * 2 + (tk[i] & 1));
+    }
+    scls = malloc(NSP);
+    /* room for two arrays of n 32-bit ids (of 16 bits when they fit) */
+    const size_t idb = 2 * ((size_t)V + 1) <= 65536 && 2 * NSP <= 65536 ? 2 : 4;
+    t12 = malloc(n ? 2 * n * idb : 1);
+    cac = malloc((2 * ((size_t)V + 1) + TD_MAX((size_t)V + 1, 2 * NSP)) * sizeof *cac);
+    lt = malloc(((size_t)V + 2 * NSP + 1) * sizeof *lt);
+    if (!scls || !t12 || !cac || !lt)
         goto nomem_out;
+    for (size_t i = 0; i < NSP; i++)
+        scls[i] = (uint8_t)b->seps.e[sr[i].id].cnt[1];
+    counts cn = {b->ws, b->ws_wide, n, scls, t12, t12 + n * idb, cac, cac + 2 * ((size_t)V + 1), lt};
 
     tm_params p = b->p;
     p.eol = b->crlf > b->lf;
@@ -1184,7 +1299,7 @@ static int finish_file(td_model_builder *b, uint8_t **data, size_t *len)
         for (unsigned c = 0; c < TM_CLASSES; c++) {
             memset(acc, 0, ((size_t)V + 1) * sizeof *acc);
             for (size_t i = 0; i < NW; i++)
-                acc[wmap[i]] += b->words.cnt[i][1 + c];
+                acc[wmap[i]] += b->words.e[i].cnt[1 + c];
             size_t k = 0;
             for (uint32_t i = 0; i <= V; i++)
                 if (acc[i])
@@ -1196,13 +1311,19 @@ static int finish_file(td_model_builder *b, uint8_t **data, size_t *len)
     }
     w_end(&w, at);
     at = w_begin(&w, "BIGR");
-    w_lists(&w, tb, nb, 2 * (V + 1));
+    w_lists(&w, &cn, 1, 2 * (V + 1), V + 1);
     w_end(&w, at);
     at = w_begin(&w, "SEPW");
-    w_lists(&w, ts, ns, V + 1);
+    w_lists(&w, &cn, 0, V + 1, 2 * (uint32_t)NSP);
     w_end(&w, at);
     at = w_begin(&w, "LEAD");
-    w_list(&w, tl, nl);
+    {
+        size_t k = 0;
+        for (size_t i = 0; i < NSP; i++)
+            if (b->seps.e[sr[i].id].cnt[2])
+                lt[k++] = (trip){0, (uint32_t)i, b->seps.e[sr[i].id].cnt[2]};
+        w_list(&w, lt, k);
+    }
     w_end(&w, at);
     at = w_begin(&w, "STYL");
     qsort(b->styles, b->nstyles, sizeof *b->styles, style_cmp);
@@ -1253,9 +1374,10 @@ out:
     free(sr);
     free(wmap);
     free(smap);
-    free(tb);
-    free(ts);
-    free(tl);
+    free(scls);
+    free(t12);
+    free(cac);
+    free(lt);
     return rc;
 }
 
@@ -1285,11 +1407,8 @@ static const int cal_codecs[2] = {TD_CODEC_LZ4, TD_CODEC_ZSTD};
 static int cal_error(td_model *m, uint32_t mu, td_codecs *cx, uint8_t *g, size_t n,
                      const uint64_t cs[2], double *err)
 {
-    td_options o;
-    td_options_init(&o);
-    o.model = m;
     m->p.cache_mu = m->p.copy_mu = mu;
-    int rc = td_fill(TD_TEXT, &o, TB_CAL_SEED, g, n);
+    int rc = td__text_fill_once(m, TB_CAL_SEED, g, n);
     double e = 0;
     for (int i = 0; rc == TD_OK && i < 2; i++) {
         uint64_t z, ns;
@@ -1314,8 +1433,9 @@ static void cal_store(uint8_t *data, size_t len, uint32_t mu)
                        0);
 }
 
-/* Calibrate data (the file finish_file wrote) in place.  With keep, a model
- * compiled from the final file may be handed back (*keep, or NULL). */
+/* Calibrate data (the file finish_file wrote) in place.  With keep, the
+ * model compiled from the final file is handed back (*keep; NULL when the
+ * calibration does not run). */
 static int calibrate(td_model_builder *b, uint8_t *data, size_t len, td_model **keep)
 {
     uint32_t mu0 = b->p.cache_mu;
@@ -1324,8 +1444,9 @@ static int calibrate(td_model_builder *b, uint8_t *data, size_t len, td_model **
     size_t n = b->cal_n;
     td_model *m = NULL;
     td_codecs *cx = NULL;
-    uint8_t *g = malloc(n);
-    int rc = g ? td__tm_load(&m, data, len, 0) : TD_ENOMEM;
+    uint8_t *g = b->cal; /* text is generated over the corpus once it is measured */
+    /* the model compiles the file in place; cal_store changes its rates */
+    int rc = td__tm_load(&m, data, len, TM_LOAD_TRUSTED | TM_LOAD_OWN);
     if (rc == TD_OK)
         rc = td__codecs_new(&cx, n);
     uint64_t cs[2];
@@ -1352,55 +1473,72 @@ static int calibrate(td_model_builder *b, uint8_t *data, size_t len, td_model **
     }
     if (rc == TD_OK && best != mu0)
         cal_store(data, len, best);
-    if (rc == TD_OK && best == mu0 && keep) { /* the file is the one compiled */
-        m->p.cache_mu = m->p.copy_mu = mu0;
-        *keep = m;
-        m = NULL;
+    if (rc == TD_OK && keep) { /* the model compiled is the file's but for the rates */
+        td__tm_set_cache(m, data, best);
+        uint8_t *copy = malloc(len);
+        if (copy) {
+            memcpy(copy, data, len);
+            b->file = copy;
+            b->file_n = len;
+            *keep = m;
+            m = NULL;
+        } else {
+            rc = TD_ENOMEM;
+        }
     }
+    if (m)
+        m->data = NULL; /* the caller's again */
     td__codecs_free(cx);
     td_model_free(m);
-    free(g);
+    free(b->cal);
+    b->cal = NULL;
+    b->cal_n = 0;
     if (rc == TD_ENOMEM)
         return nomem(b);
     return rc == TD_OK ? TD_OK : fail(b, rc, "internal error: calibrating the model failed");
 }
 
-int td_model_builder_finish(td_model_builder *b, td_model **out)
+/* The model file, made once into b->file (counted, written, calibrated);
+ * with keep, the model compiled for the calibration may be handed back. */
+static int make_file(td_model_builder *b, td_model **keep)
 {
     uint8_t *data;
     size_t len;
+    if (b->file)
+        return TD_OK;
+    int rc = finish_file(b, &data, &len);
+    drop_counts(b);
+    if (rc == TD_OK)
+        rc = calibrate(b, data, len, keep);
+    if (rc != TD_OK || b->file) { /* failed, or the model kept the file */
+        if (rc != TD_OK)
+            free(data);
+        return rc;
+    }
+    b->file = data;
+    b->file_n = len;
+    return TD_OK;
+}
+
+int td_model_builder_finish(td_model_builder *b, td_model **out)
+{
     if (!b || !out)
         return TD_EINVAL;
     *out = NULL;
-    int rc = finish_file(b, &data, &len);
-    if (rc == TD_OK)
-        rc = calibrate(b, data, len, out);
-    if (rc != TD_OK || *out) {
-        free(data);
+    int rc = make_file(b, out);
+    if (rc != TD_OK || *out)
         return rc;
-    }
-    rc = td__tm_load(out, data, len, 0);
+    rc = td__tm_load(out, b->file, b->file_n, TM_LOAD_TRUSTED);
     if (rc != TD_OK && rc != TD_ENOMEM)
         rc = fail(b, rc, "internal error: the built model does not load");
-    free(data);
     return rc;
 }
 
 /* The calibration compiled the model once; the file needs no more. */
 int td_model_builder_save(td_model_builder *b, const char *path)
 {
-    uint8_t *data;
-    size_t len;
     if (!b || !path || !*path)
         return TD_EINVAL;
-    int rc = finish_file(b, &data, &len);
-    if (rc == TD_OK)
-        rc = calibrate(b, data, len, NULL);
-    if (rc != TD_OK) {
-        free(data);
-        return rc;
-    }
-    rc = td__output_put(path, data, len);
-    free(data);
-    return rc;
+    int rc = make_file(b, NULL);
+    return rc == TD_OK ? td__output_put(path, b->file, b->file_n) : rc;
 }

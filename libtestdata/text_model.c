@@ -87,36 +87,85 @@ static int utf8_cols(const uint8_t *p, size_t n, int allow_tab)
 
 /* ---- alias tables ------------------------------------------------------- */
 
-int td__tm_alias_build(tm_alias *out, const uint32_t *v, const uint64_t *w, uint32_t n)
+/* All alias tables of a model go into one array, each made as its
+ * distribution is read, with scratch shared by all (one allocation per
+ * model, not four per distribution). */
+typedef struct tabs {
+    tm_alias *ent;
+    size_t n, cap;
+    uint32_t *v;      /* one distribution: values, weights */
+    uint64_t *w, *q;  /* ... and the scaled weights */
+    uint32_t *small, *large, *al;
+    uint32_t room;    /* values the scratch has room for */
+} tabs;
+
+static void tabs_free(tabs *T)
 {
-    uint64_t T = 0;
-    uint64_t *q = malloc((size_t)n * sizeof *q);
-    uint32_t *small = malloc((size_t)n * sizeof *small), *large = malloc((size_t)n * sizeof *large);
-    uint32_t *al = malloc((size_t)n * sizeof *al);
-    if (!q || !small || !large || !al) {
-        free(q);
-        free(small);
-        free(large);
-        free(al);
+    free(T->ent);
+    free(T->v);
+    free(T->w);
+    free(T->q);
+    free(T->small);
+    free(T->large);
+    free(T->al);
+    memset(T, 0, sizeof *T);
+}
+
+/* Room for a distribution of n values. */
+static int tabs_room(tabs *T, uint32_t n)
+{
+    if (n <= T->room)
+        return TD_OK;
+    size_t c = TD_MAX((size_t)n, 2 * (size_t)T->room);
+    uint32_t *v = realloc(T->v, c * sizeof *v);
+    if (v)
+        T->v = v;
+    uint64_t *w = realloc(T->w, c * sizeof *w);
+    if (w)
+        T->w = w;
+    uint64_t *q = realloc(T->q, c * sizeof *q);
+    if (q)
+        T->q = q;
+    uint32_t *sm = realloc(T->small, c * sizeof *sm);
+    if (sm)
+        T->small = sm;
+    uint32_t *lg = realloc(T->large, c * sizeof *lg);
+    if (lg)
+        T->large = lg;
+    uint32_t *al = realloc(T->al, c * sizeof *al);
+    if (al)
+        T->al = al;
+    if (!v || !w || !q || !sm || !lg || !al)
         return TD_ENOMEM;
-    }
+    T->room = (uint32_t)c;
+    return TD_OK;
+}
+
+/* Alias slots out[0..n) for the values T->v[0..n) with weights T->w[0..n)
+ * (tabs_room(T, n) done): integer Vose, specified in docs/format.md. */
+static void alias_build(tabs *T, tm_alias *out, uint32_t n)
+{
+    const uint32_t *v = T->v;
+    const uint64_t *w = T->w;
+    uint64_t *q = T->q, S = 0;
+    uint32_t *small = T->small, *large = T->large, *al = T->al;
     for (uint32_t i = 0; i < n; i++) {
         q[i] = w[i];
-        T += w[i];
+        S += w[i];
     }
     /* weights are halved (keeping at least 1) until their total is below 2^31 */
-    while (T > TM_COUNT_MAX) {
-        T = 0;
+    while (S > TM_COUNT_MAX) {
+        S = 0;
         for (uint32_t i = 0; i < n; i++) {
             q[i] = q[i] > 1 ? q[i] >> 1 : 1;
-            T += q[i];
+            S += q[i];
         }
     }
     uint32_t ns = 0, nl = 0;
     for (uint32_t i = 0; i < n; i++) {
         q[i] *= n;
         al[i] = i;
-        if (q[i] < T)
+        if (q[i] < S)
             small[ns++] = i;
         else
             large[nl++] = i;
@@ -124,28 +173,23 @@ int td__tm_alias_build(tm_alias *out, const uint32_t *v, const uint64_t *w, uint
     while (ns && nl) {
         uint32_t l = small[--ns], g = large[--nl];
         al[l] = g;
-        q[g] -= T - q[l];
-        if (q[g] < T)
+        q[g] -= S - q[l];
+        if (q[g] < S)
             small[ns++] = g;
         else
             large[nl++] = g;
     }
     while (ns)
-        q[small[--ns]] = T;
+        q[small[--ns]] = S;
     while (nl)
-        q[large[--nl]] = T;
+        q[large[--nl]] = S;
     for (uint32_t i = 0; i < n; i++) {
-        /* threshold floor(65536 q / T); q == T (then the alias is the slot itself) gives 65535 */
-        uint32_t t = (uint32_t)((q[i] << 16) / T);
+        /* threshold floor(65536 q / S); q == S (then the alias is the slot itself) gives 65535 */
+        uint32_t t = (uint32_t)((q[i] << 16) / S);
         if (t > 0xFFFF)
             t = 0xFFFF;
         out[i] = (tm_alias){(v[i] & TM_NIL) | (t & 0xFF) << 24, (v[al[i]] & TM_NIL) | (t >> 8) << 24};
     }
-    free(q);
-    free(small);
-    free(large);
-    free(al);
-    return TD_OK;
 }
 
 /* ---- reading ------------------------------------------------------------ */
@@ -312,13 +356,14 @@ static void sep_split(tm_str *s, const uint8_t *p)
     s->tail_cols = (uint8_t)(s->cols - s->head_cols - s->gap_cols);
 }
 
-/* LSD radix sort of 64-bit keys (with optional 32-bit payloads, which keep
- * their input order among equal keys).  Only the bits that differ between
- * keys are sorted on, in as few passes of at most 16 bits as they need,
- * split evenly (smaller buckets keep the scatter in cache); all histograms
- * come from one pass.  The result is that of any stable sort. */
-int td__tm_radix_sort(uint64_t *k, uint32_t *v, size_t n)
+/* LSD radix sort of 64-bit keys.  Only the bits that differ between keys
+ * are sorted on, in as few passes of at most 11 bits as they need, split
+ * evenly: small histograms and a scatter that stays in cache (wider ones
+ * page-faulted and missed more than the passes they saved); all histograms
+ * come from one pass. */
+int td__tm_radix_sort(uint64_t *k, size_t n, uint64_t *tmp)
 {
+    enum { MAXW = 11 };
     if (n < 2)
         return TD_OK;
     uint64_t all_or = 0, all_and = ~(uint64_t)0;
@@ -330,14 +375,13 @@ int td__tm_radix_sort(uint64_t *k, uint32_t *v, size_t n)
     if (!diff)
         return TD_OK;
     unsigned lo = (unsigned)__builtin_ctzll(diff), hi = 64u - (unsigned)__builtin_clzll(diff);
-    unsigned passes = (hi - lo + 15) / 16, width = (hi - lo + passes - 1) / passes;
+    unsigned passes = (hi - lo + MAXW - 1) / MAXW, width = (hi - lo + passes - 1) / passes;
     size_t nb = (size_t)1 << width;
-    uint64_t *tk = malloc(n * sizeof *tk);
-    uint32_t *tv = v ? malloc(n * sizeof *tv) : NULL;
+    uint64_t *tk = tmp ? tmp : malloc(n * sizeof *tk);
     size_t *cnt = calloc(passes * nb, sizeof *cnt);
-    if (!tk || (v && !tv) || !cnt) {
-        free(tk);
-        free(tv);
+    if (!tk || !cnt) {
+        if (!tmp)
+            free(tk);
         free(cnt);
         return TD_ENOMEM;
     }
@@ -346,7 +390,6 @@ int td__tm_radix_sort(uint64_t *k, uint32_t *v, size_t n)
         for (unsigned d = 0; d < passes; d++)
             cnt[d * nb + ((k[i] >> (lo + d * width)) & mask)]++;
     uint64_t *sk = k, *dk = tk;
-    uint32_t *sv = v, *dv = tv;
     for (unsigned d = 0; d < passes; d++) {
         unsigned sh = lo + d * width;
         size_t sum = 0, *c = cnt + d * nb;
@@ -355,30 +398,16 @@ int td__tm_radix_sort(uint64_t *k, uint32_t *v, size_t n)
             c[b] = sum;
             sum += t;
         }
-        if (sv) {
-            for (size_t i = 0; i < n; i++) {
-                size_t j = c[(sk[i] >> sh) & mask]++;
-                dk[j] = sk[i];
-                dv[j] = sv[i];
-            }
-        } else {
-            for (size_t i = 0; i < n; i++)
-                dk[c[(sk[i] >> sh) & mask]++] = sk[i];
-        }
+        for (size_t i = 0; i < n; i++)
+            dk[c[(sk[i] >> sh) & mask]++] = sk[i];
         uint64_t *t = sk;
         sk = dk;
         dk = t;
-        uint32_t *u = sv;
-        sv = dv;
-        dv = u;
     }
-    if (sk != k) {
+    if (sk != k)
         memcpy(k, sk, n * sizeof *k);
-        if (v)
-            memcpy(v, sv, n * sizeof *v);
-    }
-    free(tk);
-    free(tv);
+    if (!tmp)
+        free(tk);
     free(cnt);
     return TD_OK;
 }
@@ -396,7 +425,7 @@ typedef struct emap {
 static int emap_init(emap *m, size_t want)
 {
     size_t cap = 1024;
-    while (cap < 2 * want)
+    while (3 * cap < 4 * want)
         cap *= 2;
     m->k = calloc(cap, sizeof *m->k);
     m->v = malloc(cap * sizeof *m->v);
@@ -462,25 +491,26 @@ typedef struct cnode {
 
 /* The character model of rare words: contexts of up to char_order code
  * points over the distinct head words, each word once (docs/format.md). */
-static int compile_chars(td_model *m)
+static int compile_chars(td_model *m, tabs *T)
 {
     const unsigned K = m->p.char_order;
     size_t npos = 0;
     for (uint32_t w = 0; w < m->V; w++)
         npos += (size_t)m->words[w].cols + 1;
-    emap em = {0};
+    /* em: the trie's edges; cm: (context node, next symbol) -> count.  Both
+     * start small (a corpus's words share most of their contexts: about
+     * npos / 4 nodes and npos / 2 pairs on prose) and grow if need be. */
+    emap em = {0}, cm = {0};
     cnode *nd = NULL;
-    uint64_t *pairs = NULL; /* node << 22 | symbol, one per counted position */
-    size_t nn = 1, ncap = npos + 64, np = 0;
+    uint64_t *keys = NULL, *tmp = NULL;
+    uint32_t *kc = NULL;
+    size_t nn = 1, ncap = npos / 4 + 64;
     int rc = TD_ENOMEM;
-    uint32_t *vals = NULL;
-    uint64_t *cnts = NULL;
 
-    if (emap_init(&em, npos + 64))
+    if (emap_init(&em, npos / 4 + 64) || emap_init(&cm, npos / 2 + 64))
         goto out;
     nd = malloc(ncap * sizeof *nd);
-    pairs = malloc(npos * (K + 1) * sizeof *pairs);
-    if (!nd || !pairs)
+    if (!nd)
         goto out;
     nd[0] = (cnode){TM_END, 0, 0, 0, 0};
 
@@ -508,45 +538,65 @@ static int compile_chars(td_model *m)
             unsigned j = K + q;
             sym[q] = j < L ? hist[j] : TM_ENDSYM;
             cur[q] = 0;
-            pairs[np++] = sym[q];
         }
         nd[0].total += npw;
-        for (unsigned k = 1; k <= K; k++) {
-            while (2 * (em.n + npw + 1) > em.mask)
-                if (emap_grow(&em) != TD_OK)
+        for (unsigned k = 0; k <= K; k++) {
+            if (k) {
+                while (4 * (em.n + npw + 1) > 3 * em.mask)
+                    if (emap_grow(&em) != TD_OK)
+                        goto out;
+                for (unsigned q = 0; q < npw; q++) {
+                    uint64_t key = ((uint64_t)cur[q] << 22 | hist[K + q - k]) + 1;
+                    slot[q] = emap_home(&em, key);
+                    __builtin_prefetch(&em.k[slot[q]]);
+                    __builtin_prefetch(&em.v[slot[q]]);
+                }
+                for (unsigned q = 0; q < npw; q++) {
+                    uint32_t c = cur[q], x = hist[K + q - k];
+                    uint64_t key = ((uint64_t)c << 22 | x) + 1;
+                    size_t i = slot[q];
+                    while (em.k[i] && em.k[i] != key)
+                        i = (i + 1) & em.mask;
+                    if (!em.k[i]) {
+                        if (nn == ncap) {
+                            cnode *nq = realloc(nd, 2 * ncap * sizeof *nd);
+                            if (!nq)
+                                goto out;
+                            nd = nq;
+                            ncap *= 2;
+                        }
+                        em.k[i] = key;
+                        em.v[i] = (uint32_t)nn;
+                        em.n++;
+                        nd[nn] = (cnode){c, x, k, 0, 0};
+                        nn++;
+                    }
+                    cur[q] = em.v[i];
+                    __builtin_prefetch(&nd[cur[q]]);
+                }
+                for (unsigned q = 0; q < npw; q++)
+                    nd[cur[q]].total++;
+            }
+            /* count each position's symbol after its context */
+            while (4 * (cm.n + npw + 1) > 3 * cm.mask)
+                if (emap_grow(&cm) != TD_OK)
                     goto out;
             for (unsigned q = 0; q < npw; q++) {
-                uint64_t key = ((uint64_t)cur[q] << 22 | hist[K + q - k]) + 1;
-                slot[q] = emap_home(&em, key);
-                __builtin_prefetch(&em.k[slot[q]]);
-                __builtin_prefetch(&em.v[slot[q]]);
+                slot[q] = emap_home(&cm, ((uint64_t)cur[q] << 22 | sym[q]) + 1);
+                __builtin_prefetch(&cm.k[slot[q]]);
+                __builtin_prefetch(&cm.v[slot[q]]);
             }
             for (unsigned q = 0; q < npw; q++) {
-                uint32_t c = cur[q], x = hist[K + q - k];
-                uint64_t key = ((uint64_t)c << 22 | x) + 1;
+                uint64_t key = ((uint64_t)cur[q] << 22 | sym[q]) + 1;
                 size_t i = slot[q];
-                while (em.k[i] && em.k[i] != key)
-                    i = (i + 1) & em.mask;
-                if (!em.k[i]) {
-                    if (nn == ncap) {
-                        cnode *nq = realloc(nd, 2 * ncap * sizeof *nd);
-                        if (!nq)
-                            goto out;
-                        nd = nq;
-                        ncap *= 2;
-                    }
-                    em.k[i] = key;
-                    em.v[i] = (uint32_t)nn;
-                    em.n++;
-                    nd[nn] = (cnode){c, x, k, 0, 0};
-                    nn++;
+                while (cm.k[i] && cm.k[i] != key)
+                    i = (i + 1) & cm.mask;
+                if (!cm.k[i]) {
+                    cm.k[i] = key;
+                    cm.v[i] = 0;
+                    cm.n++;
                 }
-                cur[q] = em.v[i];
-                __builtin_prefetch(&nd[cur[q]]);
-            }
-            for (unsigned q = 0; q < npw; q++) {
-                nd[cur[q]].total++;
-                pairs[np++] = (uint64_t)cur[q] << 22 | sym[q];
+                cm.v[i]++;
             }
         }
     }
@@ -558,23 +608,29 @@ static int compile_chars(td_model *m)
         rc = TD_EMODEL;
         goto out;
     }
-    /* (node, symbol) counts, END first then code points ascending: END is
-     * the largest symbol, so rotate it to the front after sorting. */
-    {
-        /* sort by node, then symbol */
-        if (td__tm_radix_sort(pairs, NULL, np) != TD_OK)
-            goto out;
-    }
-    size_t nent = 0;
-    for (size_t i = 0; i < np; i++)
-        if ((i == 0 || pairs[i] != pairs[i - 1]) && nd[pairs[i] >> 22].state != TM_END)
-            nent++;
-    m->cst = calloc(nst ? nst : 1, sizeof *m->cst);
-    m->cent = malloc((nent ? nent : 1) * sizeof *m->cent);
-    vals = malloc((nent ? nent : 1) * sizeof *vals);
-    cnts = malloc((nent ? nent : 1) * sizeof *cnts);
-    if (!m->cst || !m->cent || !vals || !cnts)
+    /* The (node, symbol) pairs of states, sorted by node then symbol, with
+     * their counts.  END is the largest symbol: rotated to the front below. */
+    size_t np = 0;
+    keys = malloc((cm.n ? cm.n : 1) * sizeof *keys);
+    tmp = malloc((cm.n ? cm.n : 1) * sizeof *tmp);
+    if (!keys || !tmp)
         goto out;
+    for (size_t i = 0; i <= cm.mask; i++)
+        if (cm.k[i] && nd[(cm.k[i] - 1) >> 22].state != TM_END)
+            keys[np++] = cm.k[i] - 1;
+    if (td__tm_radix_sort(keys, np, tmp) != TD_OK)
+        goto out;
+    free(tmp);
+    tmp = NULL;
+    kc = malloc((np ? np : 1) * sizeof *kc);
+    m->cst = calloc(nst ? nst : 1, sizeof *m->cst);
+    m->cent = malloc((np ? np : 1) * sizeof *m->cent);
+    if (!kc || !m->cst || !m->cent)
+        goto out;
+    for (size_t i = 0; i < np; i++)
+        kc[i] = cm.v[emap_slot(&cm, keys[i] + 1)];
+    emap_free(&cm);
+    memset(&cm, 0, sizeof cm);
     m->ncstates = nst;
     for (size_t i = 0; i < nn; i++) {
         if (nd[i].state == TM_END)
@@ -591,54 +647,43 @@ static int compile_chars(td_model *m)
     }
     size_t e = 0;
     for (size_t i = 0; i < np;) {
-        uint32_t ci = (uint32_t)(pairs[i] >> 22);
+        uint32_t ci = (uint32_t)(keys[i] >> 22);
         size_t j = i;
-        while (j < np && (pairs[j] >> 22) == ci)
+        while (j < np && (keys[j] >> 22) == ci)
             j++;
-        if (nd[ci].state != TM_END) {
-            /* the context's code points, newest first */
-            uint32_t ctx[TM_MAX_ORDER];
-            unsigned k = 0;
-            for (uint32_t c = ci; c; c = nd[c].parent)
-                ctx[k++] = nd[c].sym; /* oldest first */
-            size_t e0 = e;
-            /* END (the largest symbol) goes first */
-            for (int pass = 0; pass < 2; pass++) {
-                for (size_t t = i; t < j;) {
-                    size_t u = t;
-                    uint32_t sym = (uint32_t)(pairs[t] & 0x3FFFFF);
-                    while (u < j && pairs[u] == pairs[t])
-                        u++;
-                    if ((sym == TM_ENDSYM) != (pass == 0)) {
-                        t = u;
-                        continue;
-                    }
-                    uint32_t next = TM_END;
-                    if (sym != TM_ENDSYM) {
-                        /* longest suffix of context + sym that is a state:
-                         * walk sym, then the context's code points newest first */
-                        uint32_t c = emap_get(&em, 0, sym);
-                        unsigned len = 1, maxlen = k + 1 > K ? K : k + 1;
-                        while (c != TM_END && nd[c].state != TM_END) {
-                            next = nd[c].state;
-                            if (len == maxlen)
-                                break;
-                            c = emap_get(&em, c, ctx[k - len]);
-                            len++;
-                        }
-                    }
-                    vals[e] = next;
-                    cnts[e] = u - t;
-                    e++;
-                    t = u;
+        if (tabs_room(T, (uint32_t)(j - i)) != TD_OK)
+            goto out;
+        /* the context's code points, newest first */
+        uint32_t ctx[TM_MAX_ORDER];
+        unsigned k = 0;
+        for (uint32_t c = ci; c; c = nd[c].parent)
+            ctx[k++] = nd[c].sym; /* oldest first */
+        uint32_t ne = 0;
+        /* END (the largest symbol, last) goes first */
+        for (size_t t = (keys[j - 1] & 0x3FFFFF) == TM_ENDSYM ? j - 1 : i, u = 0; u < j - i;
+             u++, t = t + 1 < j ? t + 1 : i) {
+            uint32_t sy = (uint32_t)(keys[t] & 0x3FFFFF), next = TM_END;
+            if (sy != TM_ENDSYM) {
+                /* longest suffix of context + sym that is a state:
+                 * walk sym, then the context's code points newest first */
+                uint32_t c = emap_get(&em, 0, sy);
+                unsigned len = 1, maxlen = k + 1 > K ? K : k + 1;
+                while (c != TM_END && nd[c].state != TM_END) {
+                    next = nd[c].state;
+                    if (len == maxlen)
+                        break;
+                    c = emap_get(&em, c, ctx[k - len]);
+                    len++;
                 }
             }
-            tm_cstate *st = &m->cst[nd[ci].state];
-            st->off = (uint32_t)e0;
-            st->n = (uint32_t)(e - e0);
-            if (td__tm_alias_build(m->cent + e0, vals + e0, cnts + e0, st->n) != TD_OK)
-                goto out;
+            T->v[ne] = next;
+            T->w[ne++] = kc[t];
         }
+        tm_cstate *st = &m->cst[nd[ci].state];
+        st->off = (uint32_t)e;
+        st->n = ne;
+        alias_build(T, m->cent + e, ne);
+        e += ne;
         i = j;
     }
     /* Start: the longest state suffix of BOS^K. */
@@ -655,10 +700,11 @@ static int compile_chars(td_model *m)
     rc = m->cstart == TM_END ? TD_EMODEL : TD_OK;
 out:
     emap_free(&em);
+    emap_free(&cm);
     free(nd);
-    free(pairs);
-    free(vals);
-    free(cnts);
+    free(keys);
+    free(tmp);
+    free(kc);
     return rc;
 }
 
@@ -765,34 +811,101 @@ static void model_free(td_model *m)
     free(m);
 }
 
-/* A distribution over v[] with weights c[]; with wb != NO_BACKOFF the
- * weights are 256 c and one more slot, TM_BACKOFF, weighs wb * n
- * (Witten-Bell: back off in proportion to the number of distinct values). */
+/* A distribution over v[] with weights c[], its alias table made at the end
+ * of T->ent; with wb != NO_BACKOFF the weights are 256 c and one more slot,
+ * TM_BACKOFF, weighs wb * n (Witten-Bell: back off in proportion to the
+ * number of distinct values). */
 #define NO_BACKOFF UINT32_MAX
-static int add_dist(lists *E, tm_dist *d, const uint32_t *v, const uint64_t *c, uint32_t n,
+static int add_dist(tabs *T, tm_dist *d, const uint32_t *v, const uint64_t *c, uint32_t n,
                     uint32_t wb)
 {
-    d->off = (uint32_t)E->n;
+    d->off = (uint32_t)T->n;
     d->n = 0;
     if (!n)
         return TD_OK;
-    for (uint32_t i = 0; i < n; i++)
-        if (lists_push(E, v[i], wb == NO_BACKOFF ? c[i] : 256 * c[i]) != TD_OK)
+    uint32_t k = n + (wb != NO_BACKOFF && wb);
+    if (T->n + k > T->cap) {
+        size_t cap = TD_MAX(T->n + k, 2 * T->cap);
+        tm_alias *e = realloc(T->ent, cap * sizeof *e);
+        if (!e)
             return TD_ENOMEM;
-    d->n = n;
-    if (wb != NO_BACKOFF && wb) {
-        if (lists_push(E, TM_BACKOFF, (uint64_t)wb * n) != TD_OK)
-            return TD_ENOMEM;
-        d->n++;
+        T->ent = e;
+        T->cap = cap;
     }
+    if (tabs_room(T, k) != TD_OK)
+        return TD_ENOMEM;
+    for (uint32_t i = 0; i < n; i++) {
+        T->v[i] = v[i];
+        T->w[i] = wb == NO_BACKOFF ? c[i] : 256 * c[i];
+    }
+    if (k > n) {
+        T->v[n] = TM_BACKOFF;
+        T->w[n] = (uint64_t)wb * n;
+    }
+    alias_build(T, T->ent + T->n, k);
+    T->n += k;
+    d->n = k;
     return TD_OK;
 }
 
-int td__tm_load(td_model **out, const void *buf, size_t len, int builtin)
+/* A count list read straight into its distribution (rd_list then
+ * add_dist, without the copy); with sum, each count is also added to
+ * sum[id], whose totals must stay below 2^31 (else r->bad).  TD_OK (r->bad
+ * for a bad list), TD_ENOMEM. */
+static int rd_dist(rd *r, tabs *T, tm_dist *d, uint32_t lim, uint32_t wb, uint64_t *sum)
+{
+    uint32_t n = rd_var(r);
+    d->off = (uint32_t)T->n;
+    d->n = 0;
+    if (r->bad || n > lim || n > (size_t)(r->end - r->p) / 2) {
+        r->bad = 1;
+        return TD_OK;
+    }
+    if (!n)
+        return TD_OK;
+    uint32_t k = n + (wb != NO_BACKOFF && wb);
+    if (T->n + k > T->cap) {
+        size_t cap = TD_MAX(T->n + k, 2 * T->cap);
+        tm_alias *e = realloc(T->ent, cap * sizeof *e);
+        if (!e)
+            return TD_ENOMEM;
+        T->ent = e;
+        T->cap = cap;
+    }
+    if (tabs_room(T, k) != TD_OK)
+        return TD_ENOMEM;
+    uint64_t total = 0, prev = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t id = prev + rd_var(r) + (i ? 1 : 0);
+        uint32_t c = rd_var(r);
+        total += c;
+        if (r->bad || id >= lim || c == 0 || total > TM_COUNT_MAX ||
+            (sum && sum[id] + c > TM_COUNT_MAX)) {
+            r->bad = 1;
+            return TD_OK;
+        }
+        if (sum)
+            sum[id] += c;
+        T->v[i] = (uint32_t)id;
+        T->w[i] = wb == NO_BACKOFF ? c : 256 * (uint64_t)c;
+        prev = id;
+    }
+    if (k > n) {
+        T->v[n] = TM_BACKOFF;
+        T->w[n] = (uint64_t)wb * n;
+    }
+    alias_build(T, T->ent + T->n, k);
+    T->n += k;
+    d->n = k;
+    return TD_OK;
+}
+
+int td__tm_load(td_model **out, const void *buf, size_t len, int flags)
 {
     const uint8_t *b = buf;
     td_model *m = NULL;
-    lists L = {0}, E = {0};
+    lists L = {0};
+    tabs T = {0};
     int rc = TD_EMODEL;
     uint32_t *tmpv = NULL;
     uint64_t *tmpc = NULL;
@@ -811,20 +924,28 @@ int td__tm_load(td_model **out, const void *buf, size_t len, int builtin)
     if (rc != TD_OK)
         return rc;
     uint8_t h[32];
-    crypto_generichash(h, 32, b + TM_HEADER, (unsigned long long)plen, NULL, 0);
-    if (memcmp(h, b + 24, 32) != 0)
-        return TD_EMODEL;
+    if (flags & TM_LOAD_TRUSTED) {
+        memcpy(h, b + 24, 32);
+    } else {
+        crypto_generichash(h, 32, b + TM_HEADER, (unsigned long long)plen, NULL, 0);
+        if (memcmp(h, b + 24, 32) != 0)
+            return TD_EMODEL;
+    }
 
     rc = TD_ENOMEM;
     m = calloc(1, sizeof *m);
     if (!m)
         return TD_ENOMEM;
     m->refs = 1;
-    m->builtin = builtin;
-    m->data = malloc(len);
-    if (!m->data)
-        goto fail;
-    memcpy(m->data, buf, len);
+    m->builtin = (flags & TM_LOAD_BUILTIN) != 0;
+    if (flags & TM_LOAD_OWN) {
+        m->data = (uint8_t *)(uintptr_t)buf;
+    } else {
+        m->data = malloc(len);
+        if (!m->data)
+            goto fail;
+        memcpy(m->data, buf, len);
+    }
     m->size = len;
     memcpy(m->hash, h, 32);
     m->tk[0] = td__load64le(h);
@@ -910,6 +1031,12 @@ int td__tm_load(td_model **out, const void *buf, size_t len, int builtin)
 
     const uint32_t V1 = m->V + 1;
     uint32_t f, n;
+    /* Room for every alias slot: a list's pair takes 2 bytes of the file at
+     * least; then the backoff slots, the borrowed unigrams and SEPG.  Pages
+     * not used are never touched. */
+    T.cap = (size_t)(r.end - r.p) / 2 + 5 * (size_t)V1 + 2 * (size_t)m->NS + 8;
+    if (!(T.ent = malloc(T.cap * sizeof *T.ent)))
+        goto nomem;
     /* UNIG */
     if (!rd_section(&r, "UNIG", &s))
         goto fail;
@@ -921,20 +1048,17 @@ int td__tm_load(td_model **out, const void *buf, size_t len, int builtin)
         goto fail;
     for (unsigned c = 0; c < TM_CLASSES; c++) {
         unsigned cc = un[c] ? c : 2; /* an empty class borrows paragraph starts */
-        if (add_dist(&E, &m->uni[c], L.id + uf[cc], L.cnt + uf[cc], un[cc], NO_BACKOFF))
+        if (add_dist(&T, &m->uni[c], L.id + uf[cc], L.cnt + uf[cc], un[cc], NO_BACKOFF))
             goto nomem;
     }
     /* BIGR: contexts prev * 2 + class */
     if (!rd_section(&r, "BIGR", &s))
         goto fail;
     for (uint32_t k = 0; k < 2 * V1; k++) {
-        L.n = 0;
-        if (rd_list(&s, &L, V1, &f, &n) != TD_OK)
+        if (rd_dist(&s, &T, &m->words[k >> 1].big[k & 1], V1, m->p.wb_word, NULL) != TD_OK)
             goto nomem;
         if (s.bad)
             goto fail;
-        if (add_dist(&E, &m->words[k >> 1].big[k & 1], L.id, L.cnt, n, m->p.wb_word))
-            goto nomem;
     }
     if (s.p != s.end)
         goto fail;
@@ -946,18 +1070,10 @@ int td__tm_load(td_model **out, const void *buf, size_t len, int builtin)
     if (!tmpc || !tmpv)
         goto nomem;
     for (uint32_t w = 0; w < V1; w++) {
-        L.n = 0;
-        if (rd_list(&s, &L, 2 * m->NS, &f, &n) != TD_OK)
+        if (rd_dist(&s, &T, &m->words[w].sep, 2 * m->NS, m->p.wb_sep, tmpc) != TD_OK)
             goto nomem;
         if (s.bad)
             goto fail;
-        if (add_dist(&E, &m->words[w].sep, L.id, L.cnt, n, m->p.wb_sep))
-            goto nomem;
-        for (uint32_t i = 0; i < n; i++) {
-            if (tmpc[L.id[i]] + L.cnt[i] > TM_COUNT_MAX)
-                goto fail;
-            tmpc[L.id[i]] += L.cnt[i];
-        }
     }
     if (s.p != s.end)
         goto fail;
@@ -978,7 +1094,7 @@ int td__tm_load(td_model **out, const void *buf, size_t len, int builtin)
         if (!bestc || total > TM_COUNT_MAX)
             goto fail;
         m->final_sep = best;
-        if (add_dist(&E, &m->sepg, tmpv, tmpc, k, NO_BACKOFF))
+        if (add_dist(&T, &m->sepg, tmpv, tmpc, k, NO_BACKOFF))
             goto nomem;
     }
     /* LEAD */
@@ -989,7 +1105,7 @@ int td__tm_load(td_model **out, const void *buf, size_t len, int builtin)
         goto nomem;
     if (s.bad || s.p != s.end || n == 0)
         goto fail;
-    if (add_dist(&E, &m->lead, L.id, L.cnt, n, NO_BACKOFF))
+    if (add_dist(&T, &m->lead, L.id, L.cnt, n, NO_BACKOFF))
         goto nomem;
     /* STYL */
     if (!rd_section(&r, "STYL", &s))
@@ -1030,7 +1146,7 @@ int td__tm_load(td_model **out, const void *buf, size_t len, int builtin)
     }
     if (s.p != s.end)
         goto fail;
-    if (add_dist(&E, &m->style, L.id, L.cnt, m->nstyles, NO_BACKOFF))
+    if (add_dist(&T, &m->style, L.id, L.cnt, m->nstyles, NO_BACKOFF))
         goto nomem;
     /* WIDT */
     if (!rd_section(&r, "WIDT", &s))
@@ -1043,47 +1159,22 @@ int td__tm_load(td_model **out, const void *buf, size_t len, int builtin)
     if (!n) {
         uint32_t w = TM_WIDTH;
         uint64_t c = 1;
-        if (add_dist(&E, &m->width, &w, &c, 1, NO_BACKOFF))
+        if (add_dist(&T, &m->width, &w, &c, 1, NO_BACKOFF))
             goto nomem;
-    } else if (add_dist(&E, &m->width, L.id, L.cnt, n, NO_BACKOFF)) {
+    } else if (add_dist(&T, &m->width, L.id, L.cnt, n, NO_BACKOFF)) {
         goto nomem;
     }
     if (r.p != r.end)
         goto fail;
 
-    /* All weights are in E (value, weight); turn each range into alias slots.
-     * Ranges are contiguous and in order, so one pass over E does it. */
-    m->ent = malloc((E.n ? E.n : 1) * sizeof *m->ent);
-    if (!m->ent)
-        goto nomem;
-    {
-        tm_dist *all[3 + 4];
-        unsigned na = 0;
-        for (unsigned c = 0; c < TM_CLASSES; c++)
-            all[na++] = &m->uni[c];
-        all[na++] = &m->sepg;
-        all[na++] = &m->lead;
-        all[na++] = &m->style;
-        all[na++] = &m->width;
-        for (unsigned i = 0; i < na; i++)
-            if (td__tm_alias_build(m->ent + all[i]->off, E.id + all[i]->off,
-                                   E.cnt + all[i]->off, all[i]->n) != TD_OK)
-                goto nomem;
-        for (uint32_t w = 0; w < V1; w++) {
-            tm_dist *ds[3] = {&m->words[w].sep, &m->words[w].big[0], &m->words[w].big[1]};
-            for (int j = 0; j < 3; j++)
-                if (ds[j]->n && td__tm_alias_build(m->ent + ds[j]->off, E.id + ds[j]->off,
-                                                   E.cnt + ds[j]->off, ds[j]->n) != TD_OK)
-                    goto nomem;
-        }
-    }
-    rc = compile_chars(m);
+    rc = compile_chars(m, &T);
     if (rc != TD_OK)
         goto fail;
+    m->ent = T.ent;
+    T.ent = NULL;
+    tabs_free(&T);
     free(L.id);
     free(L.cnt);
-    free(E.id);
-    free(E.cnt);
     free(tmpv);
     free(tmpc);
     *out = m;
@@ -1091,14 +1182,27 @@ int td__tm_load(td_model **out, const void *buf, size_t len, int builtin)
 nomem:
     rc = TD_ENOMEM;
 fail:
+    tabs_free(&T);
     free(L.id);
     free(L.cnt);
-    free(E.id);
-    free(E.cnt);
     free(tmpv);
     free(tmpc);
+    if (m && (flags & TM_LOAD_OWN))
+        m->data = NULL; /* still the caller's */
     model_free(m);
     return rc;
+}
+
+void td__tm_set_cache(td_model *m, const uint8_t *data, uint32_t mu)
+{
+    if (m->data != data)
+        memcpy(m->data, data, m->size);
+    memcpy(m->hash, data + 24, 32);
+    m->tk[0] = td__load64le(m->hash);
+    m->tk[1] = td__load64le(m->hash + 8);
+    m->p.cache_mu = m->p.copy_mu = mu;
+    free(m->tcache); /* spellings depend on the hash */
+    m->tcache = NULL;
 }
 
 /* ---- public ------------------------------------------------------------- */
@@ -1206,7 +1310,7 @@ const td_model *td_model_builtin(void)
     td_model *m = __atomic_load_n(&builtin_model, __ATOMIC_ACQUIRE);
     if (m)
         return m;
-    if (td__tm_load(&m, td__tm_builtin_data, td__tm_builtin_size, 1) != TD_OK)
+    if (td__tm_load(&m, td__tm_builtin_data, td__tm_builtin_size, TM_LOAD_BUILTIN) != TD_OK)
         return NULL;
     td_model *expect = NULL;
     if (!__atomic_compare_exchange_n(&builtin_model, &expect, m, 0, __ATOMIC_ACQ_REL,

@@ -160,17 +160,24 @@ static inline uint32_t tm_sample32(const tm_alias *e, uint32_t n, uint32_t h)
     return tm_pick(e + (((h & 0xFFFF) * n) >> 16), h >> 16);
 }
 
-/* Build alias slots for weights w[0..n) (values v[0..n)) into out[0..n).
- * Integer Vose, specified in docs/format.md. */
-TD_HIDDEN int td__tm_alias_build(tm_alias *out, const uint32_t *v, const uint64_t *w, uint32_t n);
-
-/* Parse and compile a model file (copied).  TD_OK, TD_EMODEL, TD_EMODELVERSION,
+/* Parse and compile a model file (copied).  flags: TM_LOAD_BUILTIN (the
+ * built-in model, never freed), TM_LOAD_TRUSTED (the header's hash was just
+ * computed by the caller: not checked again), TM_LOAD_OWN (buf is malloc'd
+ * and taken, not copied, on success).  TD_OK, TD_EMODEL, TD_EMODELVERSION,
  * TD_ENOMEM. */
-TD_HIDDEN int td__tm_load(td_model **out, const void *buf, size_t len, int builtin);
+#define TM_LOAD_BUILTIN 1
+#define TM_LOAD_TRUSTED 2
+#define TM_LOAD_OWN 4
+TD_HIDDEN int td__tm_load(td_model **out, const void *buf, size_t len, int flags);
 
 /* Serialized built-in model (text_model_en.c). */
 extern const unsigned char td__tm_builtin_data[] TD_HIDDEN;
 extern const size_t td__tm_builtin_size TD_HIDDEN;
+
+/* The file of m (not shared yet) rewritten with cache_mu = copy_mu = mu,
+ * the same length and tables (the builder's calibration): take its bytes,
+ * both rates and its hash, the key of its text and rare-word spellings. */
+TD_HIDDEN void td__tm_set_cache(td_model *m, const uint8_t *data, uint32_t mu);
 
 /* Take / drop a reference. */
 TD_HIDDEN void td__tm_ref(const td_model *m);
@@ -185,6 +192,12 @@ TD_HIDDEN unsigned td__tm_tail_word(const td_model *m, uint32_t rank, int cap, u
  * caller spells). */
 TD_HIDDEN const uint8_t *td__tm_tail_cache(const td_model *m);
 
+/* Text of model m with seed, bytes [0, len), on this thread: what td_fill()
+ * of TD_TEXT makes, without building the model's spelling cache (for a
+ * model filled once, as the builder's calibration does: at a few MiB the
+ * cache costs more than it saves). */
+TD_HIDDEN int td__text_fill_once(const td_model *m, uint64_t seed, uint8_t *buf, size_t len);
+
 /* Capitalise the first letter of out[0..len) in place (the rare words of
  * sentence starts). */
 TD_HIDDEN void td__tm_cap(uint8_t *out, unsigned len);
@@ -193,9 +206,9 @@ TD_HIDDEN void td__tm_cap(uint8_t *out, unsigned len);
 TD_HIDDEN unsigned td__utf8_decode(const uint8_t *p, size_t n, uint32_t *cp);
 TD_HIDDEN unsigned td__utf8_encode(uint32_t c, uint8_t *out);
 
-/* Stable LSD radix sort of k[0..n) (v[0..n), if not NULL, moves along);
+/* Radix sort of k[0..n), with tmp (n keys) as scratch, or its own if NULL;
  * TD_OK or TD_ENOMEM. */
-TD_HIDDEN int td__tm_radix_sort(uint64_t *k, uint32_t *v, size_t n);
+TD_HIDDEN int td__tm_radix_sort(uint64_t *k, size_t n, uint64_t *tmp);
 
 /* Builder parameters overriding the defaults (tools and experiments). */
 TD_HIDDEN void td__tm_builder_param(td_model_builder *b, const char *name, uint32_t value);
