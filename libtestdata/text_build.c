@@ -385,6 +385,28 @@ static inline int is_word_cp(uint32_t c)
     return 1;
 }
 
+/* Ideographs and kana: scripts written without spaces between words, so
+ * each code point is a word of its own (separated by empty separators),
+ * the unit their text repeats by.  A run of them would otherwise be one
+ * word per clause, nearly all seen once, and the model's vocabulary would
+ * be a handful of punctuation-delimited phrases. */
+static inline int is_cjk_word(uint32_t c)
+{
+    return (c >= 0x3040 && c <= 0x30FF) || (c >= 0x31F0 && c <= 0x31FF) ||
+           (c >= 0x3400 && c <= 0x4DBF) || (c >= 0x4E00 && c <= 0x9FFF) ||
+           (c >= 0xF900 && c <= 0xFAFF) || (c >= 0xFF66 && c <= 0xFF9F) ||
+           (c >= 0x20000 && c <= 0x3FFFF);
+}
+
+/* Code points after which, or before which, a line break is not a space
+ * (ideographs, kana, CJK punctuation and fullwidth forms): text in those
+ * scripts is wrapped anywhere, and its lines join with nothing. */
+static inline int is_wide_join(uint32_t c)
+{
+    return is_cjk_word(c) || (c >= 0x3000 && c <= 0x303F) || (c >= 0xFF00 && c <= 0xFF60) ||
+           (c >= 0xFFE0 && c <= 0xFFE6);
+}
+
 static inline int is_digit(uint32_t c)
 {
     return c >= '0' && c <= '9';
@@ -531,11 +553,16 @@ static int tokenize(td_model_builder *b, const uint8_t *t, size_t n)
         uint32_t c;
         unsigned l = dec(t + i, &c);
         if (is_word_cp(c)) {
-            /* a word: word characters, joined by ' ’ - (and . , between digits) */
+            /* a word: word characters, joined by ' ’ - (and . , between
+             * digits); an ideograph or kana is a word alone */
             size_t ws = i, we;
             uint32_t last = c;
             i += l;
-            for (;;) {
+            for (int cjk = is_cjk_word(c);;) {
+                if (cjk) {
+                    we = i;
+                    break;
+                }
                 if (is_word_ascii(t[i])) {
                     while (is_word_ascii(t[++i]))
                         ;
@@ -546,14 +573,14 @@ static int tokenize(td_model_builder *b, const uint8_t *t, size_t n)
                     break;
                 uint32_t d;
                 unsigned dl = dec(t + i, &d);
-                if (is_word_cp(d)) {
+                if (is_word_cp(d) && !is_cjk_word(d)) {
                     i += dl;
                     last = d;
                     continue;
                 }
                 if (d == '\'' || d == 0x2019 || d == '-' || d == '.' || d == ',') {
                     uint32_t e;
-                    if (i + dl < n && (dec(t + i + dl, &e), is_word_cp(e)) &&
+                    if (i + dl < n && (dec(t + i + dl, &e), is_word_cp(e) && !is_cjk_word(e)) &&
                         ((d != '.' && d != ',') || (is_digit(last) && is_digit(e)))) {
                         i += dl;
                         last = d;
@@ -631,6 +658,21 @@ static unsigned cols_of(const uint8_t *p, size_t n)
     return (unsigned)c;
 }
 
+/* Whether the line starting at q joins the text t[0..n) without a space:
+ * the code point before the break or after it is wide (is_wide_join). */
+static int wide_join(const uint8_t *t, size_t n, const uint8_t *q)
+{
+    if (t[n - 1] < 0x80 && q[0] < 0x80) /* ASCII on both sides */
+        return 0;
+    size_t k = n - 1;
+    while (k && (t[k] & 0xC0) == 0x80)
+        k--;
+    uint32_t a, z;
+    dec(t + k, &a);
+    dec(q, &z);
+    return is_wide_join(a) || is_wide_join(z);
+}
+
 /* A paragraph is complete: learn its layout and its words. */
 static int end_paragraph(td_model_builder *b)
 {
@@ -665,7 +707,7 @@ static int end_paragraph(td_model_builder *b)
         unsigned w = cols_of(p + s, z - s);
         if (w > width)
             width = w;
-        if (tn)
+        if (tn && !wide_join(b->tok, tn, p + a))
             b->tok[tn++] = ' ';
         memcpy(b->tok + tn, p + a, z - a);
         tn += z - a;
@@ -1390,14 +1432,19 @@ out:
  * "text").  So the builder measures: it generates text of the corpus's size
  * (up to TB_CAL_MAX) from the finished model and compares how it compresses
  * under lz4 and zstd -3 with the corpus.  If the mean difference is more
- * than TB_CAL_TOL percent, it moves both parameters by the measured slope
- * (about TB_CAL_SLOPE percent per unit), twice at most, and keeps the best
- * value seen.  Prose lands inside the tolerance at the defaults, so its
- * models (the built-in one included) do not change. */
+ * than TB_CAL_TOL percent, it moves both parameters: first by the slope
+ * measured on prose (about TB_CAL_SLOPE percent per unit), then by the
+ * slope between its last two points, TB_CAL_STEPS times at most, and keeps
+ * the best value seen.  Prose lands inside the tolerance at the defaults,
+ * so its models (the built-in one included) do not change.  Text that
+ * repeats itself much (manual pages, Chinese) needs the range up to 0.85,
+ * where the error climbs two to three times as fast as on prose. */
 #define TB_CAL_TOL 2.0
 #define TB_CAL_SLOPE 55.0
+#define TB_CAL_SLOPE_MIN 5.0
+#define TB_CAL_STEPS 3
 #define TB_CAL_LO 19661u /* 0.3 */
-#define TB_CAL_HI 39321u /* 0.6; both 3-byte vars, so the file keeps its length */
+#define TB_CAL_HI 55705u /* 0.85; both 3-byte vars, so the file keeps its length */
 #define TB_CAL_SEED 0
 
 static const int cal_codecs[2] = {TD_CODEC_LZ4, TD_CODEC_ZSTD};
@@ -1454,16 +1501,27 @@ static int calibrate(td_model_builder *b, uint8_t *data, size_t len, td_model **
         uint64_t ns;
         rc = td__codecs_compress(cx, cal_codecs[i], b->cal, n, &cs[i], &ns);
     }
-    double err = 0, best_err;
-    uint32_t mu = mu0, best = mu0;
+    double err = 0, best_err, perr = 0;
+    uint32_t mu = mu0, best = mu0, pmu = mu0;
     if (rc == TD_OK)
         rc = cal_error(m, mu, cx, g, n, cs, &err);
     best_err = err;
-    for (int step = 0; rc == TD_OK && step < 2 && fabs(err) > TB_CAL_TOL; step++) {
-        double next = (double)mu - err / TB_CAL_SLOPE * 65536.0;
+    for (int step = 0; rc == TD_OK && step < TB_CAL_STEPS && fabs(err) > TB_CAL_TOL; step++) {
+        /* the slope measured between the last two points once there are
+         * two (the error grows steeply towards the top of the range), the
+         * prose slope before, or when they disagree with it in sign */
+        double slope = TB_CAL_SLOPE;
+        if (step && mu != pmu) {
+            double sl = (err - perr) / ((double)mu - (double)pmu) * 65536.0;
+            if (sl > TB_CAL_SLOPE_MIN)
+                slope = sl;
+        }
+        double next = (double)mu - err / slope * 65536.0;
         uint32_t to = next < TB_CAL_LO ? TB_CAL_LO : next > TB_CAL_HI ? TB_CAL_HI : (uint32_t)next;
         if (to == mu) /* at a bound already */
             break;
+        pmu = mu;
+        perr = err;
         mu = to;
         rc = cal_error(m, mu, cx, g, n, cs, &err);
         if (rc == TD_OK && fabs(err) < fabs(best_err)) {

@@ -603,6 +603,54 @@ Test(text, any_language)
     td_model_free(m);
 }
 
+static int build_from(const void *p, size_t n, td_model **out, char *msg, size_t msgsz);
+
+/* Chinese and Japanese are written without spaces: each ideograph or kana
+ * is a word (joined by empty separators), and hard-wrapped lines join with
+ * nothing.  Before, a clause was one word (nearly all seen once: the corpus
+ * was refused as too small), and line breaks became spaces. */
+Test(text, cjk_characters_are_words)
+{
+    static const char *const chars[] = {"山", "水", "人", "月", "风", "花", "天", "日", "不", "有",
+                                        "之", "而", "中", "大", "春", "秋", "の", "に", "は", "を",
+                                        "カ", "タ", "ナ", "白", "云", "江", "门", "家", "长", "行"};
+    const size_t nc = sizeof chars / sizeof chars[0];
+    char *corpus = malloc(80 * 1024);
+    size_t n = 0, col = 0;
+    uint64_t x = 7;
+    while (n < 60 * 1024) {
+        x = x * 6364136223846793005u + 1442695040888963407u;
+        unsigned k = 4 + (unsigned)((x >> 33) % 9); /* a clause of 4-12 characters */
+        for (unsigned i = 0; i < k; i++) {
+            x = x * 6364136223846793005u + 1442695040888963407u;
+            n += (size_t)sprintf(corpus + n, "%s", chars[(x >> 33) % nc]);
+            if (++col == 20) { /* wrapped at 20 columns, as such text is */
+                corpus[n++] = '\n';
+                col = 0;
+            }
+        }
+        n += (size_t)sprintf(corpus + n, "%s", (x >> 20) % 3 ? "，" : "。");
+        col++;
+        if ((x >> 24) % 8 == 0) {
+            n += (size_t)sprintf(corpus + n, "\n\n");
+            col = 0;
+        }
+    }
+    td_model *m;
+    char msg[256];
+    cr_assert_eq(build_from(corpus, n, &m, msg, sizeof msg), TD_OK, "%s", msg);
+    const size_t len = 200000;
+    uint8_t *t = gen_m(m, 1, 0, len, 1);
+    cr_assert_null(memchr(t, ' ', len), "a space in text from a corpus without one");
+    size_t ideo = 0;
+    for (size_t i = 0; i + 3 <= len; i++)
+        ideo += t[i] == 0xE5 || t[i] == 0xE6 || t[i] == 0xE4; /* U+4000-U+6FFF leads */
+    cr_assert_gt(ideo, len / 3 / 4, "too few ideographs (%zu)", ideo);
+    free(t);
+    free(corpus);
+    td_model_free(m);
+}
+
 /* ---- errors --------------------------------------------------------------- */
 
 static int build_from(const void *p, size_t n, td_model **out, char *msg, size_t msgsz)
