@@ -76,7 +76,7 @@ int td__codecs_new(td_codecs **out, size_t max_in)
     c->outcap = TD_MAX(deflateBound(&c->z, max_in), ZSTD_compressBound(max_in));
     c->outcap = TD_MAX(c->outcap, LZ4F_compressFrameBound(max_in, &c->lz4prefs));
     c->outcap = TD_MAX(c->outcap, lzma_stream_buffer_bound(max_in));
-    if (!(c->out = malloc(c->outcap)))
+    if (!(c->out = td__alloc_large(c->outcap)))
         goto fail;
     *out = c;
     return TD_OK;

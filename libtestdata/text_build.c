@@ -79,7 +79,7 @@ static int st_init(strtab *t, size_t slots)
 {
     memset(t, 0, sizeof *t);
     t->mask = slots - 1;
-    t->slot = calloc(slots, sizeof *t->slot);
+    t->slot = td__calloc_large(slots * sizeof *t->slot);
     return t->slot ? TD_OK : TD_ENOMEM;
 }
 
@@ -94,7 +94,7 @@ static void st_free(strtab *t)
 static int st_grow(strtab *t)
 {
     size_t mask = 2 * t->mask + 1;
-    uint32_t *slot = calloc(mask + 1, sizeof *slot);
+    uint32_t *slot = td__calloc_large((mask + 1) * sizeof *slot);
     if (!slot)
         return TD_ENOMEM;
     for (size_t id = 0; id < t->n; id++) {
@@ -122,7 +122,7 @@ static __attribute__((noinline)) uint32_t st_add(strtab *t, const uint8_t *p, si
     }
     if (t->n == t->cap) {
         size_t cap = t->cap ? 2 * t->cap : (t->mask + 1) / 2;
-        st_ent *e = realloc(t->e, cap * sizeof *e);
+        st_ent *e = td__realloc_large(t->e, t->cap * sizeof *e, cap * sizeof *e);
         if (!e)
             return UINT32_MAX;
         t->e = e;
@@ -132,7 +132,7 @@ static __attribute__((noinline)) uint32_t st_add(strtab *t, const uint8_t *p, si
         size_t cap = t->pool_cap ? 2 * t->pool_cap : 65536;
         while (cap < t->pool_n + n + ST_SLACK)
             cap *= 2;
-        uint8_t *q = realloc(t->pool, cap);
+        uint8_t *q = td__realloc_large(t->pool, t->pool_cap, cap);
         if (!q)
             return UINT32_MAX;
         t->pool = q;
@@ -326,7 +326,7 @@ static int grow(uint8_t **p, size_t *cap, size_t need)
     size_t c = *cap ? *cap : 4096;
     while (c < need)
         c *= 2;
-    uint8_t *q = realloc(*p, c);
+    uint8_t *q = td__realloc_large(*p, *cap, c);
     if (!q)
         return TD_ENOMEM;
     *p = q;
@@ -405,7 +405,7 @@ static inline uint64_t ws_get(const void *ws, int wide, size_t i)
 static __attribute__((noinline)) int ws_grow(td_model_builder *b, int wide)
 {
     size_t c = b->ws_n < b->ws_cap ? b->ws_cap : b->ws_cap ? 2 * b->ws_cap : 65536;
-    void *q = realloc(b->ws, c * (wide ? 8 : 4));
+    void *q = td__realloc_large(b->ws, b->ws_cap * (b->ws_wide ? 8 : 4), c * (wide ? 8 : 4));
     if (!q)
         return nomem(b);
     if (wide && !b->ws_wide) { /* widen, from the end */
@@ -792,7 +792,7 @@ int td_model_builder_update(td_model_builder *b, const void *buf, size_t len)
     b->bytes += len;
     if (b->cal_n < TB_CAL_MAX && len) {
         size_t k = TD_MIN(len, TB_CAL_MAX - b->cal_n);
-        if (!b->cal && !(b->cal = malloc(TB_CAL_MAX)))
+        if (!b->cal && !(b->cal = td__alloc_large(TB_CAL_MAX)))
             return nomem(b);
         memcpy(b->cal + b->cal_n, p, k);
         b->cal_n += k;
@@ -1199,8 +1199,8 @@ static int finish_file(td_model_builder *b, uint8_t **data, size_t *len)
     const size_t NW = b->words.n, NSP = b->seps.n;
 
     /* Head words: seen twice or more; ids by count, then bytes. */
-    wr = malloc((NW ? NW : 1) * sizeof *wr);
-    wmap = malloc((NW ? NW : 1) * sizeof *wmap);
+    wr = td__alloc_large((NW ? NW : 1) * sizeof *wr);
+    wmap = td__alloc_large((NW ? NW : 1) * sizeof *wmap);
     sr = malloc((NSP ? NSP : 1) * sizeof *sr);
     smap = malloc((NSP ? NSP : 1) * sizeof *smap);
     if (!wr || !wmap || !sr || !smap)
@@ -1241,9 +1241,9 @@ static int finish_file(td_model_builder *b, uint8_t **data, size_t *len)
     scls = malloc(NSP);
     /* room for two arrays of n 32-bit ids (of 16 bits when they fit) */
     const size_t idb = 2 * ((size_t)V + 1) <= 65536 && 2 * NSP <= 65536 ? 2 : 4;
-    t12 = malloc(n ? 2 * n * idb : 1);
-    cac = malloc((2 * ((size_t)V + 1) + TD_MAX((size_t)V + 1, 2 * NSP)) * sizeof *cac);
-    lt = malloc(((size_t)V + 2 * NSP + 1) * sizeof *lt);
+    t12 = td__alloc_large(n ? 2 * n * idb : 1);
+    cac = td__alloc_large((2 * ((size_t)V + 1) + TD_MAX((size_t)V + 1, 2 * NSP)) * sizeof *cac);
+    lt = td__alloc_large(((size_t)V + 2 * NSP + 1) * sizeof *lt);
     if (!scls || !t12 || !cac || !lt)
         goto nomem_out;
     for (size_t i = 0; i < NSP; i++)

@@ -427,8 +427,8 @@ static int emap_init(emap *m, size_t want)
     size_t cap = 1024;
     while (3 * cap < 4 * want)
         cap *= 2;
-    m->k = calloc(cap, sizeof *m->k);
-    m->v = malloc(cap * sizeof *m->v);
+    m->k = td__calloc_large(cap * sizeof *m->k);
+    m->v = td__alloc_large(cap * sizeof *m->v);
     m->mask = cap - 1;
     m->n = 0;
     return m->k && m->v ? TD_OK : TD_ENOMEM;
@@ -509,7 +509,7 @@ static int compile_chars(td_model *m, tabs *T)
 
     if (emap_init(&em, npos / 4 + 64) || emap_init(&cm, npos / 2 + 64))
         goto out;
-    nd = malloc(ncap * sizeof *nd);
+    nd = td__alloc_large(ncap * sizeof *nd);
     if (!nd)
         goto out;
     nd[0] = (cnode){TM_END, 0, 0, 0, 0};
@@ -559,7 +559,7 @@ static int compile_chars(td_model *m, tabs *T)
                         i = (i + 1) & em.mask;
                     if (!em.k[i]) {
                         if (nn == ncap) {
-                            cnode *nq = realloc(nd, 2 * ncap * sizeof *nd);
+                            cnode *nq = td__realloc_large(nd, ncap * sizeof *nd, 2 * ncap * sizeof *nd);
                             if (!nq)
                                 goto out;
                             nd = nq;
@@ -611,8 +611,8 @@ static int compile_chars(td_model *m, tabs *T)
     /* The (node, symbol) pairs of states, sorted by node then symbol, with
      * their counts.  END is the largest symbol: rotated to the front below. */
     size_t np = 0;
-    keys = malloc((cm.n ? cm.n : 1) * sizeof *keys);
-    tmp = malloc((cm.n ? cm.n : 1) * sizeof *tmp);
+    keys = td__alloc_large((cm.n ? cm.n : 1) * sizeof *keys);
+    tmp = td__alloc_large((cm.n ? cm.n : 1) * sizeof *tmp);
     if (!keys || !tmp)
         goto out;
     for (size_t i = 0; i <= cm.mask; i++)
@@ -622,9 +622,9 @@ static int compile_chars(td_model *m, tabs *T)
         goto out;
     free(tmp);
     tmp = NULL;
-    kc = malloc((np ? np : 1) * sizeof *kc);
-    m->cst = calloc(nst ? nst : 1, sizeof *m->cst);
-    m->cent = malloc((np ? np : 1) * sizeof *m->cent);
+    kc = td__alloc_large((np ? np : 1) * sizeof *kc);
+    m->cst = td__calloc_large((nst ? nst : 1) * sizeof *m->cst);
+    m->cent = td__alloc_large((np ? np : 1) * sizeof *m->cent);
     if (!kc || !m->cst || !m->cent)
         goto out;
     for (size_t i = 0; i < np; i++)
@@ -826,7 +826,7 @@ static int add_dist(tabs *T, tm_dist *d, const uint32_t *v, const uint64_t *c, u
     uint32_t k = n + (wb != NO_BACKOFF && wb);
     if (T->n + k > T->cap) {
         size_t cap = TD_MAX(T->n + k, 2 * T->cap);
-        tm_alias *e = realloc(T->ent, cap * sizeof *e);
+        tm_alias *e = td__realloc_large(T->ent, T->cap * sizeof *e, cap * sizeof *e);
         if (!e)
             return TD_ENOMEM;
         T->ent = e;
@@ -866,7 +866,7 @@ static int rd_dist(rd *r, tabs *T, tm_dist *d, uint32_t lim, uint32_t wb, uint64
     uint32_t k = n + (wb != NO_BACKOFF && wb);
     if (T->n + k > T->cap) {
         size_t cap = TD_MAX(T->n + k, 2 * T->cap);
-        tm_alias *e = realloc(T->ent, cap * sizeof *e);
+        tm_alias *e = td__realloc_large(T->ent, T->cap * sizeof *e, cap * sizeof *e);
         if (!e)
             return TD_ENOMEM;
         T->ent = e;
@@ -985,7 +985,7 @@ int td__tm_load(td_model **out, const void *buf, size_t len, int flags)
     m->V = rd_var_max(&sw, 1, (1u << 24) - 16);
     if (sw.bad || m->V > (size_t)(sw.end - sw.p) / 2)
         goto fail;
-    m->words = calloc((size_t)m->V + 1, sizeof *m->words);
+    m->words = td__calloc_large(((size_t)m->V + 1) * sizeof *m->words);
     if (!m->words) {
         rc = TD_ENOMEM;
         goto fail;
@@ -1035,7 +1035,7 @@ int td__tm_load(td_model **out, const void *buf, size_t len, int flags)
      * least; then the backoff slots, the borrowed unigrams and SEPG.  Pages
      * not used are never touched. */
     T.cap = (size_t)(r.end - r.p) / 2 + 5 * (size_t)V1 + 2 * (size_t)m->NS + 8;
-    if (!(T.ent = malloc(T.cap * sizeof *T.ent)))
+    if (!(T.ent = td__alloc_large(T.cap * sizeof *T.ent)))
         goto nomem;
     /* UNIG */
     if (!rd_section(&r, "UNIG", &s))
