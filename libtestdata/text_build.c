@@ -781,22 +781,10 @@ static int feed(td_model_builder *b, const uint8_t *p, size_t n)
 }
 
 /* Validate UTF-8 (carrying an incomplete code point across calls) and
- * feed the complete part. */
-int td_model_builder_update(td_model_builder *b, const void *buf, size_t len)
+ * feed the complete part; p[0..len) is in cal already when it belongs there. */
+static int update(td_model_builder *b, const uint8_t *p, size_t len)
 {
-    if (!b || (!buf && len) || b->file)
-        return TD_EINVAL;
-    if (b->failed)
-        return b->failed;
-    const uint8_t *p = buf;
     b->bytes += len;
-    if (b->cal_n < TB_CAL_MAX && len) {
-        size_t k = TD_MIN(len, TB_CAL_MAX - b->cal_n);
-        if (!b->cal && !(b->cal = td__alloc_large(TB_CAL_MAX)))
-            return nomem(b);
-        memcpy(b->cal + b->cal_n, p, k);
-        b->cal_n += k;
-    }
     while (b->ncarry && len) {
         uint8_t tmp[4];
         memcpy(tmp, b->carry, b->ncarry);
@@ -858,6 +846,29 @@ int td_model_builder_update(td_model_builder *b, const void *buf, size_t len)
         return b->failed;
     b->utf8_off += len;
     return TD_OK;
+}
+
+static int cal_alloc(td_model_builder *b)
+{
+    if (!b->cal && !(b->cal = td__alloc_large(TB_CAL_MAX)))
+        return nomem(b);
+    return TD_OK;
+}
+
+int td_model_builder_update(td_model_builder *b, const void *buf, size_t len)
+{
+    if (!b || (!buf && len) || b->file)
+        return TD_EINVAL;
+    if (b->failed)
+        return b->failed;
+    if (b->cal_n < TB_CAL_MAX && len) {
+        size_t k = TD_MIN(len, TB_CAL_MAX - b->cal_n);
+        if (cal_alloc(b))
+            return b->failed;
+        memcpy(b->cal + b->cal_n, buf, k);
+        b->cal_n += k;
+    }
+    return update(b, buf, len);
 }
 
 int td_model_builder_break(td_model_builder *b)
@@ -1129,23 +1140,42 @@ static void w_lists(wbuf *w, const counts *c, int big, uint32_t na, uint32_t nv)
 int td_model_builder_add_fd(td_model_builder *b, int fd)
 {
     enum { CHUNK = 1u << 20 };
-    uint8_t *buf;
+    uint8_t *buf = NULL;
     int rc = TD_OK;
-    if (!b || fd < 0)
+    if (!b || fd < 0 || b->file)
         return TD_EINVAL;
     if (b->failed)
         return b->failed;
-    if (!(buf = malloc(CHUNK)))
-        return TD_ENOMEM;
     for (;;) {
-        ssize_t r = read(fd, buf, CHUNK);
+        /* the first TB_CAL_MAX bytes are read straight into cal (no copy,
+         * no chunk buffer to fault in), the rest into a chunk */
+        uint8_t *to;
+        size_t room;
+        if (b->cal_n < TB_CAL_MAX) {
+            if ((rc = cal_alloc(b)) != TD_OK)
+                break;
+            to = b->cal + b->cal_n;
+            room = TB_CAL_MAX - b->cal_n;
+        } else {
+            if (!buf && !(buf = malloc(CHUNK))) {
+                rc = TD_ENOMEM;
+                break;
+            }
+            to = buf;
+            room = CHUNK;
+        }
+        ssize_t r = read(fd, to, room);
         if (r < 0 && errno == EINTR)
             continue;
         if (r < 0) {
             rc = TD_EIO;
             break;
         }
-        if (r == 0 || (rc = td_model_builder_update(b, buf, (size_t)r)) != TD_OK)
+        if (r == 0)
+            break;
+        if (to != buf)
+            b->cal_n += (size_t)r;
+        if ((rc = update(b, to, (size_t)r)) != TD_OK)
             break;
     }
     int e = errno;
