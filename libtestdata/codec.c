@@ -11,6 +11,7 @@
 #include <lzma.h>
 #include <time.h>
 #include <zlib.h>
+#define ZSTD_STATIC_LINKING_ONLY /* ZSTD_createCCtx_advanced, stable since 1.0 */
 #include <zstd.h>
 #include <zstd_errors.h>
 
@@ -45,6 +46,19 @@ void td__codecs_free(td_codecs *c)
     free(c);
 }
 
+/* zstd's tables (about 1.2 MiB at -3 on a MiB of input) on huge pages. */
+static void *zstd_alloc(void *opaque, size_t n)
+{
+    (void)opaque;
+    return td__alloc_large(n);
+}
+
+static void zstd_free(void *opaque, void *p)
+{
+    (void)opaque;
+    free(p);
+}
+
 int td__codecs_new(td_codecs **out, size_t max_in)
 {
     lzma_stream init = LZMA_STREAM_INIT;
@@ -57,7 +71,7 @@ int td__codecs_new(td_codecs **out, size_t max_in)
     if (deflateInit2(&c->z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
         goto fail;
     c->z_ready = 1;
-    if (!(c->zc = ZSTD_createCCtx()))
+    if (!(c->zc = ZSTD_createCCtx_advanced((ZSTD_customMem){zstd_alloc, zstd_free, NULL})))
         goto fail;
     /* lz4 as the lz4 command writes frames: 4 MiB linked blocks, checksum. */
     c->lz4prefs.frameInfo.blockSizeID = LZ4F_max4MB;
