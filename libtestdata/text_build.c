@@ -992,6 +992,47 @@ static int rank_cmp(const void *x, const void *y)
     return (p->len > q->len) - (p->len < q->len);
 }
 
+/* a[0..n) in rank_cmp's order (a total one: the strings are distinct), by
+ * merge sort over scratch of its own, not qsort: a call per comparison,
+ * and scratch that was faulted in afresh.  TD_OK or TD_ENOMEM. */
+static int rank_sort(rank_ent *a, size_t n)
+{
+    enum { RUN = 16 };
+    for (size_t lo = 0; lo < n; lo += RUN) { /* insertion sort of runs */
+        size_t hi = TD_MIN(lo + RUN, n);
+        for (size_t i = lo + 1; i < hi; i++) {
+            rank_ent x = a[i];
+            size_t j = i;
+            for (; j > lo && rank_cmp(&x, &a[j - 1]) < 0; j--)
+                a[j] = a[j - 1];
+            a[j] = x;
+        }
+    }
+    if (n <= RUN)
+        return TD_OK;
+    rank_ent *t = td__alloc_large(n * sizeof *t), *src = a, *dst = t;
+    if (!t)
+        return TD_ENOMEM;
+    for (size_t w = RUN; w < n; w *= 2) {
+        for (size_t lo = 0; lo < n; lo += 2 * w) {
+            size_t mid = TD_MIN(lo + w, n), hi = TD_MIN(lo + 2 * w, n), i = lo, j = mid, k = lo;
+            while (i < mid && j < hi)
+                dst[k++] = rank_cmp(&src[j], &src[i]) < 0 ? src[j++] : src[i++];
+            while (i < mid)
+                dst[k++] = src[i++];
+            while (j < hi)
+                dst[k++] = src[j++];
+        }
+        rank_ent *x = src;
+        src = dst;
+        dst = x;
+    }
+    if (src != a)
+        memcpy(a, src, n * sizeof *a);
+    free(t);
+    return TD_OK;
+}
+
 static int style_cmp(const void *x, const void *y)
 {
     const tb_style *p = x, *q = y;
@@ -1244,14 +1285,16 @@ static int finish_file(td_model_builder *b, uint8_t **data, size_t *len)
                                  "once; at least 16 are needed)", (unsigned long long)V);
         goto out;
     }
-    qsort(wr, V, sizeof *wr, rank_cmp);
+    if (rank_sort(wr, V))
+        goto nomem_out;
     for (size_t i = 0; i < NW; i++)
         wmap[i] = V;
     for (uint32_t i = 0; i < V; i++)
         wmap[wr[i].id] = i;
     for (size_t i = 0; i < NSP; i++)
         sr[i] = rank_of(&b->seps, i);
-    qsort(sr, NSP, sizeof *sr, rank_cmp);
+    if (rank_sort(sr, NSP))
+        goto nomem_out;
     for (size_t i = 0; i < NSP; i++)
         smap[sr[i].id] = (uint32_t)i;
 
