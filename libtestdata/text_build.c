@@ -1484,8 +1484,8 @@ static int cal_error(td_model *m, uint32_t mu, td_codecs *cx, uint8_t *g, size_t
     int rc = td__text_fill_once(m, TB_CAL_SEED, g, n);
     double e = 0;
     for (int i = 0; rc == TD_OK && i < 2; i++) {
-        uint64_t z, ns;
-        rc = td__codecs_compress(cx, cal_codecs[i], g, n, &z, &ns);
+        uint64_t z;
+        rc = td__codecs_size(cx, cal_codecs[i], g, n, &z);
         e += (double)cs[i] / (double)z - 1.0;
     }
     *err = 50.0 * e;
@@ -1523,10 +1523,8 @@ static int calibrate(td_model_builder *b, uint8_t *data, size_t len, td_model **
     if (rc == TD_OK)
         rc = td__codecs_new(&cx, n);
     uint64_t cs[2];
-    for (int i = 0; rc == TD_OK && i < 2; i++) {
-        uint64_t ns;
-        rc = td__codecs_compress(cx, cal_codecs[i], b->cal, n, &cs[i], &ns);
-    }
+    for (int i = 0; rc == TD_OK && i < 2; i++)
+        rc = td__codecs_size(cx, cal_codecs[i], b->cal, n, &cs[i]);
     double err = 0, best_err;
     uint32_t mu = mu0, best = mu0;
     if (rc == TD_OK)
