@@ -915,6 +915,15 @@ static void w_bytes(wbuf *w, const void *p, size_t n)
     w->n += n;
 }
 
+/* v as a var at o (5 bytes of room); the byte after it. */
+static inline uint8_t *put_var(uint8_t *o, uint32_t v)
+{
+    for (; v > 0x7F; v >>= 7)
+        *o++ = (uint8_t)(v | 0x80);
+    *o++ = (uint8_t)v;
+    return o;
+}
+
 static inline void w_var(wbuf *w, uint32_t v)
 {
     if (w->bad || (w->n + 5 > w->cap && grow(&w->p, &w->cap, w->n + 5))) {
@@ -955,12 +964,19 @@ static void w_list(wbuf *w, const trip *t, size_t n)
         total += t[i].c;
     while ((total >> shift) + n > TM_COUNT_MAX)
         shift++;
-    w_var(w, (uint32_t)n);
-    for (size_t i = 0; i < n; i++) {
-        w_var(w, i ? t[i].b - t[i - 1].b - 1 : t[i].b);
-        uint32_t c = t[i].c >> shift;
-        w_var(w, c ? c : 1);
+    /* room for the whole list at once, then the vars unchecked */
+    if (w->bad || (w->n + 5 * (2 * n + 1) > w->cap && grow(&w->p, &w->cap, w->n + 5 * (2 * n + 1)))) {
+        w->bad = 1;
+        return;
     }
+    uint8_t *o = w->p + w->n;
+    o = put_var(o, (uint32_t)n);
+    for (size_t i = 0; i < n; i++) {
+        o = put_var(o, i ? t[i].b - t[i - 1].b - 1 : t[i].b);
+        uint32_t c = t[i].c >> shift;
+        o = put_var(o, c ? c : 1);
+    }
+    w->n = (size_t)(o - w->p);
 }
 
 typedef struct rank_ent {
