@@ -1009,9 +1009,9 @@ static int rank_cmp(const void *x, const void *y)
 }
 
 /* a[0..n) in rank_cmp's order (a total one: the strings are distinct), by
- * merge sort over scratch of its own, not qsort: a call per comparison,
- * and scratch that was faulted in afresh.  TD_OK or TD_ENOMEM. */
-static int rank_sort(rank_ent *a, size_t n)
+ * a merge sort through t (n entries), not qsort: a call per comparison,
+ * and scratch of its own faulted in afresh. */
+static void rank_sort(rank_ent *a, size_t n, rank_ent *t)
 {
     enum { RUN = 16 };
     for (size_t lo = 0; lo < n; lo += RUN) { /* insertion sort of runs */
@@ -1024,11 +1024,7 @@ static int rank_sort(rank_ent *a, size_t n)
             a[j] = x;
         }
     }
-    if (n <= RUN)
-        return TD_OK;
-    rank_ent *t = td__alloc_large(n * sizeof *t), *src = a, *dst = t;
-    if (!t)
-        return TD_ENOMEM;
+    rank_ent *src = a, *dst = t;
     for (size_t w = RUN; w < n; w *= 2) {
         for (size_t lo = 0; lo < n; lo += 2 * w) {
             size_t mid = TD_MIN(lo + w, n), hi = TD_MIN(lo + 2 * w, n), i = lo, j = mid, k = lo;
@@ -1045,8 +1041,14 @@ static int rank_sort(rank_ent *a, size_t n)
     }
     if (src != a)
         memcpy(a, src, n * sizeof *a);
-    free(t);
-    return TD_OK;
+}
+
+/* n bytes of the block at *at, on a cache line. */
+static void *carve(uint8_t **at, size_t n)
+{
+    void *p = *at;
+    *at += (n + 63) & ~(size_t)63;
+    return p;
 }
 
 static int style_cmp(const void *x, const void *y)
@@ -1276,46 +1278,62 @@ static int finish_file(td_model_builder *b, uint8_t **data, size_t *len)
                                    "are needed)", (unsigned long long)b->bytes);
 
     int rc = TD_ENOMEM;
-    rank_ent *wr = NULL, *sr = NULL;
-    uint32_t *wmap = NULL, *smap = NULL;
-    uint8_t *scls = NULL;
-    uint8_t *t12 = NULL;
-    size_t *cac = NULL;
-    trip *lt = NULL;
+    uint8_t *scratch = NULL;
     wbuf w = {0};
-    const size_t NW = b->words.n, NSP = b->seps.n;
+    const size_t NW = b->words.n, NSP = b->seps.n, n = b->ws_n;
 
     /* Head words: seen twice or more; ids by count, then bytes. */
-    wr = td__alloc_large((NW ? NW : 1) * sizeof *wr);
-    wmap = td__alloc_large((NW ? NW : 1) * sizeof *wmap);
-    sr = malloc((NSP ? NSP : 1) * sizeof *sr);
-    smap = malloc((NSP ? NSP : 1) * sizeof *smap);
-    if (!wr || !wmap || !sr || !smap)
-        goto nomem_out;
     uint32_t V = 0;
     for (size_t i = 0; i < NW; i++)
-        if (b->words.e[i].cnt[0] >= 2)
-            wr[V++] = rank_of(&b->words, i);
+        V += b->words.e[i].cnt[0] >= 2;
     if (V < TB_MIN_WORDS) {
         rc = fail(b, TD_ECORPUS, "the corpus is too small to model (%llu words occur more than "
                                  "once; at least 16 are needed)", (unsigned long long)V);
         goto out;
     }
-    if (rank_sort(wr, V))
+    /* All the scratch in one block (its pages, huge or not, faulted in
+     * once): ranks and maps, the counts' ids (of 16 bits when they fit),
+     * counters and a list, the unigrams' sums. */
+    const size_t idb = 2 * ((size_t)V + 1) <= 65536 && 2 * NSP <= 65536 ? 2 : 4;
+    const size_t nca = 2 * ((size_t)V + 1) + TD_MAX((size_t)V + 1, 2 * NSP);
+    const size_t nlt = (size_t)V + 2 * NSP + 1;
+    size_t sz = 0;
+    const size_t part[] = {V * sizeof(rank_ent), NW * sizeof(uint32_t), NSP * sizeof(rank_ent),
+                           NSP * sizeof(uint32_t), TD_MAX((size_t)V, NSP) * sizeof(rank_ent),
+                           NSP, 2 * n * idb, nca * sizeof(size_t), nlt * sizeof(trip),
+                           ((size_t)V + 1) * sizeof(uint64_t)};
+    for (size_t i = 0; i < sizeof part / sizeof *part; i++)
+        sz += (part[i] + 63) & ~(size_t)63;
+    if (!(scratch = td__alloc_large(sz)))
         goto nomem_out;
+    uint8_t *cut = scratch;
+    rank_ent *wr = carve(&cut, part[0]);
+    uint32_t *wmap = carve(&cut, part[1]);
+    rank_ent *sr = carve(&cut, part[2]);
+    uint32_t *smap = carve(&cut, part[3]);
+    rank_ent *rtmp = carve(&cut, part[4]);
+    uint8_t *scls = carve(&cut, part[5]);
+    uint8_t *t12 = carve(&cut, part[6]);
+    size_t *cac = carve(&cut, part[7]);
+    trip *lt = carve(&cut, part[8]);
+    uint64_t *acc = carve(&cut, part[9]);
+
+    V = 0;
+    for (size_t i = 0; i < NW; i++)
+        if (b->words.e[i].cnt[0] >= 2)
+            wr[V++] = rank_of(&b->words, i);
+    rank_sort(wr, V, rtmp);
     for (size_t i = 0; i < NW; i++)
         wmap[i] = V;
     for (uint32_t i = 0; i < V; i++)
         wmap[wr[i].id] = i;
     for (size_t i = 0; i < NSP; i++)
         sr[i] = rank_of(&b->seps, i);
-    if (rank_sort(sr, NSP))
-        goto nomem_out;
+    rank_sort(sr, NSP, rtmp);
     for (size_t i = 0; i < NSP; i++)
         smap[sr[i].id] = (uint32_t)i;
 
-    /* The tokens renumbered in place; the scratch of the counts */
-    const size_t n = b->ws_n;
+    /* The tokens renumbered in place */
     if (b->ws_wide) {
         uint64_t *tk = b->ws;
         for (size_t i = 0; i < n; i++) {
@@ -1327,14 +1345,6 @@ static int finish_file(td_model_builder *b, uint8_t **data, size_t *len)
         for (size_t i = 0; i < n; i++)
             tk[i] = wmap[tk[i] >> 12] << 12 | (smap[(tk[i] >> 1) & 0x7FF] * 2 + (tk[i] & 1));
     }
-    scls = malloc(NSP);
-    /* room for two arrays of n 32-bit ids (of 16 bits when they fit) */
-    const size_t idb = 2 * ((size_t)V + 1) <= 65536 && 2 * NSP <= 65536 ? 2 : 4;
-    t12 = td__alloc_large(n ? 2 * n * idb : 1);
-    cac = td__alloc_large((2 * ((size_t)V + 1) + TD_MAX((size_t)V + 1, 2 * NSP)) * sizeof *cac);
-    lt = td__alloc_large(((size_t)V + 2 * NSP + 1) * sizeof *lt);
-    if (!scls || !t12 || !cac || !lt)
-        goto nomem_out;
     for (size_t i = 0; i < NSP; i++)
         scls[i] = (uint8_t)b->seps.e[sr[i].id].cnt[1];
     counts cn = {b->ws, b->ws_wide, n, scls, t12, t12 + n * idb, cac, cac + 2 * ((size_t)V + 1), lt};
@@ -1378,13 +1388,7 @@ static int finish_file(td_model_builder *b, uint8_t **data, size_t *len)
     w_end(&w, at);
     at = w_begin(&w, "UNIG");
     {
-        trip *u = malloc(((size_t)V + 1) * sizeof *u);
-        uint64_t *acc = calloc((size_t)V + 1, sizeof *acc);
-        if (!u || !acc) {
-            free(u);
-            free(acc);
-            goto nomem_out;
-        }
+        trip *u = lt; /* (V + 1 of its entries) */
         for (unsigned c = 0; c < TM_CLASSES; c++) {
             memset(acc, 0, ((size_t)V + 1) * sizeof *acc);
             for (size_t i = 0; i < NW; i++)
@@ -1395,8 +1399,6 @@ static int finish_file(td_model_builder *b, uint8_t **data, size_t *len)
                     u[k++] = (trip){0, i, acc[i] > TM_COUNT_MAX ? TM_COUNT_MAX : (uint32_t)acc[i]};
             w_list(&w, u, k);
         }
-        free(u);
-        free(acc);
     }
     w_end(&w, at);
     at = w_begin(&w, "BIGR");
@@ -1459,14 +1461,7 @@ nomem_out:
     rc = nomem(b);
 out:
     free(w.p);
-    free(wr);
-    free(sr);
-    free(wmap);
-    free(smap);
-    free(scls);
-    free(t12);
-    free(cac);
-    free(lt);
+    free(scratch);
     return rc;
 }
 
