@@ -360,13 +360,14 @@ static inline unsigned dec(const uint8_t *p, uint32_t *c)
     return 4;
 }
 
-/* ASCII word characters: letters, digits, '_' (a bit per byte value; none
+/* ASCII word characters: letters, digits, '_' (a byte per byte value; none
  * from 0x80). */
-static const uint64_t word_ascii[4] = {0x03FF000000000000u, 0x07FFFFFE87FFFFFEu, 0, 0};
+static const uint8_t word_ascii[256] = {['0' ... '9'] = 1, ['A' ... 'Z'] = 1, ['_'] = 1,
+                                         ['a' ... 'z'] = 1};
 
-static inline int is_word_ascii(uint32_t c)
+static inline int is_word_ascii(uint32_t c) /* c < 256: a byte */
 {
-    return (int)(word_ascii[c >> 6] >> (c & 63)) & 1;
+    return word_ascii[c];
 }
 
 /* Word characters (docs/format.md): ASCII letters, digits and '_', and
