@@ -582,6 +582,12 @@ static int tokenize(td_model_builder *b, const uint8_t *t, size_t n)
             }
             if (emit_word(&x, t + ws, we - ws))
                 return b->failed;
+            /* the usual separator, one space and a word: emitted at once */
+            if (t[i] == ' ' && is_word_ascii(t[i + 1])) {
+                if (emit_sep(&x, t + i, 1, 0))
+                    return b->failed;
+                i++;
+            }
             continue;
         }
         /* separator characters: controls dropped, runs of blanks capped */
