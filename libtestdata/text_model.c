@@ -502,8 +502,8 @@ static int compile_chars(td_model *m, tabs *T)
      * npos / 4 nodes and npos / 2 pairs on prose) and grow if need be. */
     emap em = {0}, cm = {0};
     cnode *nd = NULL;
-    uint64_t *keys = NULL, *tmp = NULL;
-    uint32_t *kc = NULL;
+    uint64_t *keys = NULL, *tmp = NULL, *pk = NULL;
+    uint32_t *kc = NULL, *pc = NULL;
     size_t nn = 1, ncap = npos / 4 + 64;
     int rc = TD_ENOMEM;
 
@@ -539,65 +539,104 @@ static int compile_chars(td_model *m, tabs *T)
             sym[q] = j < L ? hist[j] : TM_ENDSYM;
             cur[q] = 0;
         }
-        nd[0].total += npw;
-        for (unsigned k = 0; k <= K; k++) {
-            if (k) {
-                while (4 * (em.n + npw + 1) > 3 * em.mask)
-                    if (emap_grow(&em) != TD_OK)
-                        goto out;
-                for (unsigned q = 0; q < npw; q++) {
-                    uint64_t key = ((uint64_t)cur[q] << 22 | hist[K + q - k]) + 1;
-                    slot[q] = emap_home(&em, key);
-                    __builtin_prefetch(&em.k[slot[q]]);
-                    __builtin_prefetch(&em.v[slot[q]]);
-                }
-                for (unsigned q = 0; q < npw; q++) {
-                    uint32_t c = cur[q], x = hist[K + q - k];
-                    uint64_t key = ((uint64_t)c << 22 | x) + 1;
-                    size_t i = slot[q];
-                    while (em.k[i] && em.k[i] != key)
-                        i = (i + 1) & em.mask;
-                    if (!em.k[i]) {
-                        if (nn == ncap) {
-                            cnode *nq = td__realloc_large(nd, ncap * sizeof *nd, 2 * ncap * sizeof *nd);
-                            if (!nq)
-                                goto out;
-                            nd = nq;
-                            ncap *= 2;
-                        }
-                        em.k[i] = key;
-                        em.v[i] = (uint32_t)nn;
-                        em.n++;
-                        nd[nn] = (cnode){c, x, k, 0, 0};
-                        nn++;
-                    }
-                    cur[q] = em.v[i];
-                    __builtin_prefetch(&nd[cur[q]]);
-                }
-                for (unsigned q = 0; q < npw; q++)
-                    nd[cur[q]].total++;
-            }
-            /* count each position's symbol after its context */
-            while (4 * (cm.n + npw + 1) > 3 * cm.mask)
-                if (emap_grow(&cm) != TD_OK)
+        for (unsigned k = 1; k <= K; k++) {
+            while (4 * (em.n + npw + 1) > 3 * em.mask)
+                if (emap_grow(&em) != TD_OK)
                     goto out;
             for (unsigned q = 0; q < npw; q++) {
-                slot[q] = emap_home(&cm, ((uint64_t)cur[q] << 22 | sym[q]) + 1);
-                __builtin_prefetch(&cm.k[slot[q]]);
-                __builtin_prefetch(&cm.v[slot[q]]);
+                uint64_t key = ((uint64_t)cur[q] << 22 | hist[K + q - k]) + 1;
+                slot[q] = emap_home(&em, key);
+                __builtin_prefetch(&em.k[slot[q]]);
+                __builtin_prefetch(&em.v[slot[q]]);
             }
             for (unsigned q = 0; q < npw; q++) {
-                uint64_t key = ((uint64_t)cur[q] << 22 | sym[q]) + 1;
+                uint32_t c = cur[q], x = hist[K + q - k];
+                uint64_t key = ((uint64_t)c << 22 | x) + 1;
                 size_t i = slot[q];
-                while (cm.k[i] && cm.k[i] != key)
-                    i = (i + 1) & cm.mask;
+                while (em.k[i] && em.k[i] != key)
+                    i = (i + 1) & em.mask;
+                if (!em.k[i]) {
+                    if (nn == ncap) {
+                        cnode *nq = td__realloc_large(nd, ncap * sizeof *nd, 2 * ncap * sizeof *nd);
+                        if (!nq)
+                            goto out;
+                        nd = nq;
+                        ncap *= 2;
+                    }
+                    em.k[i] = key;
+                    em.v[i] = (uint32_t)nn;
+                    em.n++;
+                    nd[nn] = (cnode){c, x, k, 0, 0};
+                    nn++;
+                }
+                cur[q] = em.v[i];
+                __builtin_prefetch(&nd[cur[q]]);
+            }
+        }
+        /* count each position and its symbol after its longest context (the
+         * shorter ones are summed below) */
+        while (4 * (cm.n + npw + 1) > 3 * cm.mask)
+            if (emap_grow(&cm) != TD_OK)
+                goto out;
+        for (unsigned q = 0; q < npw; q++) {
+            slot[q] = emap_home(&cm, ((uint64_t)cur[q] << 22 | sym[q]) + 1);
+            __builtin_prefetch(&cm.k[slot[q]]);
+            __builtin_prefetch(&cm.v[slot[q]]);
+        }
+        for (unsigned q = 0; q < npw; q++) {
+            uint64_t key = ((uint64_t)cur[q] << 22 | sym[q]) + 1;
+            size_t i = slot[q];
+            while (cm.k[i] && cm.k[i] != key)
+                i = (i + 1) & cm.mask;
+            if (!cm.k[i]) {
+                cm.k[i] = key;
+                cm.v[i] = 0;
+                cm.n++;
+            }
+            cm.v[i]++;
+            nd[cur[q]].total++;
+        }
+    }
+    /* Every position has a context of each length up to K, so a shorter
+     * context's total and (context, symbol) counts are the sums of its
+     * children's: summed from depth K up (a child is made after its parent),
+     * a lookup per pair instead of one per position and depth. */
+    for (size_t i = nn; i-- > 1;)
+        nd[nd[i].parent].total += nd[i].total;
+    {
+        size_t na = 0;
+        pk = td__alloc_large((cm.n ? cm.n : 1) * 2 * sizeof *pk);
+        pc = td__alloc_large((cm.n ? cm.n : 1) * sizeof *pc);
+        if (!pk || !pc)
+            goto out;
+        uint64_t *nk = pk + cm.n; /* pairs new at the next depth */
+        for (size_t i = 0; i <= cm.mask; i++)
+            if (cm.k[i]) {
+                pk[na] = cm.k[i];
+                pc[na++] = cm.v[i];
+            }
+        for (unsigned d = K; d >= 1; d--) {
+            size_t nb = 0;
+            while (4 * (cm.n + na + 1) > 3 * cm.mask)
+                if (emap_grow(&cm) != TD_OK)
+                    goto out;
+            for (size_t j = 0; j < na; j++) {
+                uint64_t key = pk[j] - 1;
+                uint64_t up = ((uint64_t)nd[key >> 22].parent << 22 | (key & 0x3FFFFF)) + 1;
+                size_t i = emap_slot(&cm, up);
                 if (!cm.k[i]) {
-                    cm.k[i] = key;
+                    cm.k[i] = up;
                     cm.v[i] = 0;
                     cm.n++;
+                    nk[nb++] = up;
                 }
-                cm.v[i]++;
+                cm.v[i] += pc[j];
             }
+            for (size_t j = 0; j < nb; j++) { /* complete now */
+                pk[j] = nk[j];
+                pc[j] = cm.v[emap_slot(&cm, nk[j])];
+            }
+            na = nb;
         }
     }
     /* States: contexts of length <= 1, or seen at least char_min times. */
@@ -705,6 +744,8 @@ out:
     free(keys);
     free(tmp);
     free(kc);
+    free(pk);
+    free(pc);
     return rc;
 }
 
