@@ -3,7 +3,8 @@
  * that use nothing of the library but the public header.  Not installed.
  *
  *   common.h   key derivation, sodium set-up, CPU count, wyrand, endian
- *              helpers, number parsing and printing, small arithmetic
+ *              helpers, number parsing and printing, small arithmetic,
+ *              large buffers on huge pages
  *   pool.h     fork-join thread pool                      (over common)
  *   kind.h     the kind interface and the registry        (over common)
  *   gen.h      the generator engine and the dedup layer   (over kind, pool)
