@@ -11,6 +11,7 @@
 #include <lzma.h>
 #include <time.h>
 #include <zlib.h>
+#define ZSTD_STATIC_LINKING_ONLY /* ZSTD_createCCtx_advanced, stable since 1.0 */
 #include <zstd.h>
 #include <zstd_errors.h>
 
@@ -22,6 +23,7 @@ struct td_codecs {
     lzma_options_lzma xzopt;
     lzma_filter xzfilters[2];
     LZ4F_preferences_t lz4prefs;
+    LZ4F_preferences_t lz4size; /* the same without the content checksum */
     uint8_t *out;
     size_t outcap;
 };
@@ -45,6 +47,19 @@ void td__codecs_free(td_codecs *c)
     free(c);
 }
 
+/* zstd's tables (about 1.2 MiB at -3 on a MiB of input) on huge pages. */
+static void *zstd_alloc(void *opaque, size_t n)
+{
+    (void)opaque;
+    return td__alloc_large(n);
+}
+
+static void zstd_free(void *opaque, void *p)
+{
+    (void)opaque;
+    free(p);
+}
+
 int td__codecs_new(td_codecs **out, size_t max_in)
 {
     lzma_stream init = LZMA_STREAM_INIT;
@@ -57,12 +72,14 @@ int td__codecs_new(td_codecs **out, size_t max_in)
     if (deflateInit2(&c->z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
         goto fail;
     c->z_ready = 1;
-    if (!(c->zc = ZSTD_createCCtx()))
+    if (!(c->zc = ZSTD_createCCtx_advanced((ZSTD_customMem){zstd_alloc, zstd_free, NULL})))
         goto fail;
     /* lz4 as the lz4 command writes frames: 4 MiB linked blocks, checksum. */
     c->lz4prefs.frameInfo.blockSizeID = LZ4F_max4MB;
     c->lz4prefs.frameInfo.blockMode = LZ4F_blockLinked;
     c->lz4prefs.frameInfo.contentChecksumFlag = LZ4F_contentChecksumEnabled;
+    c->lz4size = c->lz4prefs;
+    c->lz4size.frameInfo.contentChecksumFlag = LZ4F_noContentChecksum;
     /* xz -6, with the dictionary capped at the input size: a larger one
      * cannot find more matches in one unit, and would cost ~90 MiB. */
     if (lzma_lzma_preset(&c->xzopt, 6))
@@ -76,7 +93,7 @@ int td__codecs_new(td_codecs **out, size_t max_in)
     c->outcap = TD_MAX(deflateBound(&c->z, max_in), ZSTD_compressBound(max_in));
     c->outcap = TD_MAX(c->outcap, LZ4F_compressFrameBound(max_in, &c->lz4prefs));
     c->outcap = TD_MAX(c->outcap, lzma_stream_buffer_bound(max_in));
-    if (!(c->out = malloc(c->outcap)))
+    if (!(c->out = td__alloc_large(c->outcap)))
         goto fail;
     *out = c;
     return TD_OK;
@@ -118,6 +135,18 @@ static int lz4f(td_codecs *c, const uint8_t *in, size_t len, uint64_t *csize)
     return TD_OK;
 }
 
+/* The size of lz4f's frame: the content checksum is 4 bytes at its end
+ * whatever their value (the header's length does not depend on the flag),
+ * so it is left out and counted. */
+static int lz4f_size(td_codecs *c, const uint8_t *in, size_t len, uint64_t *csize)
+{
+    size_t n = LZ4F_compressFrame(c->out, c->outcap, in, len, &c->lz4size);
+    if (LZ4F_isError(n))
+        return TD_ENOMEM;
+    *csize = n + 4;
+    return TD_OK;
+}
+
 static int xz6(td_codecs *c, const uint8_t *in, size_t len, uint64_t *csize)
 {
     /* Re-initialising an lzma_stream reuses its encoder's memory. */
@@ -149,4 +178,12 @@ int td__codecs_compress(td_codecs *c, int k, const uint8_t *in, size_t len, uint
     int rc = fns[k](c, in, len, csize);
     *ns = cpu_ns() - t0;
     return rc;
+}
+
+int td__codecs_size(td_codecs *c, int k, const uint8_t *in, size_t len, uint64_t *csize)
+{
+    if (k == TD_CODEC_LZ4)
+        return lz4f_size(c, in, len, csize);
+    uint64_t ns;
+    return td__codecs_compress(c, k, in, len, csize, &ns);
 }

@@ -9,6 +9,9 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/mman.h>
+#endif
 #if defined(__APPLE__) || defined(__FreeBSD__)
 #include <xlocale.h>
 #endif
@@ -139,6 +142,54 @@ int td__key_eq(const char *a, const char *b)
             return 0;
     }
     return *a == *b;
+}
+
+#ifdef MADV_HUGEPAGE
+#define TD_HUGE ((size_t)2 << 20)
+#endif
+
+void *td__alloc_large(size_t n)
+{
+#ifdef TD_HUGE
+    if (n >= TD_LARGE && n <= SIZE_MAX - TD_HUGE) {
+        size_t r = (n + TD_HUGE - 1) & ~(TD_HUGE - 1);
+        void *p;
+        if (posix_memalign(&p, TD_HUGE, r) != 0)
+            return NULL;
+        madvise(p, r, MADV_HUGEPAGE); /* advice: nothing to report if refused */
+        return p;
+    }
+#endif
+    return malloc(n);
+}
+
+void *td__calloc_large(size_t n)
+{
+    if (n < TD_LARGE)
+        return calloc(1, n ? n : 1);
+    void *p = td__alloc_large(n);
+    if (p)
+        memset(p, 0, n);
+    return p;
+}
+
+void *td__realloc_large(void *p, size_t old, size_t n)
+{
+#ifdef TD_HUGE
+    if (n >= TD_LARGE) {
+        if (p && old >= TD_LARGE && n <= ((old + TD_HUGE - 1) & ~(TD_HUGE - 1)))
+            return p; /* rounded up already */
+        void *q = td__alloc_large(n);
+        if (!q)
+            return NULL;
+        if (p)
+            memcpy(q, p, TD_MIN(old, n));
+        free(p);
+        return q;
+    }
+#endif
+    (void)old;
+    return realloc(p, n);
 }
 
 int td__read_fd(int fd, size_t cap, size_t hint, char **buf, size_t *len)

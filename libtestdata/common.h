@@ -3,7 +3,8 @@
  * that use nothing of the library but the public header.  Not installed.
  *
  *   common.h   key derivation, sodium set-up, CPU count, wyrand, endian
- *              helpers, number parsing and printing, small arithmetic
+ *              helpers, number parsing and printing, small arithmetic,
+ *              large buffers on huge pages
  *   pool.h     fork-join thread pool                      (over common)
  *   kind.h     the kind interface and the registry        (over common)
  *   gen.h      the generator engine and the dedup layer   (over kind, pool)
@@ -60,6 +61,17 @@ TD_HIDDEN int td__output_put(const char *path, const void *buf, size_t len);
  * failure.  The loaders of profiles and models read files and pipes alike
  * through it. */
 TD_HIDDEN int td__read_fd(int fd, size_t cap, size_t hint, char **buf, size_t *len);
+
+/* Large buffers, freed with free().  From TD_LARGE bytes up they start on
+ * a 2 MiB boundary, are rounded up to 2 MiB and are advised for transparent
+ * huge pages (Linux): a 4 KiB page faulted in costs as much as some tens of
+ * thousands of instructions, a huge page about what zeroing it does.
+ * td__calloc_large zeroes; td__realloc_large keeps the first old bytes of
+ * p, which came from these functions with size old (or is NULL). */
+#define TD_LARGE ((size_t)256 << 10)
+TD_HIDDEN void *td__alloc_large(size_t n);
+TD_HIDDEN void *td__calloc_large(size_t n);
+TD_HIDDEN void *td__realloc_large(void *p, size_t old, size_t n);
 
 /* Number of online CPUs (>= 1). */
 TD_HIDDEN unsigned td__ncpus(void);

@@ -79,7 +79,7 @@ static int st_init(strtab *t, size_t slots)
 {
     memset(t, 0, sizeof *t);
     t->mask = slots - 1;
-    t->slot = calloc(slots, sizeof *t->slot);
+    t->slot = td__calloc_large(slots * sizeof *t->slot);
     return t->slot ? TD_OK : TD_ENOMEM;
 }
 
@@ -94,7 +94,7 @@ static void st_free(strtab *t)
 static int st_grow(strtab *t)
 {
     size_t mask = 2 * t->mask + 1;
-    uint32_t *slot = calloc(mask + 1, sizeof *slot);
+    uint32_t *slot = td__calloc_large((mask + 1) * sizeof *slot);
     if (!slot)
         return TD_ENOMEM;
     for (size_t id = 0; id < t->n; id++) {
@@ -122,7 +122,7 @@ static __attribute__((noinline)) uint32_t st_add(strtab *t, const uint8_t *p, si
     }
     if (t->n == t->cap) {
         size_t cap = t->cap ? 2 * t->cap : (t->mask + 1) / 2;
-        st_ent *e = realloc(t->e, cap * sizeof *e);
+        st_ent *e = td__realloc_large(t->e, t->cap * sizeof *e, cap * sizeof *e);
         if (!e)
             return UINT32_MAX;
         t->e = e;
@@ -132,7 +132,7 @@ static __attribute__((noinline)) uint32_t st_add(strtab *t, const uint8_t *p, si
         size_t cap = t->pool_cap ? 2 * t->pool_cap : 65536;
         while (cap < t->pool_n + n + ST_SLACK)
             cap *= 2;
-        uint8_t *q = realloc(t->pool, cap);
+        uint8_t *q = td__realloc_large(t->pool, t->pool_cap, cap);
         if (!q)
             return UINT32_MAX;
         t->pool = q;
@@ -326,7 +326,7 @@ static int grow(uint8_t **p, size_t *cap, size_t need)
     size_t c = *cap ? *cap : 4096;
     while (c < need)
         c *= 2;
-    uint8_t *q = realloc(*p, c);
+    uint8_t *q = td__realloc_large(*p, *cap, c);
     if (!q)
         return TD_ENOMEM;
     *p = q;
@@ -360,13 +360,14 @@ static inline unsigned dec(const uint8_t *p, uint32_t *c)
     return 4;
 }
 
-/* ASCII word characters: letters, digits, '_' (a bit per byte value; none
+/* ASCII word characters: letters, digits, '_' (a byte per byte value; none
  * from 0x80). */
-static const uint64_t word_ascii[4] = {0x03FF000000000000u, 0x07FFFFFE87FFFFFEu, 0, 0};
+static const uint8_t word_ascii[256] = {['0' ... '9'] = 1, ['A' ... 'Z'] = 1, ['_'] = 1,
+                                         ['a' ... 'z'] = 1};
 
-static inline int is_word_ascii(uint32_t c)
+static inline int is_word_ascii(uint32_t c) /* c < 256: a byte */
 {
-    return (int)(word_ascii[c >> 6] >> (c & 63)) & 1;
+    return word_ascii[c];
 }
 
 /* Word characters (docs/format.md): ASCII letters, digits and '_', and
@@ -427,7 +428,7 @@ static inline uint64_t ws_get(const void *ws, int wide, size_t i)
 static __attribute__((noinline)) int ws_grow(td_model_builder *b, int wide)
 {
     size_t c = b->ws_n < b->ws_cap ? b->ws_cap : b->ws_cap ? 2 * b->ws_cap : 65536;
-    void *q = realloc(b->ws, c * (wide ? 8 : 4));
+    void *q = td__realloc_large(b->ws, b->ws_cap * (b->ws_wide ? 8 : 4), c * (wide ? 8 : 4));
     if (!q)
         return nomem(b);
     if (wide && !b->ws_wide) { /* widen, from the end */
@@ -608,6 +609,12 @@ static int tokenize(td_model_builder *b, const uint8_t *t, size_t n)
             }
             if (emit_word(&x, t + ws, we - ws))
                 return b->failed;
+            /* the usual separator, one space and a word: emitted at once */
+            if (t[i] == ' ' && is_word_ascii(t[i + 1])) {
+                if (emit_sep(&x, t + i, 1, 0))
+                    return b->failed;
+                i++;
+            }
             continue;
         }
         /* separator characters: controls dropped, runs of blanks capped */
@@ -823,22 +830,10 @@ static int feed(td_model_builder *b, const uint8_t *p, size_t n)
 }
 
 /* Validate UTF-8 (carrying an incomplete code point across calls) and
- * feed the complete part. */
-int td_model_builder_update(td_model_builder *b, const void *buf, size_t len)
+ * feed the complete part; p[0..len) is in cal already when it belongs there. */
+static int update(td_model_builder *b, const uint8_t *p, size_t len)
 {
-    if (!b || (!buf && len) || b->file)
-        return TD_EINVAL;
-    if (b->failed)
-        return b->failed;
-    const uint8_t *p = buf;
     b->bytes += len;
-    if (b->cal_n < TB_CAL_MAX && len) {
-        size_t k = TD_MIN(len, TB_CAL_MAX - b->cal_n);
-        if (!b->cal && !(b->cal = malloc(TB_CAL_MAX)))
-            return nomem(b);
-        memcpy(b->cal + b->cal_n, p, k);
-        b->cal_n += k;
-    }
     while (b->ncarry && len) {
         uint8_t tmp[4];
         memcpy(tmp, b->carry, b->ncarry);
@@ -902,6 +897,29 @@ int td_model_builder_update(td_model_builder *b, const void *buf, size_t len)
     return TD_OK;
 }
 
+static int cal_alloc(td_model_builder *b)
+{
+    if (!b->cal && !(b->cal = td__alloc_large(TB_CAL_MAX)))
+        return nomem(b);
+    return TD_OK;
+}
+
+int td_model_builder_update(td_model_builder *b, const void *buf, size_t len)
+{
+    if (!b || (!buf && len) || b->file)
+        return TD_EINVAL;
+    if (b->failed)
+        return b->failed;
+    if (b->cal_n < TB_CAL_MAX && len) {
+        size_t k = TD_MIN(len, TB_CAL_MAX - b->cal_n);
+        if (cal_alloc(b))
+            return b->failed;
+        memcpy(b->cal + b->cal_n, buf, k);
+        b->cal_n += k;
+    }
+    return update(b, buf, len);
+}
+
 int td_model_builder_break(td_model_builder *b)
 {
     if (!b || b->file)
@@ -946,6 +964,15 @@ static void w_bytes(wbuf *w, const void *p, size_t n)
     w->n += n;
 }
 
+/* v as a var at o (5 bytes of room); the byte after it. */
+static inline uint8_t *put_var(uint8_t *o, uint32_t v)
+{
+    for (; v > 0x7F; v >>= 7)
+        *o++ = (uint8_t)(v | 0x80);
+    *o++ = (uint8_t)v;
+    return o;
+}
+
 static inline void w_var(wbuf *w, uint32_t v)
 {
     if (w->bad || (w->n + 5 > w->cap && grow(&w->p, &w->cap, w->n + 5))) {
@@ -986,12 +1013,19 @@ static void w_list(wbuf *w, const trip *t, size_t n)
         total += t[i].c;
     while ((total >> shift) + n > TM_COUNT_MAX)
         shift++;
-    w_var(w, (uint32_t)n);
-    for (size_t i = 0; i < n; i++) {
-        w_var(w, i ? t[i].b - t[i - 1].b - 1 : t[i].b);
-        uint32_t c = t[i].c >> shift;
-        w_var(w, c ? c : 1);
+    /* room for the whole list at once, then the vars unchecked */
+    if (w->bad || (w->n + 5 * (2 * n + 1) > w->cap && grow(&w->p, &w->cap, w->n + 5 * (2 * n + 1)))) {
+        w->bad = 1;
+        return;
     }
+    uint8_t *o = w->p + w->n;
+    o = put_var(o, (uint32_t)n);
+    for (size_t i = 0; i < n; i++) {
+        o = put_var(o, i ? t[i].b - t[i - 1].b - 1 : t[i].b);
+        uint32_t c = t[i].c >> shift;
+        o = put_var(o, c ? c : 1);
+    }
+    w->n = (size_t)(o - w->p);
 }
 
 typedef struct rank_ent {
@@ -1021,6 +1055,49 @@ static int rank_cmp(const void *x, const void *y)
     if (c)
         return c;
     return (p->len > q->len) - (p->len < q->len);
+}
+
+/* a[0..n) in rank_cmp's order (a total one: the strings are distinct), by
+ * a merge sort through t (n entries), not qsort: a call per comparison,
+ * and scratch of its own faulted in afresh. */
+static void rank_sort(rank_ent *a, size_t n, rank_ent *t)
+{
+    enum { RUN = 16 };
+    for (size_t lo = 0; lo < n; lo += RUN) { /* insertion sort of runs */
+        size_t hi = TD_MIN(lo + RUN, n);
+        for (size_t i = lo + 1; i < hi; i++) {
+            rank_ent x = a[i];
+            size_t j = i;
+            for (; j > lo && rank_cmp(&x, &a[j - 1]) < 0; j--)
+                a[j] = a[j - 1];
+            a[j] = x;
+        }
+    }
+    rank_ent *src = a, *dst = t;
+    for (size_t w = RUN; w < n; w *= 2) {
+        for (size_t lo = 0; lo < n; lo += 2 * w) {
+            size_t mid = TD_MIN(lo + w, n), hi = TD_MIN(lo + 2 * w, n), i = lo, j = mid, k = lo;
+            while (i < mid && j < hi)
+                dst[k++] = rank_cmp(&src[j], &src[i]) < 0 ? src[j++] : src[i++];
+            while (i < mid)
+                dst[k++] = src[i++];
+            while (j < hi)
+                dst[k++] = src[j++];
+        }
+        rank_ent *x = src;
+        src = dst;
+        dst = x;
+    }
+    if (src != a)
+        memcpy(a, src, n * sizeof *a);
+}
+
+/* n bytes of the block at *at, on a cache line. */
+static void *carve(uint8_t **at, size_t n)
+{
+    void *p = *at;
+    *at += (n + 63) & ~(size_t)63;
+    return p;
 }
 
 static int style_cmp(const void *x, const void *y)
@@ -1171,23 +1248,42 @@ static void w_lists(wbuf *w, const counts *c, int big, uint32_t na, uint32_t nv)
 int td_model_builder_add_fd(td_model_builder *b, int fd)
 {
     enum { CHUNK = 1u << 20 };
-    uint8_t *buf;
+    uint8_t *buf = NULL;
     int rc = TD_OK;
-    if (!b || fd < 0)
+    if (!b || fd < 0 || b->file)
         return TD_EINVAL;
     if (b->failed)
         return b->failed;
-    if (!(buf = malloc(CHUNK)))
-        return TD_ENOMEM;
     for (;;) {
-        ssize_t r = read(fd, buf, CHUNK);
+        /* the first TB_CAL_MAX bytes are read straight into cal (no copy,
+         * no chunk buffer to fault in), the rest into a chunk */
+        uint8_t *to;
+        size_t room;
+        if (b->cal_n < TB_CAL_MAX) {
+            if ((rc = cal_alloc(b)) != TD_OK)
+                break;
+            to = b->cal + b->cal_n;
+            room = TB_CAL_MAX - b->cal_n;
+        } else {
+            if (!buf && !(buf = malloc(CHUNK))) {
+                rc = TD_ENOMEM;
+                break;
+            }
+            to = buf;
+            room = CHUNK;
+        }
+        ssize_t r = read(fd, to, room);
         if (r < 0 && errno == EINTR)
             continue;
         if (r < 0) {
             rc = TD_EIO;
             break;
         }
-        if (r == 0 || (rc = td_model_builder_update(b, buf, (size_t)r)) != TD_OK)
+        if (r == 0)
+            break;
+        if (to != buf)
+            b->cal_n += (size_t)r;
+        if ((rc = update(b, to, (size_t)r)) != TD_OK)
             break;
     }
     int e = errno;
@@ -1231,44 +1327,62 @@ static int finish_file(td_model_builder *b, uint8_t **data, size_t *len)
                                    "are needed)", (unsigned long long)b->bytes);
 
     int rc = TD_ENOMEM;
-    rank_ent *wr = NULL, *sr = NULL;
-    uint32_t *wmap = NULL, *smap = NULL;
-    uint8_t *scls = NULL;
-    uint8_t *t12 = NULL;
-    size_t *cac = NULL;
-    trip *lt = NULL;
+    uint8_t *scratch = NULL;
     wbuf w = {0};
-    const size_t NW = b->words.n, NSP = b->seps.n;
+    const size_t NW = b->words.n, NSP = b->seps.n, n = b->ws_n;
 
     /* Head words: seen twice or more; ids by count, then bytes. */
-    wr = malloc((NW ? NW : 1) * sizeof *wr);
-    wmap = malloc((NW ? NW : 1) * sizeof *wmap);
-    sr = malloc((NSP ? NSP : 1) * sizeof *sr);
-    smap = malloc((NSP ? NSP : 1) * sizeof *smap);
-    if (!wr || !wmap || !sr || !smap)
-        goto nomem_out;
     uint32_t V = 0;
     for (size_t i = 0; i < NW; i++)
-        if (b->words.e[i].cnt[0] >= 2)
-            wr[V++] = rank_of(&b->words, i);
+        V += b->words.e[i].cnt[0] >= 2;
     if (V < TB_MIN_WORDS) {
         rc = fail(b, TD_ECORPUS, "the corpus is too small to model (%llu words occur more than "
                                  "once; at least 16 are needed)", (unsigned long long)V);
         goto out;
     }
-    qsort(wr, V, sizeof *wr, rank_cmp);
+    /* All the scratch in one block (its pages, huge or not, faulted in
+     * once): ranks and maps, the counts' ids (of 16 bits when they fit),
+     * counters and a list, the unigrams' sums. */
+    const size_t idb = 2 * ((size_t)V + 1) <= 65536 && 2 * NSP <= 65536 ? 2 : 4;
+    const size_t nca = 2 * ((size_t)V + 1) + TD_MAX((size_t)V + 1, 2 * NSP);
+    const size_t nlt = (size_t)V + 2 * NSP + 1;
+    size_t sz = 0;
+    const size_t part[] = {V * sizeof(rank_ent), NW * sizeof(uint32_t), NSP * sizeof(rank_ent),
+                           NSP * sizeof(uint32_t), TD_MAX((size_t)V, NSP) * sizeof(rank_ent),
+                           NSP, 2 * n * idb, nca * sizeof(size_t), nlt * sizeof(trip),
+                           ((size_t)V + 1) * sizeof(uint64_t)};
+    for (size_t i = 0; i < sizeof part / sizeof *part; i++)
+        sz += (part[i] + 63) & ~(size_t)63;
+    if (!(scratch = td__alloc_large(sz)))
+        goto nomem_out;
+    uint8_t *cut = scratch;
+    rank_ent *wr = carve(&cut, part[0]);
+    uint32_t *wmap = carve(&cut, part[1]);
+    rank_ent *sr = carve(&cut, part[2]);
+    uint32_t *smap = carve(&cut, part[3]);
+    rank_ent *rtmp = carve(&cut, part[4]);
+    uint8_t *scls = carve(&cut, part[5]);
+    uint8_t *t12 = carve(&cut, part[6]);
+    size_t *cac = carve(&cut, part[7]);
+    trip *lt = carve(&cut, part[8]);
+    uint64_t *acc = carve(&cut, part[9]);
+
+    V = 0;
+    for (size_t i = 0; i < NW; i++)
+        if (b->words.e[i].cnt[0] >= 2)
+            wr[V++] = rank_of(&b->words, i);
+    rank_sort(wr, V, rtmp);
     for (size_t i = 0; i < NW; i++)
         wmap[i] = V;
     for (uint32_t i = 0; i < V; i++)
         wmap[wr[i].id] = i;
     for (size_t i = 0; i < NSP; i++)
         sr[i] = rank_of(&b->seps, i);
-    qsort(sr, NSP, sizeof *sr, rank_cmp);
+    rank_sort(sr, NSP, rtmp);
     for (size_t i = 0; i < NSP; i++)
         smap[sr[i].id] = (uint32_t)i;
 
-    /* The tokens renumbered in place; the scratch of the counts */
-    const size_t n = b->ws_n;
+    /* The tokens renumbered in place */
     if (b->ws_wide) {
         uint64_t *tk = b->ws;
         for (size_t i = 0; i < n; i++) {
@@ -1280,14 +1394,6 @@ static int finish_file(td_model_builder *b, uint8_t **data, size_t *len)
         for (size_t i = 0; i < n; i++)
             tk[i] = wmap[tk[i] >> 12] << 12 | (smap[(tk[i] >> 1) & 0x7FF] * 2 + (tk[i] & 1));
     }
-    scls = malloc(NSP);
-    /* room for two arrays of n 32-bit ids (of 16 bits when they fit) */
-    const size_t idb = 2 * ((size_t)V + 1) <= 65536 && 2 * NSP <= 65536 ? 2 : 4;
-    t12 = malloc(n ? 2 * n * idb : 1);
-    cac = malloc((2 * ((size_t)V + 1) + TD_MAX((size_t)V + 1, 2 * NSP)) * sizeof *cac);
-    lt = malloc(((size_t)V + 2 * NSP + 1) * sizeof *lt);
-    if (!scls || !t12 || !cac || !lt)
-        goto nomem_out;
     for (size_t i = 0; i < NSP; i++)
         scls[i] = (uint8_t)b->seps.e[sr[i].id].cnt[1];
     counts cn = {b->ws, b->ws_wide, n, scls, t12, t12 + n * idb, cac, cac + 2 * ((size_t)V + 1), lt};
@@ -1331,13 +1437,7 @@ static int finish_file(td_model_builder *b, uint8_t **data, size_t *len)
     w_end(&w, at);
     at = w_begin(&w, "UNIG");
     {
-        trip *u = malloc(((size_t)V + 1) * sizeof *u);
-        uint64_t *acc = calloc((size_t)V + 1, sizeof *acc);
-        if (!u || !acc) {
-            free(u);
-            free(acc);
-            goto nomem_out;
-        }
+        trip *u = lt; /* (V + 1 of its entries) */
         for (unsigned c = 0; c < TM_CLASSES; c++) {
             memset(acc, 0, ((size_t)V + 1) * sizeof *acc);
             for (size_t i = 0; i < NW; i++)
@@ -1348,8 +1448,6 @@ static int finish_file(td_model_builder *b, uint8_t **data, size_t *len)
                     u[k++] = (trip){0, i, acc[i] > TM_COUNT_MAX ? TM_COUNT_MAX : (uint32_t)acc[i]};
             w_list(&w, u, k);
         }
-        free(u);
-        free(acc);
     }
     w_end(&w, at);
     at = w_begin(&w, "BIGR");
@@ -1412,14 +1510,7 @@ nomem_out:
     rc = nomem(b);
 out:
     free(w.p);
-    free(wr);
-    free(sr);
-    free(wmap);
-    free(smap);
-    free(scls);
-    free(t12);
-    free(cac);
-    free(lt);
+    free(scratch);
     return rc;
 }
 
@@ -1458,8 +1549,8 @@ static int cal_error(td_model *m, uint32_t mu, td_codecs *cx, uint8_t *g, size_t
     int rc = td__text_fill_once(m, TB_CAL_SEED, g, n);
     double e = 0;
     for (int i = 0; rc == TD_OK && i < 2; i++) {
-        uint64_t z, ns;
-        rc = td__codecs_compress(cx, cal_codecs[i], g, n, &z, &ns);
+        uint64_t z;
+        rc = td__codecs_size(cx, cal_codecs[i], g, n, &z);
         e += (double)cs[i] / (double)z - 1.0;
     }
     *err = 50.0 * e;
@@ -1497,10 +1588,8 @@ static int calibrate(td_model_builder *b, uint8_t *data, size_t len, td_model **
     if (rc == TD_OK)
         rc = td__codecs_new(&cx, n);
     uint64_t cs[2];
-    for (int i = 0; rc == TD_OK && i < 2; i++) {
-        uint64_t ns;
-        rc = td__codecs_compress(cx, cal_codecs[i], b->cal, n, &cs[i], &ns);
-    }
+    for (int i = 0; rc == TD_OK && i < 2; i++)
+        rc = td__codecs_size(cx, cal_codecs[i], b->cal, n, &cs[i]);
     double err = 0, best_err, perr = 0;
     uint32_t mu = mu0, best = mu0, pmu = mu0;
     if (rc == TD_OK)

@@ -427,8 +427,8 @@ static int emap_init(emap *m, size_t want)
     size_t cap = 1024;
     while (3 * cap < 4 * want)
         cap *= 2;
-    m->k = calloc(cap, sizeof *m->k);
-    m->v = malloc(cap * sizeof *m->v);
+    m->k = td__calloc_large(cap * sizeof *m->k);
+    m->v = td__alloc_large(cap * sizeof *m->v);
     m->mask = cap - 1;
     m->n = 0;
     return m->k && m->v ? TD_OK : TD_ENOMEM;
@@ -502,14 +502,14 @@ static int compile_chars(td_model *m, tabs *T)
      * npos / 4 nodes and npos / 2 pairs on prose) and grow if need be. */
     emap em = {0}, cm = {0};
     cnode *nd = NULL;
-    uint64_t *keys = NULL, *tmp = NULL;
-    uint32_t *kc = NULL;
+    uint64_t *keys = NULL, *tmp = NULL, *pk = NULL;
+    uint32_t *kc = NULL, *pc = NULL;
     size_t nn = 1, ncap = npos / 4 + 64;
     int rc = TD_ENOMEM;
 
     if (emap_init(&em, npos / 4 + 64) || emap_init(&cm, npos / 2 + 64))
         goto out;
-    nd = malloc(ncap * sizeof *nd);
+    nd = td__alloc_large(ncap * sizeof *nd);
     if (!nd)
         goto out;
     nd[0] = (cnode){TM_END, 0, 0, 0, 0};
@@ -539,65 +539,104 @@ static int compile_chars(td_model *m, tabs *T)
             sym[q] = j < L ? hist[j] : TM_ENDSYM;
             cur[q] = 0;
         }
-        nd[0].total += npw;
-        for (unsigned k = 0; k <= K; k++) {
-            if (k) {
-                while (4 * (em.n + npw + 1) > 3 * em.mask)
-                    if (emap_grow(&em) != TD_OK)
-                        goto out;
-                for (unsigned q = 0; q < npw; q++) {
-                    uint64_t key = ((uint64_t)cur[q] << 22 | hist[K + q - k]) + 1;
-                    slot[q] = emap_home(&em, key);
-                    __builtin_prefetch(&em.k[slot[q]]);
-                    __builtin_prefetch(&em.v[slot[q]]);
-                }
-                for (unsigned q = 0; q < npw; q++) {
-                    uint32_t c = cur[q], x = hist[K + q - k];
-                    uint64_t key = ((uint64_t)c << 22 | x) + 1;
-                    size_t i = slot[q];
-                    while (em.k[i] && em.k[i] != key)
-                        i = (i + 1) & em.mask;
-                    if (!em.k[i]) {
-                        if (nn == ncap) {
-                            cnode *nq = realloc(nd, 2 * ncap * sizeof *nd);
-                            if (!nq)
-                                goto out;
-                            nd = nq;
-                            ncap *= 2;
-                        }
-                        em.k[i] = key;
-                        em.v[i] = (uint32_t)nn;
-                        em.n++;
-                        nd[nn] = (cnode){c, x, k, 0, 0};
-                        nn++;
-                    }
-                    cur[q] = em.v[i];
-                    __builtin_prefetch(&nd[cur[q]]);
-                }
-                for (unsigned q = 0; q < npw; q++)
-                    nd[cur[q]].total++;
-            }
-            /* count each position's symbol after its context */
-            while (4 * (cm.n + npw + 1) > 3 * cm.mask)
-                if (emap_grow(&cm) != TD_OK)
+        for (unsigned k = 1; k <= K; k++) {
+            while (4 * (em.n + npw + 1) > 3 * em.mask)
+                if (emap_grow(&em) != TD_OK)
                     goto out;
             for (unsigned q = 0; q < npw; q++) {
-                slot[q] = emap_home(&cm, ((uint64_t)cur[q] << 22 | sym[q]) + 1);
-                __builtin_prefetch(&cm.k[slot[q]]);
-                __builtin_prefetch(&cm.v[slot[q]]);
+                uint64_t key = ((uint64_t)cur[q] << 22 | hist[K + q - k]) + 1;
+                slot[q] = emap_home(&em, key);
+                __builtin_prefetch(&em.k[slot[q]]);
+                __builtin_prefetch(&em.v[slot[q]]);
             }
             for (unsigned q = 0; q < npw; q++) {
-                uint64_t key = ((uint64_t)cur[q] << 22 | sym[q]) + 1;
+                uint32_t c = cur[q], x = hist[K + q - k];
+                uint64_t key = ((uint64_t)c << 22 | x) + 1;
                 size_t i = slot[q];
-                while (cm.k[i] && cm.k[i] != key)
-                    i = (i + 1) & cm.mask;
+                while (em.k[i] && em.k[i] != key)
+                    i = (i + 1) & em.mask;
+                if (!em.k[i]) {
+                    if (nn == ncap) {
+                        cnode *nq = td__realloc_large(nd, ncap * sizeof *nd, 2 * ncap * sizeof *nd);
+                        if (!nq)
+                            goto out;
+                        nd = nq;
+                        ncap *= 2;
+                    }
+                    em.k[i] = key;
+                    em.v[i] = (uint32_t)nn;
+                    em.n++;
+                    nd[nn] = (cnode){c, x, k, 0, 0};
+                    nn++;
+                }
+                cur[q] = em.v[i];
+                __builtin_prefetch(&nd[cur[q]]);
+            }
+        }
+        /* count each position and its symbol after its longest context (the
+         * shorter ones are summed below) */
+        while (4 * (cm.n + npw + 1) > 3 * cm.mask)
+            if (emap_grow(&cm) != TD_OK)
+                goto out;
+        for (unsigned q = 0; q < npw; q++) {
+            slot[q] = emap_home(&cm, ((uint64_t)cur[q] << 22 | sym[q]) + 1);
+            __builtin_prefetch(&cm.k[slot[q]]);
+            __builtin_prefetch(&cm.v[slot[q]]);
+        }
+        for (unsigned q = 0; q < npw; q++) {
+            uint64_t key = ((uint64_t)cur[q] << 22 | sym[q]) + 1;
+            size_t i = slot[q];
+            while (cm.k[i] && cm.k[i] != key)
+                i = (i + 1) & cm.mask;
+            if (!cm.k[i]) {
+                cm.k[i] = key;
+                cm.v[i] = 0;
+                cm.n++;
+            }
+            cm.v[i]++;
+            nd[cur[q]].total++;
+        }
+    }
+    /* Every position has a context of each length up to K, so a shorter
+     * context's total and (context, symbol) counts are the sums of its
+     * children's: summed from depth K up (a child is made after its parent),
+     * a lookup per pair instead of one per position and depth. */
+    for (size_t i = nn; i-- > 1;)
+        nd[nd[i].parent].total += nd[i].total;
+    {
+        size_t na = 0;
+        pk = td__alloc_large((cm.n ? cm.n : 1) * 2 * sizeof *pk);
+        pc = td__alloc_large((cm.n ? cm.n : 1) * sizeof *pc);
+        if (!pk || !pc)
+            goto out;
+        uint64_t *nk = pk + cm.n; /* pairs new at the next depth */
+        for (size_t i = 0; i <= cm.mask; i++)
+            if (cm.k[i]) {
+                pk[na] = cm.k[i];
+                pc[na++] = cm.v[i];
+            }
+        for (unsigned d = K; d >= 1; d--) {
+            size_t nb = 0;
+            while (4 * (cm.n + na + 1) > 3 * cm.mask)
+                if (emap_grow(&cm) != TD_OK)
+                    goto out;
+            for (size_t j = 0; j < na; j++) {
+                uint64_t key = pk[j] - 1;
+                uint64_t up = ((uint64_t)nd[key >> 22].parent << 22 | (key & 0x3FFFFF)) + 1;
+                size_t i = emap_slot(&cm, up);
                 if (!cm.k[i]) {
-                    cm.k[i] = key;
+                    cm.k[i] = up;
                     cm.v[i] = 0;
                     cm.n++;
+                    nk[nb++] = up;
                 }
-                cm.v[i]++;
+                cm.v[i] += pc[j];
             }
+            for (size_t j = 0; j < nb; j++) { /* complete now */
+                pk[j] = nk[j];
+                pc[j] = cm.v[emap_slot(&cm, nk[j])];
+            }
+            na = nb;
         }
     }
     /* States: contexts of length <= 1, or seen at least char_min times. */
@@ -611,8 +650,8 @@ static int compile_chars(td_model *m, tabs *T)
     /* The (node, symbol) pairs of states, sorted by node then symbol, with
      * their counts.  END is the largest symbol: rotated to the front below. */
     size_t np = 0;
-    keys = malloc((cm.n ? cm.n : 1) * sizeof *keys);
-    tmp = malloc((cm.n ? cm.n : 1) * sizeof *tmp);
+    keys = td__alloc_large((cm.n ? cm.n : 1) * sizeof *keys);
+    tmp = td__alloc_large((cm.n ? cm.n : 1) * sizeof *tmp);
     if (!keys || !tmp)
         goto out;
     for (size_t i = 0; i <= cm.mask; i++)
@@ -622,9 +661,9 @@ static int compile_chars(td_model *m, tabs *T)
         goto out;
     free(tmp);
     tmp = NULL;
-    kc = malloc((np ? np : 1) * sizeof *kc);
-    m->cst = calloc(nst ? nst : 1, sizeof *m->cst);
-    m->cent = malloc((np ? np : 1) * sizeof *m->cent);
+    kc = td__alloc_large((np ? np : 1) * sizeof *kc);
+    m->cst = td__calloc_large((nst ? nst : 1) * sizeof *m->cst);
+    m->cent = td__alloc_large((np ? np : 1) * sizeof *m->cent);
     if (!kc || !m->cst || !m->cent)
         goto out;
     for (size_t i = 0; i < np; i++)
@@ -705,6 +744,8 @@ out:
     free(keys);
     free(tmp);
     free(kc);
+    free(pk);
+    free(pc);
     return rc;
 }
 
@@ -826,7 +867,7 @@ static int add_dist(tabs *T, tm_dist *d, const uint32_t *v, const uint64_t *c, u
     uint32_t k = n + (wb != NO_BACKOFF && wb);
     if (T->n + k > T->cap) {
         size_t cap = TD_MAX(T->n + k, 2 * T->cap);
-        tm_alias *e = realloc(T->ent, cap * sizeof *e);
+        tm_alias *e = td__realloc_large(T->ent, T->cap * sizeof *e, cap * sizeof *e);
         if (!e)
             return TD_ENOMEM;
         T->ent = e;
@@ -866,7 +907,7 @@ static int rd_dist(rd *r, tabs *T, tm_dist *d, uint32_t lim, uint32_t wb, uint64
     uint32_t k = n + (wb != NO_BACKOFF && wb);
     if (T->n + k > T->cap) {
         size_t cap = TD_MAX(T->n + k, 2 * T->cap);
-        tm_alias *e = realloc(T->ent, cap * sizeof *e);
+        tm_alias *e = td__realloc_large(T->ent, T->cap * sizeof *e, cap * sizeof *e);
         if (!e)
             return TD_ENOMEM;
         T->ent = e;
@@ -985,7 +1026,7 @@ int td__tm_load(td_model **out, const void *buf, size_t len, int flags)
     m->V = rd_var_max(&sw, 1, (1u << 24) - 16);
     if (sw.bad || m->V > (size_t)(sw.end - sw.p) / 2)
         goto fail;
-    m->words = calloc((size_t)m->V + 1, sizeof *m->words);
+    m->words = td__calloc_large(((size_t)m->V + 1) * sizeof *m->words);
     if (!m->words) {
         rc = TD_ENOMEM;
         goto fail;
@@ -1035,7 +1076,7 @@ int td__tm_load(td_model **out, const void *buf, size_t len, int flags)
      * least; then the backoff slots, the borrowed unigrams and SEPG.  Pages
      * not used are never touched. */
     T.cap = (size_t)(r.end - r.p) / 2 + 5 * (size_t)V1 + 2 * (size_t)m->NS + 8;
-    if (!(T.ent = malloc(T.cap * sizeof *T.ent)))
+    if (!(T.ent = td__alloc_large(T.cap * sizeof *T.ent)))
         goto nomem;
     /* UNIG */
     if (!rd_section(&r, "UNIG", &s))
