@@ -399,9 +399,11 @@ static inline int is_cjk_word(uint32_t c)
            (c >= 0x20000 && c <= 0x3FFFF);
 }
 
-/* Code points after which, or before which, a line break is not a space
- * (ideographs, kana, CJK punctuation and fullwidth forms): text in those
- * scripts is wrapped anywhere, and its lines join with nothing. */
+/* Code points between two of which a line break is not a space
+ * (ideographs, kana, CJK punctuation and fullwidth forms; the rule of CSS
+ * for segment breaks between East Asian wide characters, Hangul aside):
+ * text in those scripts is wrapped anywhere, and its lines join with
+ * nothing. */
 static inline int is_wide_join(uint32_t c)
 {
     return is_cjk_word(c) || (c >= 0x3000 && c <= 0x303F) || (c >= 0xFF00 && c <= 0xFF60) ||
@@ -666,10 +668,10 @@ static unsigned cols_of(const uint8_t *p, size_t n)
 }
 
 /* Whether the line starting at q joins the text t[0..n) without a space:
- * the code point before the break or after it is wide (is_wide_join). */
+ * the code points before the break and after it are both wide. */
 static int wide_join(const uint8_t *t, size_t n, const uint8_t *q)
 {
-    if (t[n - 1] < 0x80 && q[0] < 0x80) /* ASCII on both sides */
+    if (t[n - 1] < 0x80 || q[0] < 0x80) /* ASCII on either side */
         return 0;
     size_t k = n - 1;
     while (k && (t[k] & 0xC0) == 0x80)
@@ -677,7 +679,7 @@ static int wide_join(const uint8_t *t, size_t n, const uint8_t *q)
     uint32_t a, z;
     dec(t + k, &a);
     dec(q, &z);
-    return is_wide_join(a) || is_wide_join(z);
+    return is_wide_join(a) && is_wide_join(z);
 }
 
 /* A paragraph is complete: learn its layout and its words. */
