@@ -1080,9 +1080,14 @@ TD_API int td_model_builder_finish(td_model_builder *b, td_model **out);
  * td_model_builder_finish() then td_model_save() would write, without
  * handing back a model).  The file is replaced atomically, as by
  * td_model_save().  Call this or td_model_builder_finish(), once; after
- * TD_EIO, save may be called again (the model is not built again).
+ * TD_EIO, save may be called again (the model is not built again).  A
+ * @p path that is one of the regular files the builder read (the same
+ * file, by device and inode, through any name) is refused before anything
+ * is built or written, so a corpus file is never replaced by its model.
  * @return as td_model_builder_finish(); TD_EIO (errno set) if the file
- *         cannot be written; TD_EINVAL if @p path is NULL or empty.
+ *         cannot be written; TD_EINVAL if @p path is NULL or empty, or a
+ *         corpus file (td_model_builder_message() says so; the builder
+ *         stays usable and save may be called again with another path).
  */
 TD_API int td_model_builder_save(td_model_builder *b, const char *path);
 

@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define TB_MIN_BYTES 10240u      /* smallest corpus that can be modelled */
@@ -208,6 +209,9 @@ struct td_model_builder {
     size_t cal_n;
     uint8_t *file;   /* the finished model file (save may be retried) */
     size_t file_n;
+    struct tb_input { dev_t dev; ino_t ino; } *inputs; /* the regular files read */
+    size_t ninputs;
+    int soft;        /* msg holds a refusal that left the builder usable */
 };
 
 __attribute__((format(printf, 3, 4))) static int fail(td_model_builder *b, int rc,
@@ -309,6 +313,7 @@ void td_model_builder_free(td_model_builder *b)
     free(b->styles);
     free(b->cal);
     free(b->file);
+    free(b->inputs);
     free(b);
 }
 
@@ -316,7 +321,7 @@ const char *td_model_builder_message(const td_model_builder *b)
 {
     if (!b)
         return "no builder";
-    return b->failed ? b->msg : "";
+    return b->failed || b->soft ? b->msg : "";
 }
 
 static int grow(uint8_t **p, size_t *cap, size_t need)
@@ -1256,6 +1261,15 @@ int td_model_builder_add_fd(td_model_builder *b, int fd)
         return TD_EINVAL;
     if (b->failed)
         return b->failed;
+    /* remembered so that save never puts the model in place of its corpus */
+    struct stat st;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+        struct tb_input *in = realloc(b->inputs, (b->ninputs + 1) * sizeof *in);
+        if (!in)
+            return nomem(b);
+        in[b->ninputs++] = (struct tb_input){st.st_dev, st.st_ino};
+        b->inputs = in;
+    }
     for (;;) {
         /* the first TB_CAL_MAX bytes are read straight into cal (no copy,
          * no chunk buffer to fault in), the rest into a chunk */
@@ -1688,6 +1702,17 @@ int td_model_builder_save(td_model_builder *b, const char *path)
 {
     if (!b || !path || !*path)
         return TD_EINVAL;
+    struct stat st;
+    b->soft = 0;
+    if (!b->failed && stat(path, &st) == 0)
+        for (size_t i = 0; i < b->ninputs; i++)
+            if (b->inputs[i].dev == st.st_dev && b->inputs[i].ino == st.st_ino) {
+                snprintf(b->msg, sizeof b->msg,
+                         "'%s' is a corpus file: the model would replace it (choose another "
+                         "output)", path);
+                b->soft = 1;
+                return TD_EINVAL;
+            }
     int rc = make_file(b, NULL);
     return rc == TD_OK ? td__output_put(path, b->file, b->file_n) : rc;
 }

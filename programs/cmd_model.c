@@ -69,7 +69,7 @@ static int run_build(const cli_cmd *cmd, int argc, char **argv)
         const char *msg = td_model_builder_message(b);
         cli_error("cannot build a model: %s", msg);
         td_model_builder_free(b);
-        return rc == TD_ECORPUS ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
+        return rc == TD_ECORPUS || rc == TD_EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
     }
     td_model_builder_free(b);
     return 0;

@@ -177,6 +177,22 @@ static int check(const cli_args *a, uint64_t sample)
     return status; /* a write error is reported at exit (cli_check_stdout_at_exit) */
 }
 
+/* -o naming a sample file (the same file by any name, or stdin's) would
+ * replace the sample with its profile: a usage error, before any reading. */
+static void sample_not_output(const char *const *pos, int n, const char *out)
+{
+    struct stat so, si;
+    if (!out || strcmp(out, "-") == 0 || stat(out, &so) != 0 || !S_ISREG(so.st_mode))
+        return;
+    for (int i = 0; i < n; i++) {
+        int std = strcmp(pos[i], "-") == 0;
+        if ((std ? fstat(STDIN_FILENO, &si) : stat(pos[i], &si)) == 0 && si.st_dev == so.st_dev &&
+            si.st_ino == so.st_ino)
+            cli_usage_error("'%s' is a sample file%s: the profile would replace it (choose another "
+                            "output)", out, std ? " (stdin)" : "");
+    }
+}
+
 static int run(const cli_cmd *cmd, int argc, char **argv)
 {
     cli_args a;
@@ -207,6 +223,7 @@ static int run(const cli_cmd *cmd, int argc, char **argv)
             cli_usage_error("--check takes neither -o nor --name");
         return check(&a, sample);
     }
+    sample_not_output(a.pos, a.npos, a.val[O_OUTPUT]);
     rc = profile_inputs(a.pos, a.npos, sample, !a.count[O_NOFP], a.val[O_NAME], &p);
     if (rc != TD_OK)
         return rc == TD_ECORPUS ? CLI_EXIT_USAGE : CLI_EXIT_FAIL; /* as `model build` */

@@ -360,20 +360,17 @@ static int td_py_model_builder_add_file(td_model_builder *b, const char *path, c
     return rc;
 }
 
+/* The builder writes the file itself (no model compiled twice), and
+ * refuses a path that is one of its corpus files. */
 static int td_py_model_builder_save(td_model_builder *b, const char *path, char *MSGBUF)
 {
-    td_model *m = NULL;
-    int rc = td_model_builder_finish(b, &m);
-    if (rc != TD_OK) {
-        snprintf(MSGBUF, 1024, "cannot build a model: %s",
-                 *td_model_builder_message(b) ? td_model_builder_message(b) : td_strerror(rc));
-        return rc;
-    }
-    rc = td_model_save(m, path);
-    if (rc != TD_OK)
+    int rc = td_model_builder_save(b, path);
+    const char *msg = td_model_builder_message(b);
+    if (rc != TD_OK && *msg)
+        snprintf(MSGBUF, 1024, "cannot build a model: %s", msg);
+    else if (rc != TD_OK)
         snprintf(MSGBUF, 1024, "cannot write '%s': %s", path,
                  rc == TD_EIO ? strerror(errno) : td_strerror(rc));
-    td_model_free(m);
     return rc;
 }
 

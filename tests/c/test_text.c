@@ -664,6 +664,43 @@ static int build_from(const void *p, size_t n, td_model **out, char *msg, size_t
     return rc != TD_OK ? rc : rc2;
 }
 
+/* save never replaces a file the builder read (by device and inode), and a
+ * refused save leaves the builder usable. */
+Test(text, builder_save_keeps_corpus)
+{
+    char dir[] = "/tmp/td_text_XXXXXX", c[64], l[64], m[64];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(c, sizeof c, "%s/c.txt", dir);
+    snprintf(l, sizeof l, "%s/link.txt", dir);
+    snprintf(m, sizeof m, "%s/m.tdm", dir);
+    uint8_t *t = gen(3, 0, 40000, 1);
+    FILE *f = fopen(c, "wb");
+    cr_assert_not_null(f);
+    cr_assert_eq(fwrite(t, 1, 40000, f), 40000);
+    fclose(f);
+    cr_assert_eq(link(c, l), 0);
+    td_model_builder *b;
+    cr_assert_eq(td_model_builder_new(&b), TD_OK);
+    cr_assert_eq(td_model_builder_add_file(b, c), TD_OK);
+    cr_assert_eq(td_model_builder_save(b, c), TD_EINVAL);
+    cr_assert(strstr(td_model_builder_message(b), "is a corpus file") != NULL, "%s",
+              td_model_builder_message(b));
+    cr_assert_eq(td_model_builder_save(b, l), TD_EINVAL);
+    cr_assert_eq(td_model_builder_save(b, m), TD_OK, "%s", td_model_builder_message(b));
+    cr_assert_str_eq(td_model_builder_message(b), "");
+    td_model_builder_free(b);
+    f = fopen(c, "rb");
+    uint8_t back[40001];
+    cr_assert_eq(fread(back, 1, sizeof back, f), 40000);
+    fclose(f);
+    cr_assert_eq(memcmp(back, t, 40000), 0, "the corpus changed");
+    unlink(c);
+    unlink(l);
+    unlink(m);
+    rmdir(dir);
+    free(t);
+}
+
 Test(text, bad_corpus)
 {
     char msg[256];

@@ -210,6 +210,39 @@ def test_hard_link_keeps_the_old_data(cli, tmp_path):
     assert verifies(cli, f, "random", "1M") and other.read_bytes() == b"precious"
 
 
+# --- an output that names an input -----------------------------------------------------
+
+def test_output_naming_an_input_is_refused(cli, tmp_path):
+    """`model build C -o C` and `profile S -o S` would put a model or a
+    profile in place of the user's corpus or sample: refused (exit 2) before
+    anything is read, whatever name reaches the file."""
+    c = tmp_path / "c.txt"
+    c.write_bytes(gen(cli, "text", "40K", "--seed", 3, check=True).stdout)
+    keep = c.read_bytes()
+    os.link(c, tmp_path / "hard.txt")
+    os.symlink(c, tmp_path / "sym.txt")
+    other = tmp_path / "other.txt"
+    other.write_bytes(keep)
+
+    def run(*args, **kw):
+        return subprocess.run([cli, *map(str, args)], capture_output=True, **kw)
+
+    for out in (c, tmp_path / "hard.txt", tmp_path / "sym.txt", tmp_path / "." / "c.txt"):
+        r = run("model", "build", other, c, "-o", out)
+        assert r.returncode == 2 and b"is a corpus file: the model would replace it" in r.stderr, r
+        r = run("profile", c, "-o", out, "--no-fingerprint")
+        assert r.returncode == 2 and b"is a sample file: the profile would replace it" in r.stderr, r
+    with open(c, "rb") as f:  # stdin is the file
+        assert run("model", "build", "-", "-o", c, stdin=f).returncode == 2
+    with open(c, "rb") as f:
+        assert run("profile", "-", "-o", c, stdin=f).returncode == 2
+    assert c.read_bytes() == keep and os.path.islink(tmp_path / "sym.txt")
+    # another output is fine
+    assert run("model", "build", c, "-o", tmp_path / "m.tdm").returncode == 0
+    assert run("profile", c, "-o", tmp_path / "p.json", "--no-fingerprint").returncode == 0
+    assert c.read_bytes() == keep
+
+
 # --- a failed run leaves the old file --------------------------------------------------
 
 def test_full_disk_keeps_the_old_file(cli, tmpfs):

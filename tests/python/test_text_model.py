@@ -76,6 +76,15 @@ def test_bad_corpora(tmp_path):
     assert not (tmp_path / "m.tdm").exists()
 
 
+def test_output_naming_a_corpus_file_is_refused(corpus, tmp_path):
+    c = tmp_path / "c.txt"
+    c.write_bytes(corpus[0].read_bytes())
+    with pytest.raises(ValueError, match="is a corpus file: the model would replace it"):
+        testdata.build_model([corpus[1], c], c)
+    assert c.read_bytes() == corpus[0].read_bytes()
+    assert testdata.build_model([c], tmp_path / "m.tdm").exists()
+
+
 def test_bad_model_files(corpus, tmp_path):
     m = testdata.build_model(corpus, tmp_path / "m.tdm")
     raw = m.read_bytes()

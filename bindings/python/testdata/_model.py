@@ -29,7 +29,8 @@ def build_model(corpus: Union[StrPath, Iterable[StrPath]], output: StrPath) -> p
     each file one document) and write it to output, replaced only once
     complete: what `testdata model build CORPUS... -o OUTPUT` does.
     Returns output as a pathlib.Path, for generate("text", n, model=...).
-    Raises ValueError (not UTF-8, empty, under 10 KiB), OSError (a file
+    Raises ValueError (not UTF-8, empty, under 10 KiB, or output naming
+    one of the corpus files, which is never replaced), OSError (a file
     that cannot be read or written), TypeError."""
     if isinstance(corpus, (str, os.PathLike)):
         files = [_path(corpus, "corpus")]
