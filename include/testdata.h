@@ -275,6 +275,23 @@ TD_API int td_options_check(int kind, const td_options *o);
  */
 TD_API int td_options_check_msg(int kind, const td_options *o, char *msg, size_t cap);
 
+/**
+ * Check that writing the stream of @p o to @p path would not replace a file
+ * the stream comes from: the text model or profile the options use, when
+ * it was loaded from a file (td_model_load_file(), td_profile_open(),
+ * td_options_set() with a path).  The same file by any name counts (a
+ * hard link, a symlink), compared by device and inode.
+ * td_write_file_ex() checks this itself; a caller that opens its own
+ * output (td_output_open()) calls it first.
+ * @param o     the options (NULL: the defaults, which use no file)
+ * @param path  the output path; one that does not exist, or is not a
+ *              regular file, is fine
+ * @param msg   on TD_EINVAL, one line naming the file (at most @p cap
+ *              bytes; may be NULL)
+ * @return TD_OK, or TD_EINVAL if @p path is that file (or NULL).
+ */
+TD_API int td_options_check_output(const td_options *o, const char *path, char *msg, size_t cap);
+
 /** How an option's value is written (td_option_info.type). */
 typedef enum td_option_type {
     TD_OPTION_UINT = 0,   /**< an unsigned integer */
@@ -634,8 +651,10 @@ TD_API void td_output_abort(td_output *out);
  *                 temporary, also on failure
  * @return TD_OK; TD_EIO (errno set); TD_ECANCELED; TD_ERANGE if offset+size
  *         overflows, or for an unbounded size with a file that would be
- *         replaced (it could never complete); TD_EINVAL, TD_EKIND, TD_ENOMEM,
- *         or an option error (checked before any file is touched).
+ *         replaced (it could never complete); TD_EINVAL (also when @p path
+ *         is the model or profile file the stream comes from:
+ *         td_options_check_output()), TD_EKIND, TD_ENOMEM, or an option
+ *         error (checked before any file is touched).
  */
 TD_API int td_write_file_ex(const char *path, int kind, uint64_t offset, uint64_t size,
                             const td_options *o, const td_io_options *io, uint64_t *written);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 #ifdef __linux__
 #include <sys/mman.h>
+#include <sys/stat.h>
 #endif
 #if defined(__APPLE__) || defined(__FreeBSD__)
 #include <xlocale.h>
@@ -190,6 +191,24 @@ void *td__realloc_large(void *p, size_t old, size_t n)
 #endif
     (void)old;
     return realloc(p, n);
+}
+
+td__file_id td__file_id_fd(int fd)
+{
+    struct stat st;
+    td__file_id id = {0, 0, 0};
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+        id = (td__file_id){(uint64_t)st.st_dev, (uint64_t)st.st_ino, 1};
+    return id;
+}
+
+td__file_id td__file_id_path(const char *path)
+{
+    struct stat st;
+    td__file_id id = {0, 0, 0};
+    if (path && stat(path, &st) == 0 && S_ISREG(st.st_mode))
+        id = (td__file_id){(uint64_t)st.st_dev, (uint64_t)st.st_ino, 1};
+    return id;
 }
 
 int td__read_fd(int fd, size_t cap, size_t hint, char **buf, size_t *len)

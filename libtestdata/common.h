@@ -62,6 +62,17 @@ TD_HIDDEN int td__output_put(const char *path, const void *buf, size_t len);
  * through it. */
 TD_HIDDEN int td__read_fd(int fd, size_t cap, size_t hint, char **buf, size_t *len);
 
+/* A regular file's identity (device, inode), to tell that two names reach
+ * one file; set = 0 for anything else (a pipe, a device, nothing). */
+typedef struct td__file_id {
+    uint64_t dev, ino;
+    int set;
+} td__file_id;
+
+/* The identity of the file open on fd, or of path (symlinks followed). */
+TD_HIDDEN td__file_id td__file_id_fd(int fd);
+TD_HIDDEN td__file_id td__file_id_path(const char *path);
+
 /* Large buffers, freed with free().  From TD_LARGE bytes up they start on
  * a 2 MiB boundary, are rounded up to 2 MiB and are advised for transparent
  * huge pages (Linux): a 4 KiB page faulted in costs as much as some tens of

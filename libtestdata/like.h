@@ -126,6 +126,7 @@ typedef struct td__like_model {
 
 struct td_profile {
     int builtin;                /* static object: td_profile_free does nothing */
+    td__file_id src;            /* the file it was loaded from (td_options_check_output) */
     char name[TD_LIKE_NAME_MAX];
     uint64_t source_bytes;      /* bytes given to the builder */
     uint64_t sampled_bytes;     /* bytes parsed */

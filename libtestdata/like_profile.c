@@ -1519,8 +1519,11 @@ int td_profile_load_file_msg(td_profile **out, const char *path, char *msg, size
         errno = e;
         return rc;
     }
+    td__file_id src = td__file_id_fd(fd);
     close(fd);
     rc = td_profile_load_msg(out, buf, len, msg, msgcap);
+    if (rc == TD_OK)
+        (*out)->src = src;
     free(buf);
     return rc;
 }

@@ -5,10 +5,13 @@
  * all derived.  A new option is one row here plus its td_options field.
  */
 #include "kind.h"
+#include "like.h"
+#include "text_model.h"
 
 #include <errno.h>
 #include <math.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #define ALL_KINDS ((1u << TD_KIND_COUNT) - 1u)
 #define K(kind) (1u << (kind))
@@ -215,6 +218,26 @@ int td_options_check_msg(int kind, const td_options *o, char *msg, size_t cap)
 int td_options_check(int kind, const td_options *o)
 {
     return td_options_check_msg(kind, o, NULL, 0);
+}
+
+int td_options_check_output(const td_options *o, const char *path, char *msg, size_t cap)
+{
+    if (!path)
+        return TD_EINVAL;
+    td__file_id out = td__file_id_path(path);
+    if (!o || !out.set)
+        return TD_OK;
+    const td__file_id *src[2] = {o->model ? &o->model->src : NULL,
+                                 o->profile ? &o->profile->src : NULL};
+    static const char *const what[2] = {"text model", "profile"};
+    for (int i = 0; i < 2; i++)
+        if (src[i] && src[i]->set && src[i]->dev == out.dev && src[i]->ino == out.ino) {
+            if (msg && cap)
+                snprintf(msg, cap, "'%s' is the %s the data is generated from: it would be "
+                         "replaced (choose another output)", path, what[i]);
+            return TD_EINVAL;
+        }
+    return TD_OK;
 }
 
 /* Parse text for row r into *v; TD_OK, TD_ESYNTAX, TD_ERANGE or TD_ENOMEM. */

@@ -625,6 +625,8 @@ int td_write_file_ex(const char *path, int kind, uint64_t offset, uint64_t size,
         o = &def;
     }
     rc = td_options_check(kind, o);
+    if (rc == TD_OK)
+        rc = td_options_check_output(o, path, NULL, 0);
     if (rc != TD_OK)
         return rc;
     rc = td_output_open(&out, path, io ? io->flags : 0);

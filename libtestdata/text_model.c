@@ -1301,6 +1301,8 @@ int td_model_load_file(td_model **out, const char *path)
     close(fd);
     if (rc == TD_OK)
         rc = got > cap ? TD_EMODEL : td__tm_load(out, (const uint8_t *)b, got, 0);
+    if (rc == TD_OK && S_ISREG(st.st_mode))
+        (*out)->src = (td__file_id){(uint64_t)st.st_dev, (uint64_t)st.st_ino, 1};
     free(b);
     if (rc == TD_EIO)
         errno = e;

@@ -105,6 +105,7 @@ struct td_model {
     uint8_t *data; /* the file, header included */
     size_t size;
     uint8_t hash[32]; /* BLAKE2b-256 of the payload (also in the header) */
+    td__file_id src;  /* the file it was loaded from (td_options_check_output) */
 
     tm_params p;
     uint32_t V;    /* head words; id V is the rare-word (UNK) token */

@@ -45,6 +45,11 @@ static int gen(const cli_cmd *cmd, int argc, char **argv, cli_stream *s)
     if (path && strcmp(path, "-") == 0 && !a.count[O_MPI])
         path = NULL;
     cli_parse_stream(&a, a.pos[0], a.pos[1], a.val[O_OFFSET], 1, s);
+    if (path) {
+        char msg[512];
+        if (td_options_check_output(&s->opt, path, msg, sizeof msg) != TD_OK)
+            cli_usage_error("%s", msg);
+    }
     if ((rc = cli_mpi_dispatch(cmd, &a, s, path, 0)) >= 0)
         return rc;
     if (a.count[O_KEEP] && !path)

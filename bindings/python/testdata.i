@@ -149,6 +149,11 @@ static int td_py_options_set(td_options *o, int kind, const char *key, const cha
     return td_options_set_msg(o, kind, key, value, MSGBUF, 1024);
 }
 
+static int td_py_options_check_output(const td_options *o, const char *path, char *MSGBUF)
+{
+    return td_options_check_output(o, path, MSGBUF, 1024);
+}
+
 static int td_py_kind_from_name(const char *name, int *kind, char *MSGBUF)
 {
     return td_kind_from_name_msg(name, kind, MSGBUF, 256);
@@ -489,7 +494,7 @@ static int td_py_tree_scan(const char *path, char *TEXTBUF)
 
 /* A message buffer filled by the library; on failure it is the error. */
 %typemap(in, numinputs=0) char *MSGBUF (char buf[1024]) { buf[0] = '\0'; $1 = buf; }
-%typemap(out) int td_py_options_set, int td_py_kind_from_name, int td_py_parse_size, int td_py_shard_name,
+%typemap(out) int td_py_options_set, int td_py_options_check_output, int td_py_kind_from_name, int td_py_parse_size, int td_py_shard_name,
               int td_py_model_builder_add_file, int td_py_model_builder_save {
     $result = PyLong_FromLong($1);
 }
@@ -913,6 +918,7 @@ struct td_tree {};
 %rename("%s") td_py_write_file;
 %rename("%s") td_py_verify_file;
 %rename("%s") td_py_options_set;
+%rename("%s") td_py_options_check_output;
 %rename("%s") td_py_kind_from_name;
 %rename("%s") td_py_parse_size;
 %rename("%s") td_py_verify_message;
@@ -960,6 +966,7 @@ int td_py_write_file(const char *path, int kind, uint64_t offset, uint64_t size,
 int td_py_verify_file(const char *path, int kind, uint64_t offset, uint64_t size, const td_options *o,
                       td_verify_result *VRESULT);
 int td_py_options_set(td_options *o, int kind, const char *key, const char *value, char *MSGBUF);
+int td_py_options_check_output(const td_options *o, const char *path, char *MSGBUF);
 int td_py_kind_from_name(const char *name, int *kind, char *MSGBUF);
 int td_py_parse_size(const char *text, uint64_t *size, char *MSGBUF);
 int td_py_verify_message(const td_verify_result *r, const char *name, char *MSGBUF);

@@ -832,3 +832,44 @@ Test(like, sample_dedup_through_dedup_layer)
     free(s);
 }
 
+
+/* Writing a stream never replaces the profile (or text model) file it is
+ * generated from, by any name; other paths, and streams from built-ins,
+ * are fine. */
+Test(like, output_never_replaces_its_profile)
+{
+    char dir[] = "/tmp/td_like_XXXXXX", p[64], h[64], o[64], msg[256];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(p, sizeof p, "%s/p.json", dir);
+    snprintf(h, sizeof h, "%s/hard.json", dir);
+    snprintf(o, sizeof o, "%s/out.bin", dir);
+    cr_assert_eq(td_profile_save_file(td_profile_builtin("json"), p), TD_OK);
+    cr_assert_eq(link(p, h), 0);
+    struct stat before;
+    cr_assert_eq(stat(p, &before), 0);
+
+    td_options opt;
+    td_options_init(&opt);
+    cr_assert_eq(td_options_set(&opt, TD_LIKE, "profile", h), TD_OK);
+    cr_assert_eq(td_options_check_output(&opt, p, msg, sizeof msg), TD_EINVAL);
+    cr_assert(strstr(msg, "is the profile the data is generated from") != NULL, "%s", msg);
+    cr_assert_eq(td_write_file_ex(p, TD_LIKE, 0, 65536, &opt, NULL, NULL), TD_EINVAL);
+    cr_assert_eq(td_write_file_ex(h, TD_LIKE, 0, 65536, &opt, NULL, NULL), TD_EINVAL);
+    struct stat after;
+    cr_assert_eq(stat(p, &after), 0);
+    cr_assert(after.st_ino == before.st_ino && after.st_size == before.st_size);
+    cr_assert_eq(td_options_check_output(&opt, o, NULL, 0), TD_OK);
+    cr_assert_eq(td_write_file_ex(o, TD_LIKE, 0, 65536, &opt, NULL, NULL), TD_OK);
+    cr_assert_eq(td_options_check_output(&opt, NULL, NULL, 0), TD_EINVAL);
+    cr_assert_eq(td_options_check_output(NULL, p, NULL, 0), TD_OK);
+    td_options_release(&opt);
+
+    /* a built-in profile comes from no file */
+    td_options_init(&opt);
+    opt.profile = td_profile_builtin("json");
+    cr_assert_eq(td_options_check_output(&opt, p, NULL, 0), TD_OK);
+    unlink(p);
+    unlink(h);
+    unlink(o);
+    rmdir(dir);
+}

@@ -241,6 +241,17 @@ def test_output_naming_an_input_is_refused(cli, tmp_path):
     assert run("model", "build", c, "-o", tmp_path / "m.tdm").returncode == 0
     assert run("profile", c, "-o", tmp_path / "p.json", "--no-fingerprint").returncode == 0
     assert c.read_bytes() == keep
+    # nor does generated data replace the model or profile it comes from
+    m, p = tmp_path / "m.tdm", tmp_path / "p.json"
+    mk, pk = m.read_bytes(), p.read_bytes()
+    os.symlink(p, tmp_path / "psym.json")
+    for args in (("text", "1M", "--model", m, "-o", m), ("like", "1M", "--profile", p, "-o", p),
+                 ("like", "1M", "--profile", tmp_path / "psym.json", "-o", p),
+                 ("like", "1M", "--profile", p, "-o", tmp_path / "psym.json")):
+        r = run("gen", *args)
+        assert r.returncode == 2 and b"the data is generated from: it would be replaced" in r.stderr, r
+    assert m.read_bytes() == mk and p.read_bytes() == pk
+    assert run("gen", "like", "1M", "--profile", p, "-o", tmp_path / "x.bin").returncode == 0
 
 
 # --- a failed run leaves the old file --------------------------------------------------

@@ -83,6 +83,20 @@ def test_output_naming_a_corpus_file_is_refused(corpus, tmp_path):
         testdata.build_model([corpus[1], c], c)
     assert c.read_bytes() == corpus[0].read_bytes()
     assert testdata.build_model([c], tmp_path / "m.tdm").exists()
+    # nor does write() replace the model (or profile) the stream comes from
+    m = tmp_path / "m.tdm"
+    keep = m.read_bytes()
+    with pytest.raises(ValueError, match="is the text model the data is generated from"):
+        testdata.write(m, "text", "1M", model=m)
+    p = tmp_path / "p.json"
+    testdata.Profile.builtin("json").save(p)
+    pk = p.read_bytes()
+    with pytest.raises(ValueError, match="is the profile the data is generated from"):
+        testdata.write(p, "like", "1M", profile=testdata.Profile.load(p))
+    with pytest.raises(ValueError, match="is the profile the data is generated from"):
+        testdata.write(p, "like", "1M", profile=str(p))
+    assert m.read_bytes() == keep and p.read_bytes() == pk
+    assert testdata.write(tmp_path / "x.bin", "like", "1M", profile=str(p)).stat().st_size == 1 << 20
 
 
 def test_bad_model_files(corpus, tmp_path):

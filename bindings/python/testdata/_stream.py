@@ -490,11 +490,13 @@ def write(path: Union[StrPath, bytes], kind: Kind, size: Size, *, seed: Seed = 0
     replaced only once the new file is complete, so a failure or Ctrl-C
     leaves the old file as it was and no temporary behind; a symlink is
     followed; a device or FIFO is written into, never replaced (the
-    library's td_write_file_ex)."""
+    library's td_write_file_ex).  The model or profile file the stream is
+    generated from is never replaced either (ValueError)."""
     p = _path(path)
     k, n, o = _args(kind, size, seed, dict(options))
     off = _size(offset, "offset")
     _check_end(off, n)
+    capi.td_py_options_check_output(o, p)  # never in place of its model or profile file
     try:
         capi.td_py_write_file(p, k, off, n, o)
     except ValueError as e:
