@@ -286,8 +286,8 @@ TD_API int td_options_check_msg(int kind, const td_options *o, char *msg, size_t
  * @param o     the options (NULL: the defaults, which use no file)
  * @param path  the output path; one that does not exist, or is not a
  *              regular file, is fine
- * @param msg   on TD_EINVAL, one line naming the file (at most @p cap
- *              bytes; may be NULL)
+ * @param msg   on TD_EINVAL, one line naming the file (may be NULL)
+ * @param cap   size of @p msg in bytes (the line is cut to fit)
  * @return TD_OK, or TD_EINVAL if @p path is that file (or NULL).
  */
 TD_API int td_options_check_output(const td_options *o, const char *path, char *msg, size_t cap);
