@@ -193,22 +193,23 @@ void *td__realloc_large(void *p, size_t old, size_t n)
     return realloc(p, n);
 }
 
+static td__file_id file_id(int ok, const struct stat *st)
+{
+    if (!ok || !S_ISREG(st->st_mode))
+        return (td__file_id){0, 0, 0};
+    return (td__file_id){(uint64_t)st->st_dev, (uint64_t)st->st_ino, 1};
+}
+
 td__file_id td__file_id_fd(int fd)
 {
     struct stat st;
-    td__file_id id = {0, 0, 0};
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
-        id = (td__file_id){(uint64_t)st.st_dev, (uint64_t)st.st_ino, 1};
-    return id;
+    return file_id(fstat(fd, &st) == 0, &st);
 }
 
 td__file_id td__file_id_path(const char *path)
 {
     struct stat st;
-    td__file_id id = {0, 0, 0};
-    if (path && stat(path, &st) == 0 && S_ISREG(st.st_mode))
-        id = (td__file_id){(uint64_t)st.st_dev, (uint64_t)st.st_ino, 1};
-    return id;
+    return file_id(path && stat(path, &st) == 0, &st);
 }
 
 int td__read_fd(int fd, size_t cap, size_t hint, char **buf, size_t *len)

@@ -73,6 +73,12 @@ typedef struct td__file_id {
 TD_HIDDEN td__file_id td__file_id_fd(int fd);
 TD_HIDDEN td__file_id td__file_id_path(const char *path);
 
+/* Both name one regular file. */
+static inline int td__file_id_eq(td__file_id a, td__file_id b)
+{
+    return a.set && b.set && a.dev == b.dev && a.ino == b.ino;
+}
+
 /* Large buffers, freed with free().  From TD_LARGE bytes up they start on
  * a 2 MiB boundary, are rounded up to 2 MiB and are advised for transparent
  * huge pages (Linux): a 4 KiB page faulted in costs as much as some tens of

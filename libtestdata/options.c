@@ -231,7 +231,7 @@ int td_options_check_output(const td_options *o, const char *path, char *msg, si
                                  o->profile ? &o->profile->src : NULL};
     static const char *const what[2] = {"text model", "profile"};
     for (int i = 0; i < 2; i++)
-        if (src[i] && src[i]->set && src[i]->dev == out.dev && src[i]->ino == out.ino) {
+        if (src[i] && td__file_id_eq(*src[i], out)) {
             if (msg && cap)
                 snprintf(msg, cap, "'%s' is the %s the data is generated from: it would be "
                          "replaced (choose another output)", path, what[i]);

@@ -209,7 +209,7 @@ struct td_model_builder {
     size_t cal_n;
     uint8_t *file;   /* the finished model file (save may be retried) */
     size_t file_n;
-    struct tb_input { dev_t dev; ino_t ino; } *inputs; /* the regular files read */
+    td__file_id *inputs; /* the regular files read */
     size_t ninputs;
     int soft;        /* msg holds a refusal that left the builder usable */
 };
@@ -1262,12 +1262,12 @@ int td_model_builder_add_fd(td_model_builder *b, int fd)
     if (b->failed)
         return b->failed;
     /* remembered so that save never puts the model in place of its corpus */
-    struct stat st;
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
-        struct tb_input *in = realloc(b->inputs, (b->ninputs + 1) * sizeof *in);
+    td__file_id id = td__file_id_fd(fd);
+    if (id.set) {
+        td__file_id *in = realloc(b->inputs, (b->ninputs + 1) * sizeof *in);
         if (!in)
             return nomem(b);
-        in[b->ninputs++] = (struct tb_input){st.st_dev, st.st_ino};
+        in[b->ninputs++] = id;
         b->inputs = in;
     }
     for (;;) {
@@ -1702,17 +1702,17 @@ int td_model_builder_save(td_model_builder *b, const char *path)
 {
     if (!b || !path || !*path)
         return TD_EINVAL;
-    struct stat st;
     b->soft = 0;
-    if (!b->failed && stat(path, &st) == 0)
-        for (size_t i = 0; i < b->ninputs; i++)
-            if (b->inputs[i].dev == st.st_dev && b->inputs[i].ino == st.st_ino) {
-                snprintf(b->msg, sizeof b->msg,
-                         "'%s' is a corpus file: the model would replace it (choose another "
-                         "output)", path);
-                b->soft = 1;
-                return TD_EINVAL;
-            }
+    td__file_id out = b->failed ? (td__file_id){0, 0, 0} : td__file_id_path(path);
+    for (size_t i = 0; i < b->ninputs; i++) {
+        if (td__file_id_eq(b->inputs[i], out)) {
+            snprintf(b->msg, sizeof b->msg,
+                     "'%s' is a corpus file: the model would replace it (choose another output)",
+                     path);
+            b->soft = 1;
+            return TD_EINVAL;
+        }
+    }
     int rc = make_file(b, NULL);
     return rc == TD_OK ? td__output_put(path, b->file, b->file_n) : rc;
 }
