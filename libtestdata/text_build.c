@@ -7,6 +7,7 @@
  * with the loader, so a built model and a loaded one are the same thing.
  */
 #include "codec.h"
+#include "pool.h"
 #include "text_model.h"
 
 #include <sodium.h>
@@ -212,6 +213,7 @@ struct td_model_builder {
     td__file_id *inputs; /* the regular files read */
     size_t ninputs;
     int soft;        /* msg holds a refusal that left the builder usable */
+    unsigned threads; /* td_model_builder_set_threads (0: all cores) */
 };
 
 __attribute__((format(printf, 3, 4))) static int fail(td_model_builder *b, int rc,
@@ -242,6 +244,7 @@ int td_model_builder_new(td_model_builder **out)
         return TD_ENOMEM;
     b->at_doc_start = 1;
     b->space = UINT32_MAX;
+    b->threads = 1;
     b->p = (tm_params){.eol = 0,
                        .cache_mu = 26214, /* 0.4 */
                        .copy_mu = 26214,
@@ -258,6 +261,14 @@ int td_model_builder_new(td_model_builder **out)
         return TD_ENOMEM;
     }
     *out = b;
+    return TD_OK;
+}
+
+int td_model_builder_set_threads(td_model_builder *b, unsigned threads)
+{
+    if (!b || b->file)
+        return TD_EINVAL;
+    b->threads = threads;
     return TD_OK;
 }
 
@@ -1556,19 +1567,63 @@ out:
 
 static const int cal_codecs[2] = {TD_CODEC_LZ4, TD_CODEC_ZSTD};
 
-/* Percent by which g (text from m with both parameters at mu) compresses
- * better (> 0) or worse than the corpus, whose sizes are cs[]. */
-static int cal_error(td_model *m, uint32_t mu, td_codecs *cx, uint8_t *g, size_t n,
+/* One job of the calibration's fork-join (td__pool_run): the sizes of buf
+ * under cal_codecs[c0..c1), or, with gen set, text from *m (compiled from
+ * data first if *m is NULL) with both rates at mu, into gen.  Jobs of one
+ * run touch disjoint memory. */
+typedef struct {
+    td_codecs *cx;
+    const uint8_t *buf;
+    size_t n;
+    int c0, c1;
+    uint64_t z[2];
+    td_model **m;
+    uint8_t *data, *gen;
+    size_t len;
+    uint32_t mu;
+    int rc;
+} cal_job;
+
+static void cal_job_run(void *p)
+{
+    cal_job *j = p;
+    j->rc = TD_OK;
+    if (j->gen) {
+        if (!*j->m) /* the model compiles the file in place; cal_store changes its rates */
+            j->rc = td__tm_load(j->m, j->data, j->len, TM_LOAD_TRUSTED | TM_LOAD_OWN);
+        if (j->rc == TD_OK) {
+            (*j->m)->p.cache_mu = (*j->m)->p.copy_mu = j->mu;
+            j->rc = td__text_fill_once(*j->m, TB_CAL_SEED, j->gen, j->n);
+        }
+        return;
+    }
+    for (int i = j->c0; j->rc == TD_OK && i < j->c1; i++)
+        j->rc = td__codecs_size(j->cx, cal_codecs[i], j->buf, j->n, &j->z[i]);
+}
+
+/* Sizes of buf under both codecs, on two threads when the pool has them
+ * (cx[0] and cx[1] are then distinct). */
+static int cal_sizes(td_pool *pool, td_codecs *cx[2], const uint8_t *buf, size_t n, uint64_t z[2])
+{
+    cal_job j[2] = {{.cx = cx[0], .buf = buf, .n = n, .c0 = 0, .c1 = 1},
+                    {.cx = cx[1], .buf = buf, .n = n, .c0 = 1, .c1 = 2}};
+    td__pool_run(pool, cal_job_run, j, sizeof j[0], 2);
+    z[0] = j[0].z[0];
+    z[1] = j[1].z[1];
+    return j[0].rc != TD_OK ? j[0].rc : j[1].rc;
+}
+
+/* Percent by which g (text from m with both rates at the value it was
+ * generated with) compresses better (> 0) or worse than the corpus, whose
+ * sizes are cs[]. */
+static int cal_error(td_pool *pool, td_codecs *cx[2], const uint8_t *g, size_t n,
                      const uint64_t cs[2], double *err)
 {
-    m->p.cache_mu = m->p.copy_mu = mu;
-    int rc = td__text_fill_once(m, TB_CAL_SEED, g, n);
+    uint64_t z[2];
+    int rc = cal_sizes(pool, cx, g, n, z);
     double e = 0;
-    for (int i = 0; rc == TD_OK && i < 2; i++) {
-        uint64_t z;
-        rc = td__codecs_size(cx, cal_codecs[i], g, n, &z);
-        e += (double)cs[i] / (double)z - 1.0;
-    }
+    for (int i = 0; rc == TD_OK && i < 2; i++)
+        e += (double)cs[i] / (double)z[i] - 1.0;
     *err = 50.0 * e;
     return rc;
 }
@@ -1597,19 +1652,36 @@ static int calibrate(td_model_builder *b, uint8_t *data, size_t len, td_model **
         return TD_OK;
     size_t n = b->cal_n;
     td_model *m = NULL;
-    td_codecs *cx = NULL;
-    uint8_t *g = b->cal; /* text is generated over the corpus once it is measured */
-    /* the model compiles the file in place; cal_store changes its rates */
-    int rc = td__tm_load(&m, data, len, TM_LOAD_TRUSTED | TM_LOAD_OWN);
+    td_codecs *cx[2] = {NULL, NULL};
+    td_pool *pool = NULL;
+    /* A second thread compresses the corpus while the caller compiles the
+     * model and generates (each then needs its own buffer and codecs), and
+     * one of the two codecs of each measurement after that.  Alone, text
+     * is generated over the corpus once it is measured. */
+    unsigned nt = b->threads ? b->threads : td__ncpus();
+    if (nt > 1)
+        (void)td__pool_new(&pool, 1);
+    int par = td__pool_size(pool) > 1;
+    uint8_t *g = par ? td__alloc_large(n) : b->cal;
+    int rc = g ? td__codecs_new(&cx[0], n) : TD_ENOMEM;
     if (rc == TD_OK)
-        rc = td__codecs_new(&cx, n);
-    uint64_t cs[2];
-    for (int i = 0; rc == TD_OK && i < 2; i++)
-        rc = td__codecs_size(cx, cal_codecs[i], b->cal, n, &cs[i]);
+        rc = par ? td__codecs_new(&cx[1], n) : (cx[1] = cx[0], TD_OK);
+    uint64_t cs[2] = {0, 0};
+    if (rc == TD_OK) {
+        cal_job gen = {.m = &m, .data = data, .len = len, .gen = g, .n = n, .mu = mu0};
+        cal_job size = {.cx = cx[1], .buf = b->cal, .n = n, .c0 = 0, .c1 = 2};
+        cal_job j[2];
+        j[par ? 0 : 1] = gen; /* alone: measure the corpus before text covers it */
+        j[par ? 1 : 0] = size;
+        td__pool_run(pool, cal_job_run, j, sizeof j[0], 2);
+        rc = j[0].rc != TD_OK ? j[0].rc : j[1].rc;
+        cs[0] = j[par ? 1 : 0].z[0];
+        cs[1] = j[par ? 1 : 0].z[1];
+    }
     double err = 0, best_err, perr = 0;
     uint32_t mu = mu0, best = mu0, pmu = mu0;
     if (rc == TD_OK)
-        rc = cal_error(m, mu, cx, g, n, cs, &err);
+        rc = cal_error(pool, cx, g, n, cs, &err);
     best_err = err;
     for (int step = 0; rc == TD_OK && step < TB_CAL_STEPS && fabs(err) > TB_CAL_TOL; step++) {
         /* the slope measured between the last two points once there are
@@ -1628,7 +1700,11 @@ static int calibrate(td_model_builder *b, uint8_t *data, size_t len, td_model **
         pmu = mu;
         perr = err;
         mu = to;
-        rc = cal_error(m, mu, cx, g, n, cs, &err);
+        cal_job gen = {.m = &m, .gen = g, .n = n, .mu = mu};
+        cal_job_run(&gen);
+        rc = gen.rc;
+        if (rc == TD_OK)
+            rc = cal_error(pool, cx, g, n, cs, &err);
         if (rc == TD_OK && fabs(err) < fabs(best_err)) {
             best = mu;
             best_err = err;
@@ -1651,7 +1727,12 @@ static int calibrate(td_model_builder *b, uint8_t *data, size_t len, td_model **
     }
     if (m)
         m->data = NULL; /* the caller's again */
-    td__codecs_free(cx);
+    td__pool_free(pool);
+    if (cx[1] != cx[0])
+        td__codecs_free(cx[1]);
+    td__codecs_free(cx[0]);
+    if (g != b->cal)
+        free(g);
     td_model_free(m);
     free(b->cal);
     b->cal = NULL;

@@ -176,6 +176,8 @@ int cli_apply_stream_opts(const cli_args *a, int allow_random_seed, const char *
                           cli_set_fn set, void *ctx, uint64_t *random_seed);
 /* A size argument or die with a usage error naming `what`. */
 uint64_t cli_parse_size(const char *text, const char *what);
+/* A --threads value (0: all cores) or die with the option table's usage error. */
+unsigned cli_parse_threads(const char *text);
 
 /* ---- progress (cli_progress.c) ----------------------------------------- */
 

@@ -398,6 +398,17 @@ uint64_t cli_parse_size(const char *text, const char *what)
     return v;
 }
 
+unsigned cli_parse_threads(const char *text)
+{
+    /* The same row of the library's option table as gen --threads. */
+    td_options t;
+    char msg[256];
+    td_options_init(&t);
+    if (td_options_set_msg(&t, TD_ZERO, "--threads", text, msg, sizeof msg) != TD_OK)
+        cli_usage_error("%s", msg);
+    return t.threads;
+}
+
 int cli_apply_stream_opts(const cli_args *a, int allow_random_seed, const char *hint,
                           cli_set_fn set, void *ctx, uint64_t *random_seed)
 {

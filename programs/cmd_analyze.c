@@ -114,15 +114,8 @@ static int run(const cli_cmd *cmd, int argc, char **argv)
             cli_usage_error("bad --sample '%s': %s", a.val[O_SAMPLE], td_strerror(TD_ERANGE));
         ao.sample_bytes = v;
     }
-    if (a.val[O_THREADS]) {
-        /* The same row of the library's option table as gen --threads. */
-        td_options t;
-        char msg[256];
-        td_options_init(&t);
-        if (td_options_set_msg(&t, TD_ZERO, "--threads", a.val[O_THREADS], msg, sizeof msg) != TD_OK)
-            cli_usage_error("%s", msg);
-        ao.threads = t.threads;
-    }
+    if (a.val[O_THREADS])
+        ao.threads = cli_parse_threads(a.val[O_THREADS]);
     if (json)
         printf("[");
     for (int i = 0; i < a.npos; i++) {

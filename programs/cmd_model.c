@@ -6,9 +6,19 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { B_OUTPUT };
+enum { B_OUTPUT, B_THREADS };
 
 static const cli_opt build_opts[] = {
+    [B_OUTPUT] = {"output", 'o', "MODEL", "write the model file to MODEL (replaced only once "
+                  "complete)"},
+    [B_THREADS] = {"threads", 0, "N",
+                   "threads (default 1; 0 = all cores; at most 2 are used): the calibration "
+                   "compresses the corpus while the model is compiled; the model does not change"},
+    {NULL, 0, NULL, NULL},
+};
+
+/* export's: build's output row alone (B_OUTPUT is 0 in both) */
+static const cli_opt export_opts[] = {
     [B_OUTPUT] = {"output", 'o', "MODEL", "write the model file to MODEL (replaced only once "
                   "complete)"},
     {NULL, 0, NULL, NULL},
@@ -36,6 +46,7 @@ static int run_build(const cli_cmd *cmd, int argc, char **argv)
     static cli_args a;
     td_model_builder *b = NULL;
     const char *out;
+    unsigned threads = 1;
     int rc;
 
     cli_parse(cmd, argc, argv, &a);
@@ -43,10 +54,13 @@ static int run_build(const cli_cmd *cmd, int argc, char **argv)
         cli_usage_error("model build needs CORPUS... (files of UTF-8 text, or - for stdin)");
     if (!(out = a.val[B_OUTPUT]))
         cli_usage_error("model build needs -o MODEL");
+    if (a.val[B_THREADS])
+        threads = cli_parse_threads(a.val[B_THREADS]);
     if (td_model_builder_new(&b) != TD_OK) {
         cli_error("out of memory");
         return CLI_EXIT_FAIL;
     }
+    (void)td_model_builder_set_threads(b, threads);
     for (int i = 0; i < a.npos; i++) {
         const char *p = a.pos[i];
         rc = strcmp(p, "-") == 0 ? td_model_builder_add_fd(b, STDIN_FILENO)
@@ -134,7 +148,7 @@ static int run_export(const cli_cmd *cmd, int argc, char **argv)
 
 static const cli_cmd model_build = {
     .name = "model build",
-    .args = "CORPUS... -o MODEL",
+    .args = "CORPUS... -o MODEL [--threads N]",
     .summary = "learn a text model from UTF-8 text",
     .description = "Learn a text model (words, punctuation, sentence and paragraph shape,\n"
                    "line layout) from CORPUS files of UTF-8 text in any language, for\n"
@@ -167,7 +181,7 @@ static const cli_cmd model_export = {
     .summary = "write the built-in English model to a file",
     .description = "Write the built-in English model as a model file (the same bytes as\n"
                    "the default of 'gen text' when given with --model).",
-    .opts = build_opts,
+    .opts = export_opts,
     .footer = "Exit status: 0 done, 1 failure, 2 usage error.\n",
     .run = run_export,
 };

@@ -349,9 +349,12 @@ static int td_py_tree_verify(const td_tree *t, const char *path, uint32_t flags,
 
 /* Text models: a builder fed corpus files, then finished and saved.  The
  * message names what went wrong (the builder's, or the system's reason). */
-static int td_py_model_builder_new(td_model_builder **out)
+static int td_py_model_builder_new(uint32_t threads, td_model_builder **out)
 {
-    return td_model_builder_new(out);
+    int rc = td_model_builder_new(out);
+    if (rc == TD_OK)
+        rc = td_model_builder_set_threads(*out, threads);
+    return rc;
 }
 
 static int td_py_model_builder_add_file(td_model_builder *b, const char *path, char *MSGBUF)
@@ -984,7 +987,7 @@ int td_py_tree_write(const td_tree *t, const char *path, uint32_t flags, uint32_
 int td_py_tree_verify(const td_tree *t, const char *path, uint32_t flags, uint32_t threads,
                       uint64_t first, uint64_t count, td_tree_result *TRESULT, char *TEXTBUF);
 int td_py_tree_scan(const char *path, char *TEXTBUF);
-int td_py_model_builder_new(td_model_builder **out);
+int td_py_model_builder_new(uint32_t threads, td_model_builder **out);
 int td_py_model_builder_add_file(td_model_builder *b, const char *path, char *MSGBUF);
 int td_py_model_builder_save(td_model_builder *b, const char *path, char *MSGBUF);
 

@@ -653,15 +653,22 @@ Test(text, cjk_characters_are_words)
 
 /* ---- errors --------------------------------------------------------------- */
 
-static int build_from(const void *p, size_t n, td_model **out, char *msg, size_t msgsz)
+static int build_from_threads(const void *p, size_t n, unsigned threads, td_model **out,
+                              char *msg, size_t msgsz)
 {
     td_model_builder *b;
     cr_assert_eq(td_model_builder_new(&b), TD_OK);
+    cr_assert_eq(td_model_builder_set_threads(b, threads), TD_OK);
     int rc = td_model_builder_update(b, p, n);
     int rc2 = td_model_builder_finish(b, out);
     snprintf(msg, msgsz, "%s", td_model_builder_message(b));
     td_model_builder_free(b);
     return rc != TD_OK ? rc : rc2;
+}
+
+static int build_from(const void *p, size_t n, td_model **out, char *msg, size_t msgsz)
+{
+    return build_from_threads(p, n, 1, out, msg, msgsz);
 }
 
 /* save never replaces a file the builder read (by device and inode), and a
@@ -1128,10 +1135,13 @@ static uint32_t model_cache_mu(const td_model *m)
  * of its model compresses 6% better than it) and one that repeats its own
  * lines (a 512-byte run of lines from 12 KiB back after every 4 KiB: with
  * the defaults, 6% worse).  The builder calibrates cache_mu for both. */
-Test(text, builder_calibrates_repetition, .timeout = 120)
+/* Prose (text of the built-in model) with every 4 KiB followed by a copy
+ * of a few lines from 8-12 KiB before: a corpus that repeats itself more
+ * than prose.  Its length in *n. */
+static uint8_t *repetitive(const uint8_t *base, size_t n0, size_t *len)
 {
-    size_t n0 = 256 * 1024, cap = n0 * 2, n = 0;
-    uint8_t *base = gen(7, 0, n0, 1), *rep = malloc(cap);
+    size_t cap = n0 * 2, n = 0;
+    uint8_t *rep = malloc(cap);
     cr_assert_not_null(rep);
     for (size_t i = 0; i < n0; i += 4096) {
         size_t k = n0 - i < 4096 ? n0 - i : 4096;
@@ -1148,6 +1158,14 @@ Test(text, builder_calibrates_repetition, .timeout = 120)
             n += (size_t)(e - s);
         }
     }
+    *len = n;
+    return rep;
+}
+
+Test(text, builder_calibrates_repetition, .timeout = 120)
+{
+    size_t n0 = 256 * 1024, n;
+    uint8_t *base = gen(7, 0, n0, 1), *rep = repetitive(base, n0, &n);
     const uint8_t *corpus[2] = {base, rep};
     size_t len[2] = {n0, n};
     for (int c = 0; c < 2; c++) {
@@ -1166,6 +1184,41 @@ Test(text, builder_calibrates_repetition, .timeout = 120)
         free(t);
         td_model_free(m);
     }
+    free(rep);
+    free(base);
+}
+
+/* The calibration's second thread changes when the work is done, not the
+ * model: the same file with 1, 2 and all threads, for prose (calibrated
+ * once) and for a corpus the calibration moves several times. */
+Test(text, builder_threads_same_model, .timeout = 120)
+{
+    size_t n0 = 256 * 1024, n;
+    uint8_t *base = gen(7, 0, n0, 1), *rep = repetitive(base, n0, &n);
+    const uint8_t *corpus[2] = {base, rep};
+    size_t len[2] = {n0, n};
+    for (int c = 0; c < 2; c++) {
+        td_model *m1, *m;
+        char msg[256];
+        cr_assert_eq(build_from_threads(corpus[c], len[c], 1, &m1, msg, sizeof msg), TD_OK, "%s",
+                     msg);
+        for (unsigned t = 0; t <= 2; t += 2) {
+            cr_assert_eq(build_from_threads(corpus[c], len[c], t, &m, msg, sizeof msg), TD_OK,
+                         "%s", msg);
+            assert_same_file(m1, m, "threads changed the model");
+            td_model_free(m);
+        }
+        td_model_free(m1);
+    }
+    td_model_builder *b;
+    td_model *m;
+    cr_assert_eq(td_model_builder_set_threads(NULL, 2), TD_EINVAL);
+    cr_assert_eq(td_model_builder_new(&b), TD_OK);
+    cr_assert_eq(td_model_builder_update(b, base, n0), TD_OK);
+    cr_assert_eq(td_model_builder_finish(b, &m), TD_OK);
+    cr_assert_eq(td_model_builder_set_threads(b, 2), TD_EINVAL, "after finish");
+    td_model_builder_free(b);
+    td_model_free(m);
     free(rep);
     free(base);
 }

@@ -55,6 +55,22 @@ def test_build_fits_repetition_to_the_corpus(run, tmp_path):
     r = run("model", "info", m, check=True).stdout.decode()
     mu = float(re.search(r"^repetition +([0-9.]+),", r, re.M).group(1))
     assert 0.42 < mu <= 0.6, r
+    # --threads: the calibration on two threads fits the same model
+    for t in ("2", "0"):
+        m2 = tmp_path / f"rep{t}.tdm"
+        run("model", "build", "--threads", t, c, "-o", m2, check=True)
+        assert m2.read_bytes() == m.read_bytes(), t
+
+
+def test_bad_threads(run, tmp_path):
+    c, m = corpus(run, tmp_path), tmp_path / "m.tdm"
+    for bad in ("-1", "x", "1.5", ""):
+        r = run("model", "build", "--threads", bad, c, "-o", m)
+        assert r.returncode == 2 and b"for --threads" in r.stderr and b"valid: 0 to" in r.stderr, \
+            (bad, r.stderr)
+    assert not m.exists()
+    r = run("model", "export", "--threads", "2", "-o", m)
+    assert r.returncode == 2 and b"unknown option '--threads'" in r.stderr
 
 
 def test_errors(run, tmp_path):

@@ -43,6 +43,14 @@ def test_same_model_as_the_cli(corpus, tmp_path, cli):
     assert m.read_bytes() == (tmp_path / "cli.tdm").read_bytes()
     one = testdata.build_model(corpus[0], tmp_path / "one.tdm")  # a single path
     assert one.read_bytes() != m.read_bytes()
+    # threads= (the CLI's --threads): the same model
+    for t in (2, 0, "2"):
+        assert testdata.build_model(corpus, tmp_path / "t.tdm", threads=t).read_bytes() == \
+            m.read_bytes(), t
+    for bad in (-1, "x", 1.5):
+        with pytest.raises(ValueError, match="option 'threads'"):
+            testdata.build_model(corpus, tmp_path / "bad.tdm", threads=bad)
+    assert not (tmp_path / "bad.tdm").exists()
 
 
 def test_default_is_the_builtin_model(tmp_path, cli):

@@ -8,6 +8,7 @@ import pathlib
 from typing import Iterable, Union
 
 from . import capi
+from ._stream import _options
 from ._types import StrPath
 
 __all__ = ["build_model"]
@@ -24,10 +25,13 @@ def _path(p: object, what: str) -> str:
     return s
 
 
-def build_model(corpus: Union[StrPath, Iterable[StrPath]], output: StrPath) -> pathlib.Path:
+def build_model(corpus: Union[StrPath, Iterable[StrPath]], output: StrPath, *,
+                threads: Union[int, str] = 1) -> pathlib.Path:
     """Learn a text model from corpus files (UTF-8 text in any language;
     each file one document) and write it to output, replaced only once
     complete: what `testdata model build CORPUS... -o OUTPUT` does.
+    threads: as `--threads` (0: all cores; at most 2 are used; the model
+    does not depend on it).  The GIL is released.
     Returns output as a pathlib.Path, for generate("text", n, model=...).
     Raises ValueError (not UTF-8, empty, under 10 KiB, or output naming
     one of the corpus files, which is never replaced), OSError (a file
@@ -39,7 +43,8 @@ def build_model(corpus: Union[StrPath, Iterable[StrPath]], output: StrPath) -> p
     out = _path(output, "output")
     if not files:
         raise ValueError("build_model needs at least one corpus file")
-    b = capi.td_py_model_builder_new()[1]
+    t = _options(capi.TD_ZERO, 0, {"threads": threads}).threads
+    b = capi.td_py_model_builder_new(t)[1]
     for f in files:
         capi.td_py_model_builder_add_file(b, f)
     capi.td_py_model_builder_save(b, out)
