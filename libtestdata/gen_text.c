@@ -461,7 +461,8 @@ const td_kind_vtbl td_kind_text = {
     .fill_block = text_fill_block,
 };
 
-int td__text_fill_once(const td_model *m, uint64_t seed, uint8_t *buf, size_t len)
+int td__text_fill_once(const td_model *m, uint64_t seed, uint64_t offset, uint8_t *buf,
+                       size_t len)
 {
     td_options o;
     void *st;
@@ -471,7 +472,7 @@ int td__text_fill_once(const td_model *m, uint64_t seed, uint8_t *buf, size_t le
     int rc = text_prepare(&o, &st);
     if (rc != TD_OK)
         return rc;
-    rc = fill_range(st, 0, buf, len, 0);
+    rc = fill_range(st, offset, buf, len, 0);
     text_release(st);
     return rc;
 }

@@ -418,6 +418,18 @@ static int close_keep(td_output *o, int rc)
     return rc;
 }
 
+/* Remove the file a failed commit linked in under its final name, if that
+ * name is still the file (st: its fstat) and not something put there since. */
+static void unlink_new(const td_output *o, const struct stat *st)
+{
+    struct stat now;
+    int dfd = o->name ? o->dirfd : AT_FDCWD;
+    const char *name = o->name ? o->name : o->final;
+    if (fstatat(dfd, name, &now, AT_SYMLINK_NOFOLLOW) == 0 && now.st_dev == st->st_dev &&
+        now.st_ino == st->st_ino)
+        unlinkat(dfd, name, 0);
+}
+
 int td_output_commit(td_output *o)
 {
     struct stat st;
@@ -447,11 +459,12 @@ int td_output_commit(td_output *o)
         char proc[64];
         snprintf(proc, sizeof proc, "/proc/self/fd/%d", o->fd);
         /* A new file appears under its name in one step.  A replacement (or
-         * a file that appeared meanwhile) needs a name to rename(): the
-         * hidden name exists only between the two calls, back to back. */
+         * a file that appeared meanwhile) needs a name to rename(), given
+         * here and renamed below once close() has succeeded: the old file
+         * goes only for data that closed without error. */
         if (!o->replaces && linkat(AT_FDCWD, proc, o->name ? o->dirfd : AT_FDCWD,
                                    o->name ? o->name : o->final, AT_SYMLINK_FOLLOW) == 0)
-            linked = 1;
+            linked = fstat(o->fd, &st) == 0 ? 2 : 1; /* 2: st is the new file's */
         else if (!o->replaces && errno != EEXIST)
             rc = TD_EIO;
         else if (o->name && lstat(o->final, &st) == 0 && !S_ISREG(st.st_mode)) {
@@ -459,19 +472,19 @@ int td_output_commit(td_output *o)
             rc = TD_EIO;
         } else if (!o->dir && !(o->dir = dup_dir(o->final)))
             rc = TD_ENOMEM;
-        else if ((rc = name_temp(o, 1)) == TD_OK && rename(o->temp, o->final) == 0)
-            linked = 1;
-        else if (rc == TD_OK)
-            rc = TD_EIO;
+        else
+            rc = name_temp(o, 1);
     }
     rc = close_keep(o, rc);
     if (rc == TD_OK && !linked && rename(o->temp, o->final) != 0)
         rc = TD_EIO;
+    saved = errno;
+    if (linked == 2 && rc != TD_OK)
+        unlink_new(o, &st); /* close() failed: the new file may lack data */
     if (linked) {
-        free(o->temp); /* renamed: nothing to remove on failure */
+        free(o->temp);
         o->temp = NULL;
     }
-    saved = errno;
     if (rc != TD_OK && o->temp)
         unlink(o->temp);
     free_output(o);

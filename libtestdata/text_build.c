@@ -7,6 +7,7 @@
  * with the loader, so a built model and a loaded one are the same thing.
  */
 #include "codec.h"
+#include "kind.h"
 #include "pool.h"
 #include "text_model.h"
 
@@ -1564,13 +1565,17 @@ out:
 #define TB_CAL_LO 19661u /* 0.3 */
 #define TB_CAL_HI 55705u /* 0.85; both 3-byte vars, so the file keeps its length */
 #define TB_CAL_SEED 0
+/* Below this, a second thread costs more than it saves: a 300 KB corpus
+ * built 7% slower with it, 600 KB 4-14% faster, 1.2 MB 16-20% faster
+ * (wall time; tests/bench/bench_model_build.py). */
+#define TB_CAL_PAR_MIN (512u * 1024u)
 
 static const int cal_codecs[2] = {TD_CODEC_LZ4, TD_CODEC_ZSTD};
 
 /* One job of the calibration's fork-join (td__pool_run): the sizes of buf
- * under cal_codecs[c0..c1), or, with gen set, text from *m (compiled from
- * data first if *m is NULL) with both rates at mu, into gen.  Jobs of one
- * run touch disjoint memory. */
+ * under cal_codecs[c0..c1), or (m set) the model compiled from data, or
+ * (gen set) bytes [off, off + n) of text from *m at both rates mu, into gen
+ * + off.  Jobs of one run touch disjoint memory. */
 typedef struct {
     td_codecs *cx;
     const uint8_t *buf;
@@ -1579,8 +1584,7 @@ typedef struct {
     uint64_t z[2];
     td_model **m;
     uint8_t *data, *gen;
-    size_t len;
-    uint32_t mu;
+    size_t len, off;
     int rc;
 } cal_job;
 
@@ -1589,16 +1593,31 @@ static void cal_job_run(void *p)
     cal_job *j = p;
     j->rc = TD_OK;
     if (j->gen) {
-        if (!*j->m) /* the model compiles the file in place; cal_store changes its rates */
-            j->rc = td__tm_load(j->m, j->data, j->len, TM_LOAD_TRUSTED | TM_LOAD_OWN);
-        if (j->rc == TD_OK) {
-            (*j->m)->p.cache_mu = (*j->m)->p.copy_mu = j->mu;
-            j->rc = td__text_fill_once(*j->m, TB_CAL_SEED, j->gen, j->n);
-        }
-        return;
+        if (j->n)
+            j->rc = td__text_fill_once(*j->m, TB_CAL_SEED, j->off, j->gen + j->off, j->n);
     }
+    else if (j->m) /* the model compiles the file in place; cal_store changes its rates */
+        j->rc = td__tm_load(j->m, j->data, j->len, TM_LOAD_TRUSTED | TM_LOAD_OWN);
     for (int i = j->c0; j->rc == TD_OK && i < j->c1; i++)
         j->rc = td__codecs_size(j->cx, cal_codecs[i], j->buf, j->n, &j->z[i]);
+}
+
+/* Run two jobs (at once when the pool has a worker); the first error. */
+static int cal_run2(td_pool *pool, cal_job j[2])
+{
+    td__pool_run(pool, cal_job_run, j, sizeof j[0], 2);
+    return j[0].rc != TD_OK ? j[0].rc : j[1].rc;
+}
+
+/* Text from m at both rates mu into g[0, n); with a worker, in two halves
+ * cut at a block boundary (the bytes do not depend on the cut). */
+static int cal_generate(td_pool *pool, td_model *m, uint32_t mu, uint8_t *g, size_t n)
+{
+    m->p.cache_mu = m->p.copy_mu = mu;
+    size_t h = td__pool_size(pool) > 1 ? n / 2 / td_kind_text.block * td_kind_text.block : n;
+    cal_job j[2] = {{.m = &m, .gen = g, .off = 0, .n = h},
+                    {.m = &m, .gen = g, .off = h, .n = n - h}};
+    return cal_run2(pool, j);
 }
 
 /* Sizes of buf under both codecs, on two threads when the pool has them
@@ -1607,10 +1626,10 @@ static int cal_sizes(td_pool *pool, td_codecs *cx[2], const uint8_t *buf, size_t
 {
     cal_job j[2] = {{.cx = cx[0], .buf = buf, .n = n, .c0 = 0, .c1 = 1},
                     {.cx = cx[1], .buf = buf, .n = n, .c0 = 1, .c1 = 2}};
-    td__pool_run(pool, cal_job_run, j, sizeof j[0], 2);
+    int rc = cal_run2(pool, j);
     z[0] = j[0].z[0];
     z[1] = j[1].z[1];
-    return j[0].rc != TD_OK ? j[0].rc : j[1].rc;
+    return rc;
 }
 
 /* Percent by which g (text from m with both rates at the value it was
@@ -1655,11 +1674,11 @@ static int calibrate(td_model_builder *b, uint8_t *data, size_t len, td_model **
     td_codecs *cx[2] = {NULL, NULL};
     td_pool *pool = NULL;
     /* A second thread compresses the corpus while the caller compiles the
-     * model and generates (each then needs its own buffer and codecs), and
-     * one of the two codecs of each measurement after that.  Alone, text
-     * is generated over the corpus once it is measured. */
+     * model, generates half of each text and runs one of the two codecs of
+     * each measurement; the threads then need their own buffers and codecs.
+     * Alone, text is generated over the corpus once it is measured. */
     unsigned nt = b->threads ? b->threads : td__ncpus();
-    if (nt > 1)
+    if (nt > 1 && n >= TB_CAL_PAR_MIN)
         (void)td__pool_new(&pool, 1);
     int par = td__pool_size(pool) > 1;
     uint8_t *g = par ? td__alloc_large(n) : b->cal;
@@ -1667,17 +1686,15 @@ static int calibrate(td_model_builder *b, uint8_t *data, size_t len, td_model **
     if (rc == TD_OK)
         rc = par ? td__codecs_new(&cx[1], n) : (cx[1] = cx[0], TD_OK);
     uint64_t cs[2] = {0, 0};
-    if (rc == TD_OK) {
-        cal_job gen = {.m = &m, .data = data, .len = len, .gen = g, .n = n, .mu = mu0};
-        cal_job size = {.cx = cx[1], .buf = b->cal, .n = n, .c0 = 0, .c1 = 2};
-        cal_job j[2];
-        j[par ? 0 : 1] = gen; /* alone: measure the corpus before text covers it */
-        j[par ? 1 : 0] = size;
-        td__pool_run(pool, cal_job_run, j, sizeof j[0], 2);
-        rc = j[0].rc != TD_OK ? j[0].rc : j[1].rc;
-        cs[0] = j[par ? 1 : 0].z[0];
-        cs[1] = j[par ? 1 : 0].z[1];
+    if (rc == TD_OK) { /* the model compiles while the corpus is measured */
+        cal_job j[2] = {{.m = &m, .data = data, .len = len},
+                        {.cx = cx[1], .buf = b->cal, .n = n, .c0 = 0, .c1 = 2}};
+        rc = cal_run2(pool, j);
+        cs[0] = j[1].z[0];
+        cs[1] = j[1].z[1];
     }
+    if (rc == TD_OK) /* alone, over the corpus once it is measured */
+        rc = cal_generate(pool, m, mu0, g, n);
     double err = 0, best_err, perr = 0;
     uint32_t mu = mu0, best = mu0, pmu = mu0;
     if (rc == TD_OK)
@@ -1700,9 +1717,7 @@ static int calibrate(td_model_builder *b, uint8_t *data, size_t len, td_model **
         pmu = mu;
         perr = err;
         mu = to;
-        cal_job gen = {.m = &m, .gen = g, .n = n, .mu = mu};
-        cal_job_run(&gen);
-        rc = gen.rc;
+        rc = cal_generate(pool, m, mu, g, n);
         if (rc == TD_OK)
             rc = cal_error(pool, cx, g, n, cs, &err);
         if (rc == TD_OK && fabs(err) < fabs(best_err)) {

@@ -193,11 +193,12 @@ TD_HIDDEN unsigned td__tm_tail_word(const td_model *m, uint32_t rank, int cap, u
  * caller spells). */
 TD_HIDDEN const uint8_t *td__tm_tail_cache(const td_model *m);
 
-/* Text of model m with seed, bytes [0, len), on this thread: what td_fill()
- * of TD_TEXT makes, without building the model's spelling cache (for a
- * model filled once, as the builder's calibration does: at a few MiB the
- * cache costs more than it saves). */
-TD_HIDDEN int td__text_fill_once(const td_model *m, uint64_t seed, uint8_t *buf, size_t len);
+/* Text of model m with seed, bytes [offset, offset + len), on this thread:
+ * what td_fill() of TD_TEXT makes, without building the model's spelling
+ * cache (for a model filled once, as the builder's calibration does: at a
+ * few MiB the cache costs more than it saves). */
+TD_HIDDEN int td__text_fill_once(const td_model *m, uint64_t seed, uint64_t offset, uint8_t *buf,
+                                 size_t len);
 
 /* Capitalise the first letter of out[0..len) in place (the rare words of
  * sentence starts). */

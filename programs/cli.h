@@ -174,6 +174,10 @@ typedef int (*cli_set_fn)(void *ctx, const char *key, const char *value, char *m
  * Usage errors exit 2.  Returns whether a seed was picked. */
 int cli_apply_stream_opts(const cli_args *a, int allow_random_seed, const char *hint,
                           cli_set_fn set, void *ctx, uint64_t *random_seed);
+/* Why a file of a tree could not be written (errno e), in words: the two
+ * refusals (EEXIST, ENOTDIR: something in the way, left alone) get their
+ * own (cli_util.c). */
+const char *cli_tree_why(int e);
 /* A size argument or die with a usage error naming `what`. */
 uint64_t cli_parse_size(const char *text, const char *what);
 /* A --threads value (0: all cores) or die with the option table's usage error. */

@@ -254,3 +254,17 @@ void cli_signal_temp(const char *path)
 {
     temp_path = path;
 }
+
+/* Why a file of the tree could not be written.  The two refusals get
+ * words of their own: the system's ("File exists", "Not a directory") do
+ * not say that something is in the way and is left alone. */
+const char *cli_tree_why(int e)
+{
+    if (e == EEXIST)
+        return "something that is not a regular file is there (a symlink, directory, FIFO or "
+               "device where a file of the tree should be is never replaced)";
+    if (e == ENOTDIR)
+        return "something that is not a directory is there (a symlink or file where a "
+               "directory of the tree should be is never followed or replaced)";
+    return strerror(e);
+}

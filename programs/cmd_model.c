@@ -12,8 +12,9 @@ static const cli_opt build_opts[] = {
     [B_OUTPUT] = {"output", 'o', "MODEL", "write the model file to MODEL (replaced only once "
                   "complete)"},
     [B_THREADS] = {"threads", 0, "N",
-                   "threads (default 1; 0 = all cores; at most 2 are used): the calibration "
-                   "compresses the corpus while the model is compiled; the model does not change"},
+                   "threads (default 1; 0 = all cores; at most 2 are used, from 512 KiB of "
+                   "corpus): the calibration compresses the corpus while the model is compiled; "
+                   "the model does not change"},
     {NULL, 0, NULL, NULL},
 };
 

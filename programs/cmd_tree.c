@@ -127,7 +127,7 @@ static int run_gen(const cli_cmd *cmd, int argc, char **argv)
     cli_progress_break(&p.pr);
     if (rc == TD_EIO)
         cli_error("cannot write '%s%s%s': %s", dir, strcmp(where, dir) ? "/" : "",
-                  strcmp(where, dir) ? where : "", strerror(res.error));
+                  strcmp(where, dir) ? where : "", cli_tree_why(res.error));
     else if (rc == TD_ECANCELED)
         cli_error("%llu of %llu files written, each complete: 'tree gen --resume' "
                   "completes the tree", (unsigned long long)res.files,

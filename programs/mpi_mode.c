@@ -760,7 +760,7 @@ int cli_mpi_module_tree(const td_tree *t, const char *dir, int verify, uint32_t 
     } else {
         rc = td_tree_write(t, dir, &io, &res, where, sizeof where);
         if (rc == TD_EIO)
-            cli_error("rank %d: cannot write '%s/%s': %s", rank, dir, where, strerror(res.error));
+            cli_error("rank %d: cannot write '%s/%s': %s", rank, dir, where, cli_tree_why(res.error));
         else if (rc != TD_OK && rc != TD_ECANCELED)
             cli_error("rank %d: %s", rank, td_strerror(rc));
         st = rc == TD_OK ? 0 : 1;

@@ -1190,10 +1190,11 @@ Test(text, builder_calibrates_repetition, .timeout = 120)
 
 /* The calibration's second thread changes when the work is done, not the
  * model: the same file with 1, 2 and all threads, for prose (calibrated
- * once) and for a corpus the calibration moves several times. */
-Test(text, builder_threads_same_model, .timeout = 120)
+ * once) and for a corpus the calibration moves several times.  Both are
+ * above TB_CAL_PAR_MIN (512 KiB), where the second thread is used. */
+Test(text, builder_threads_same_model, .timeout = 300)
 {
-    size_t n0 = 256 * 1024, n;
+    size_t n0 = 600 * 1024, n;
     uint8_t *base = gen(7, 0, n0, 1), *rep = repetitive(base, n0, &n);
     const uint8_t *corpus[2] = {base, rep};
     size_t len[2] = {n0, n};

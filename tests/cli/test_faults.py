@@ -201,6 +201,80 @@ def test_full_tmpfs_leaves_nothing(cli):
         os.rmdir(d)
 
 
+# --- close() fails (NFS, quotas): an LD_PRELOAD shim --------------------------------
+
+CLOSE_SHIM = r"""
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+/* close() of a descriptor whose path starts with $TD_TEST_FAIL_CLOSE closes
+ * it and then reports EIO, as NFS does for a write it could not flush. */
+int close(int fd)
+{
+    static int (*real)(int);
+    const char *want = getenv("TD_TEST_FAIL_CLOSE");
+    char p[64], path[PATH_MAX];
+    ssize_t n;
+    if (!real)
+        real = (int (*)(int))dlsym(RTLD_NEXT, "close");
+    snprintf(p, sizeof p, "/proc/self/fd/%d", fd);
+    if (want && (n = readlink(p, path, sizeof path - 1)) > 0) {
+        path[n] = 0;
+        if (strncmp(path, want, strlen(want)) == 0) {
+            real(fd);
+            errno = EIO;
+            return -1;
+        }
+    }
+    return real(fd);
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def close_shim(tmp_path_factory):
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if not cc:
+        pytest.skip("no C compiler for the shim")
+    d = tmp_path_factory.mktemp("shim")
+    (d / "shim.c").write_text(CLOSE_SHIM)
+    subprocess.run([cc, "-shared", "-fPIC", "-o", d / "shim.so", d / "shim.c", "-ldl"], check=True)
+    return d / "shim.so"
+
+
+def test_close_error_keeps_the_old_file(cli, tmp_path, close_shim):
+    """close() of the output failing after every write succeeded: exit 1,
+    no new file left under the name (it may lack data), an old file
+    unchanged, no temporary.  The new file used to stay, linked in before
+    close(), and a replaced file was already gone."""
+    d = tmp_path / "out"
+    d.mkdir()
+    env = dict(os.environ, TD_TEST_FAIL_CLOSE=str(d) + "/",
+               LD_PRELOAD=" ".join(filter(None, [os.environ.get("LD_PRELOAD"), str(close_shim)])),
+               ASAN_OPTIONS=":".join(filter(None, [os.environ.get("ASAN_OPTIONS"),
+                                                   "verify_asan_link_order=0"])))
+    new, old = d / "new.bin", d / "old.bin"
+    old.write_bytes(b"precious")
+    for out, before in ((new, None), (old, b"precious")):
+        r = subprocess.run([cli, "gen", "random", "1M", "-o", out], capture_output=True, env=env)
+        assert r.returncode == 1 and one_line(r.stderr), r.stderr
+        assert b"Input/output error" in r.stderr, r.stderr
+        if before is None:
+            assert not out.exists(), "a file whose close() failed was left in place"
+        else:
+            assert out.read_bytes() == before, "the old file was replaced"
+        assert sorted(os.listdir(d)) == ["old.bin"], os.listdir(d)
+    # the shim itself: without the failure the same command writes the file
+    env.pop("TD_TEST_FAIL_CLOSE")
+    subprocess.run([cli, "gen", "random", "1M", "-o", new], check=True, env=env)
+    assert new.stat().st_size == 1 << 20
+
+
 # --- the documented exit statuses agree ------------------------------------------
 
 def test_exit_statuses_documented(source_dir):

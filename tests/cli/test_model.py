@@ -55,10 +55,14 @@ def test_build_fits_repetition_to_the_corpus(run, tmp_path):
     r = run("model", "info", m, check=True).stdout.decode()
     mu = float(re.search(r"^repetition +([0-9.]+),", r, re.M).group(1))
     assert 0.42 < mu <= 0.6, r
-    # --threads: the calibration on two threads fits the same model
+    # --threads: the calibration on two threads (from 512 KiB of corpus)
+    # fits the same model
+    big = tmp_path / "big.txt"
+    big.write_bytes(bytes(out) + run("gen", "text", "400K", "--seed", 8, check=True).stdout)
+    run("model", "build", big, "-o", m, check=True)
     for t in ("2", "0"):
-        m2 = tmp_path / f"rep{t}.tdm"
-        run("model", "build", "--threads", t, c, "-o", m2, check=True)
+        m2 = tmp_path / f"big{t}.tdm"
+        run("model", "build", "--threads", t, big, "-o", m2, check=True)
         assert m2.read_bytes() == m.read_bytes(), t
 
 

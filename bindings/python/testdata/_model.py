@@ -30,8 +30,8 @@ def build_model(corpus: Union[StrPath, Iterable[StrPath]], output: StrPath, *,
     """Learn a text model from corpus files (UTF-8 text in any language;
     each file one document) and write it to output, replaced only once
     complete: what `testdata model build CORPUS... -o OUTPUT` does.
-    threads: as `--threads` (0: all cores; at most 2 are used; the model
-    does not depend on it).  The GIL is released.
+    threads: as `--threads` (0: all cores; at most 2 are used, from 512
+    KiB of corpus; the model does not depend on it).  The GIL is released.
     Returns output as a pathlib.Path, for generate("text", n, model=...).
     Raises ValueError (not UTF-8, empty, under 10 KiB, or output naming
     one of the corpus files, which is never replaced), OSError (a file

@@ -214,8 +214,8 @@ def _write_under(base: pathlib.Path, name: str, kind: Kind, size: Size, seed: Se
     if not isinstance(name, str):
         raise TypeError(f"name must be a str, not {type(name).__name__}")
     path = base / name
-    if os.path.isabs(name) or ".." in path.relative_to(base).parts:
-        raise ValueError(f"name must be a relative path inside {base}, not {name!r}")
+    if os.path.isabs(name) or ".." in path.relative_to(base).parts or path == base:
+        raise ValueError(f"name must be a relative path of a file inside {base}, not {name!r}")
     if path.parent != base:
         path.parent.mkdir(parents=True, exist_ok=True)
     return testdata.write(path, kind, size, seed=seed, offset=offset, **options)
