@@ -68,10 +68,6 @@ int td__codecs_new(td_codecs **out, size_t max_in)
     if (!c)
         return TD_ENOMEM;
     c->xz = init;
-    /* gzip -6: deflate with the gzip wrapper (windowBits 15 + 16). */
-    if (deflateInit2(&c->z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-        goto fail;
-    c->z_ready = 1;
     if (!(c->zc = ZSTD_createCCtx_advanced((ZSTD_customMem){zstd_alloc, zstd_free, NULL})))
         goto fail;
     /* lz4 as the lz4 command writes frames: 4 MiB linked blocks, checksum. */
@@ -90,7 +86,10 @@ int td__codecs_new(td_codecs **out, size_t max_in)
     c->xzfilters[0].options = &c->xzopt;
     c->xzfilters[1].id = LZMA_VLI_UNKNOWN;
     c->xzfilters[1].options = NULL;
-    c->outcap = TD_MAX(deflateBound(&c->z, max_in), ZSTD_compressBound(max_in));
+    /* deflate's state is made on first use (the model builder's calibration
+     * never uses it); without one, deflateBound is zlib's conservative bound,
+     * which leaves room for the gzip wrapper too. */
+    c->outcap = TD_MAX(deflateBound(NULL, max_in) + 18, ZSTD_compressBound(max_in));
     c->outcap = TD_MAX(c->outcap, LZ4F_compressFrameBound(max_in, &c->lz4prefs));
     c->outcap = TD_MAX(c->outcap, lzma_stream_buffer_bound(max_in));
     if (!(c->out = td__alloc_large(c->outcap)))
@@ -104,8 +103,15 @@ fail:
 
 static int gzip6(td_codecs *c, const uint8_t *in, size_t len, uint64_t *csize)
 {
-    if (deflateReset(&c->z) != Z_OK)
+    if (!c->z_ready) {
+        /* gzip -6: deflate with the gzip wrapper (windowBits 15 + 16). */
+        int zrc = deflateInit2(&c->z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
+        if (zrc != Z_OK)
+            return zrc == Z_MEM_ERROR ? TD_ENOMEM : TD_EINVAL;
+        c->z_ready = 1;
+    } else if (deflateReset(&c->z) != Z_OK) {
         return TD_EINVAL;
+    }
     c->z.next_in = (Bytef *)(uintptr_t)in;
     c->z.avail_in = (uInt)len;
     c->z.next_out = c->out;

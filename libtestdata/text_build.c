@@ -1572,10 +1572,10 @@ out:
 
 static const int cal_codecs[2] = {TD_CODEC_LZ4, TD_CODEC_ZSTD};
 
-/* One job of the calibration's fork-join (td__pool_run): the sizes of buf
- * under cal_codecs[c0..c1), or (m set) the model compiled from data, or
- * (gen set) bytes [off, off + n) of text from *m at both rates mu, into gen
- * + off.  Jobs of one run touch disjoint memory. */
+/* One job of the calibration's fork-join (td__pool_run): with gen set,
+ * bytes [off, off + n) of text from *m, into gen + off; else with m set,
+ * *m compiled from data; else the sizes of buf under cal_codecs[c0..c1).
+ * Jobs of one run touch disjoint memory. */
 typedef struct {
     td_codecs *cx;
     const uint8_t *buf;
@@ -1592,11 +1592,9 @@ static void cal_job_run(void *p)
 {
     cal_job *j = p;
     j->rc = TD_OK;
-    if (j->gen) {
-        if (j->n)
-            j->rc = td__text_fill_once(*j->m, TB_CAL_SEED, j->off, j->gen + j->off, j->n);
-    }
-    else if (j->m) /* the model compiles the file in place; cal_store changes its rates */
+    if (j->gen && j->n)
+        j->rc = td__text_fill_once(*j->m, TB_CAL_SEED, j->off, j->gen + j->off, j->n);
+    else if (!j->gen && j->m) /* compiled in place; cal_store changes its rates */
         j->rc = td__tm_load(j->m, j->data, j->len, TM_LOAD_TRUSTED | TM_LOAD_OWN);
     for (int i = j->c0; j->rc == TD_OK && i < j->c1; i++)
         j->rc = td__codecs_size(j->cx, cal_codecs[i], j->buf, j->n, &j->z[i]);
