@@ -964,7 +964,10 @@ typedef struct td_tree_result {
  * TD_TREE_RESUME: verified first and kept when right), and nothing else in
  * @p dir is touched.  No symlink below @p dir is followed: one where a file
  * or directory of the tree should be is an error (TD_EIO; td_tree_verify()
- * reports it missing).  Files are written by io->threads threads at once.
+ * reports it missing).  The text model or profile file the tree's data is
+ * generated from is never replaced, should it sit in @p dir under a file's
+ * name (TD_EIO, errno EEXIST, that file in @p path_buf).  Files are written
+ * by io->threads threads at once.
  * @param t         a prepared tree
  * @param dir       the top directory
  * @param io        threads, part, flags and callbacks, or NULL for defaults

@@ -220,6 +220,16 @@ int td_options_check(int kind, const td_options *o)
     return td_options_check_msg(kind, o, NULL, 0);
 }
 
+int td__options_inputs(const td_options *o, td__file_id in[2])
+{
+    int n = 0;
+    if (o && o->model && o->model->src.set)
+        in[n++] = o->model->src;
+    if (o && o->profile && o->profile->src.set)
+        in[n++] = o->profile->src;
+    return n;
+}
+
 int td_options_check_output(const td_options *o, const char *path, char *msg, size_t cap)
 {
     if (!path)

@@ -79,6 +79,8 @@ typedef struct run {
     uint64_t files_done, bytes_done;
     td_tree_result res;        /* counts, under mu */
     int canceled;
+    td__file_id inputs[2];     /* the model and profile the data comes from: never replaced */
+    int ninputs;
 } run;
 
 struct job {
@@ -493,6 +495,19 @@ static int write_one(job *j, const char *name, uint64_t i, uint64_t size)
                 return TD_OK;
             }
             __atomic_sub_fetch(&r->bytes_done, size, __ATOMIC_RELAXED);
+        }
+    }
+    if (r->ninputs && !j->fresh) {
+        /* An output never replaces an input: a text model or profile kept
+         * in DIR under a file's name would be lost to the data made from it. */
+        struct stat st;
+        if (fstatat(j->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode)) {
+            td__file_id id = {(uint64_t)st.st_dev, (uint64_t)st.st_ino, 1};
+            for (int k = 0; k < r->ninputs; k++)
+                if (td__file_id_eq(r->inputs[k], id)) {
+                    errno = EEXIST;
+                    return TD_EIO;
+                }
         }
     }
     rc = td__output_openat(&out, j->dirfd, j->abspath, name, j->fresh);
@@ -976,6 +991,8 @@ static int run_tree(const td_tree *t, const char *dir, const td_tree_io *io_in,
     nt = (unsigned)TD_MIN((uint64_t)TD_MIN(nt, TD_MAX_THREADS), TD_MAX(r.nchunks, 1));
     go = t->opt;
     go.threads = 1;
+    if (!verify)
+        r.ninputs = td__options_inputs(&go, r.inputs);
     rc = td__gen_init(&r.gen, t->kind, &go);
     if (rc != TD_OK)
         return rc;

@@ -261,8 +261,9 @@ void cli_signal_temp(const char *path)
 const char *cli_tree_why(int e)
 {
     if (e == EEXIST)
-        return "something that is not a regular file is there (a symlink, directory, FIFO or "
-               "device where a file of the tree should be is never replaced)";
+        return "something that is not a file of the tree is there (a symlink, directory, FIFO, "
+               "device, or the text model or profile the data comes from, where a file of the "
+               "tree should be, is never replaced)";
     if (e == ENOTDIR)
         return "something that is not a directory is there (a symlink or file where a "
                "directory of the tree should be is never followed or replaced)";

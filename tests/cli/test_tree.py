@@ -210,7 +210,7 @@ def test_symlinks_in_the_tree_are_never_followed(run, tmp_path):
     os.symlink(outside / "precious", d / top)
     r = run("tree", "gen", d, *spec, "-q")
     assert r.returncode == 1 and top.encode() in r.stderr, r.stderr
-    assert b"not a regular file is there (a symlink" in r.stderr, r.stderr
+    assert b"not a file of the tree is there (a symlink" in r.stderr, r.stderr
     assert (outside / "precious").read_text() == "precious"
     assert os.path.islink(d / top)
     os.unlink(d / top)
@@ -228,6 +228,27 @@ def test_symlinks_in_the_tree_are_never_followed(run, tmp_path):
     assert r.returncode == 1 and f"missing: {top}".encode() in r.stderr, r.stderr
     r = run("tree", "gen", d, *spec, "--resume", "-q")
     assert r.returncode == 1 and os.path.islink(d / top)
+
+
+def test_tree_never_replaces_its_model(run, tmp_path):
+    """A text model kept in DIR under the name of one of the tree's files is
+    the data's input: tree gen refuses to replace it (exit 1, the file named),
+    with and without --resume.  It used to be overwritten by text made from it."""
+    d = tmp_path / "t"
+    spec = ["--files", "3", "--sizes", "fixed:1K", "--kind", "text"]
+    run("tree", "gen", d, *spec, "-q", check=True)
+    name = sorted(os.listdir(d))[0]
+    model = d / name
+    run("model", "export", "-o", model, check=True)
+    before = model.read_bytes()
+    for extra in ([], ["--resume"]):
+        r = run("tree", "gen", d, *spec, "--model", model, "-q", *extra)
+        assert r.returncode == 1 and name.encode() in r.stderr, r.stderr
+        assert b"the text model or profile the data comes from" in r.stderr, r.stderr
+        assert model.read_bytes() == before
+    # elsewhere, the same model is fine
+    run("model", "export", "-o", tmp_path / "m.tdm", check=True)
+    run("tree", "gen", d, *spec, "--model", tmp_path / "m.tdm", "-q", check=True)
 
 
 def complete_files_only(run, d, spec):

@@ -109,6 +109,21 @@ def test_write_errors_name_the_path(tmp_path):
         testdata.verify_tree(tmp_path / "none", files=3)
 
 
+def test_write_never_replaces_its_model(tmp_path, cli):
+    """A text model in the directory under a file's name: FileExistsError
+    naming it, and the model is intact (the CLI's test_tree.py has more)."""
+    d = tmp_path / "t"
+    spec = dict(files=3, sizes="fixed:1K", kind="text")
+    testdata.tree(d, **spec)
+    name = sorted(os.listdir(d))[0]
+    subprocess.run([cli, "model", "export", "-o", str(d / name)], check=True)
+    before = (d / name).read_bytes()
+    with pytest.raises(FileExistsError) as ei:
+        testdata.tree(d, model=d / name, **spec)
+    assert name in str(ei.value.filename)
+    assert (d / name).read_bytes() == before
+
+
 def test_profile_round_trip(tmp_path):
     d = testdata.tree(tmp_path / "t", files=500, sizes="lognormal:median=2K,sigma=1", depth=2,
                       fanout=3)
