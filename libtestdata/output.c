@@ -499,7 +499,7 @@ int td_output_commit(td_output *o)
  * anything else is refused (EEXIST), never written into: a symlink too,
  * which would lead out of the tree. */
 int td__output_openat(td_output **out, int dirfd, const char *dirpath, const char *name,
-                      int fresh)
+                      int fresh, const td__file_id *keep, int nkeep)
 {
     struct stat st;
     size_t dl = strlen(dirpath), nl = strlen(name);
@@ -516,7 +516,11 @@ int td__output_openat(td_output **out, int dirfd, const char *dirpath, const cha
     memcpy(path + dl + 1, name, nl + 1);
     if (!fresh) {
         if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-            if (!S_ISREG(st.st_mode)) {
+            td__file_id id = {(uint64_t)st.st_dev, (uint64_t)st.st_ino, 1};
+            int kept = !S_ISREG(st.st_mode);
+            for (int k = 0; k < nkeep && !kept; k++)
+                kept = td__file_id_eq(keep[k], id);
+            if (kept) {
                 free(path);
                 errno = EEXIST;
                 return TD_EIO;

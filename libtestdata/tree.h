@@ -79,8 +79,10 @@ TD_HIDDEN unsigned td__hist_bin(uint64_t size);
 
 /* td_output relative to an open directory (output.c): the file `name`
  * (no slash) in dirfd, whose path is dirpath.  `fresh`: the directory was
- * just made by this process, so nothing is there yet. */
+ * just made by this process, so nothing is there yet.  An existing entry
+ * that is not a regular file, or is one of keep[0..nkeep), is refused
+ * (TD_EIO, errno EEXIST). */
 TD_HIDDEN int td__output_openat(td_output **out, int dirfd, const char *dirpath,
-                                const char *name, int fresh);
+                                const char *name, int fresh, const td__file_id *keep, int nkeep);
 
 #endif

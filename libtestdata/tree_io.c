@@ -497,20 +497,9 @@ static int write_one(job *j, const char *name, uint64_t i, uint64_t size)
             __atomic_sub_fetch(&r->bytes_done, size, __ATOMIC_RELAXED);
         }
     }
-    if (r->ninputs && !j->fresh) {
-        /* An output never replaces an input: a text model or profile kept
-         * in DIR under a file's name would be lost to the data made from it. */
-        struct stat st;
-        if (fstatat(j->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode)) {
-            td__file_id id = {(uint64_t)st.st_dev, (uint64_t)st.st_ino, 1};
-            for (int k = 0; k < r->ninputs; k++)
-                if (td__file_id_eq(r->inputs[k], id)) {
-                    errno = EEXIST;
-                    return TD_EIO;
-                }
-        }
-    }
-    rc = td__output_openat(&out, j->dirfd, j->abspath, name, j->fresh);
+    /* An output never replaces an input: a text model or profile kept in
+     * DIR under a file's name would be lost to the data made from it. */
+    rc = td__output_openat(&out, j->dirfd, j->abspath, name, j->fresh, r->inputs, r->ninputs);
     if (rc != TD_OK)
         return rc;
     while (off < size) {
