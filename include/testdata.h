@@ -591,7 +591,9 @@ TD_API int td_fill_ex(int kind, const td_options *o, uint64_t offset, void *buf,
  *     it, so that even SIGKILL leaves nothing; otherwise a hidden
  *     ".tdtmp-XXXXXXXXXXXX" file), which td_output_commit() puts in place
  *     with one rename, after fsync when it replaces a file; the new file
- *     keeps the old one's mode (and owner, when run as root).  A symlink
+ *     keeps the old one's mode, extended attributes (ACL, SELinux label,
+ *     user.*; not security.capability) and, when run as root, owner, as far
+ *     as the file system and the caller's rights allow.  A symlink
  *     stays and the file it points to is replaced; another user's symlink
  *     in a sticky world-writable directory (/tmp) is not followed (EACCES,
  *     as the kernel's fs.protected_symlinks).  td_output_abort() or any

@@ -26,6 +26,9 @@
 #include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/xattr.h>
+#endif
 
 enum { OUT_ATOMIC, OUT_DIRECT, OUT_IN_PLACE };
 
@@ -259,8 +262,54 @@ static int fail(td_output *o, int rc)
     return rc;
 }
 
+/* Give fd the extended attributes of the file path: its POSIX ACL
+ * (system.posix_acl_access), SELinux label and user.* attributes, as
+ * `sed -i` and editors keep them.  Without this a replaced file shared
+ * through an ACL would be closed to the people it was shared with.
+ * security.capability is left behind: it grants privileges to the old
+ * program, not to test data.  Best effort, as the owner and mode: a file
+ * system or a caller that cannot set one does not fail the write. */
+static void copy_xattrs(const char *path, int fd)
+{
+#ifdef __linux__
+    char small[1024], *names = small;
+    ssize_t n = llistxattr(path, small, sizeof small);
+    if (n < 0 && errno == ERANGE) { /* many or long names: ask their size */
+        ssize_t need = llistxattr(path, NULL, 0);
+        names = need > 0 ? malloc((size_t)need) : NULL;
+        n = names ? llistxattr(path, names, (size_t)need) : -1;
+    }
+    char vsmall[256], *v = vsmall;
+    size_t vcap = sizeof vsmall;
+    for (ssize_t i = 0; n > 0 && i < n; i += (ssize_t)strlen(names + i) + 1) {
+        const char *name = names + i;
+        if (strcmp(name, "security.capability") == 0)
+            continue;
+        ssize_t len = lgetxattr(path, name, v, vcap);
+        if (len < 0 && errno == ERANGE) {
+            ssize_t need = lgetxattr(path, name, NULL, 0);
+            char *nv = need > 0 ? realloc(v == vsmall ? NULL : v, (size_t)need) : NULL;
+            if (!nv)
+                continue;
+            v = nv;
+            vcap = (size_t)need;
+            len = lgetxattr(path, name, v, vcap);
+        }
+        if (len >= 0)
+            (void)fsetxattr(fd, name, v, (size_t)len, 0);
+    }
+    if (v != vsmall)
+        free(v);
+    if (names != small)
+        free(names);
+#else
+    (void)path;
+    (void)fd;
+#endif
+}
+
 /* The temporary of an atomic output, in the target's directory, with the
- * old file's mode and (as root) owner. */
+ * old file's mode, extended attributes (ACL included) and, as root, owner. */
 static int open_temp(td_output *o, uint32_t flags, const struct stat *old)
 {
     int rc;
@@ -285,6 +334,7 @@ static int open_temp(td_output *o, uint32_t flags, const struct stat *old)
         if (geteuid() == 0)
             (void)fchown(o->fd, old->st_uid, old->st_gid);
         (void)fchmod(o->fd, old->st_mode & 07777);
+        copy_xattrs(o->final, o->fd); /* after the mode: an ACL's mask wins */
     }
     return TD_OK;
 }

@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #define MIB (1024u * 1024u)
@@ -322,6 +323,64 @@ Test(output, replacement_keeps_the_mode)
     cr_assert_eq(td_write_file(path, TD_ZERO, 10, &o), TD_OK);
     cr_assert_eq(stat(path, &st), 0);
     cr_assert_eq(st.st_mode & 07777, 0640);
+    remove_dir();
+}
+
+/* A replaced file keeps its ACL and user attributes (as `sed -i` does), but
+ * not a file capability: that grants privileges to the old program.  The
+ * output of 0 bytes is written with no write(), which would drop the
+ * capability on its own. */
+Test(output, replacement_keeps_acl_and_xattrs)
+{
+    char path[300];
+    td_options o = seeded(1);
+    make_dir();
+    path_in(path, sizeof path, "f");
+    put_file(path, "x");
+    cr_assert_eq(chmod(path, 0640), 0);
+    if (setxattr(path, "user.td_note", "kept", 4, 0) != 0)
+        cr_skip_test("no user xattrs on %s: %s", dir, strerror(errno));
+    /* version 2; user::rw- user:1234:rw- group::r-- mask::rw- other::--- */
+    uint8_t acl[4 + 5 * 8] = {2, 0, 0, 0};
+    static const uint16_t ent[5][2] = {{1, 6}, {2, 6}, {4, 4}, {0x10, 6}, {0x20, 0}};
+    for (int i = 0; i < 5; i++) {
+        uint8_t *e = acl + 4 + 8 * i;
+        uint32_t id = ent[i][0] == 2 ? 1234u : UINT32_MAX;
+        memcpy(e, ent[i], 4);
+        memcpy(e + 4, &id, 4);
+    }
+    int has_acl = setxattr(path, "system.posix_acl_access", acl, sizeof acl, 0) == 0;
+    /* VFS_CAP_REVISION_2, CAP_NET_RAW permitted; needs CAP_SETFCAP */
+    uint32_t cap[5] = {0x02000000u, 1u << 13, 0, 0, 0};
+    int has_cap = setxattr(path, "security.capability", cap, sizeof cap, 0) == 0;
+    struct stat st, st0;
+    cr_assert_eq(stat(path, &st0), 0); /* 0660 with the ACL: its mask is the group's bits */
+    cr_assert_eq(td_write_file(path, TD_ZERO, 0, &o), TD_OK);
+    char v[64];
+    cr_assert_eq(getxattr(path, "user.td_note", v, sizeof v), 4, "user.td_note was lost");
+    cr_assert_eq(memcmp(v, "kept", 4), 0);
+    if (has_acl) {
+        uint8_t got[sizeof acl + 8];
+        cr_assert_eq(getxattr(path, "system.posix_acl_access", got, sizeof got), (ssize_t)sizeof acl,
+                     "the ACL was lost");
+        cr_assert_eq(memcmp(got, acl, sizeof acl), 0);
+    }
+    if (has_cap)
+        cr_assert_eq(getxattr(path, "security.capability", v, sizeof v), -1,
+                     "a file capability was copied to the new data");
+    cr_assert_eq(stat(path, &st), 0);
+    cr_assert_eq(st.st_mode & 07777, st0.st_mode & 07777);
+    /* Data written (not 0 bytes) and the named-temporary path keep them too. */
+    cr_assert_eq(td_write_file(path, TD_ZERO, 100, &o), TD_OK);
+    cr_assert_eq(getxattr(path, "user.td_note", v, sizeof v), 4);
+    if (has_acl)
+        cr_assert_eq(getxattr(path, "system.posix_acl_access", NULL, 0), (ssize_t)sizeof acl);
+    td_output *out;
+    cr_assert_eq(td_output_open(&out, path, TD_IO_NAMED_TEMP), TD_OK);
+    cr_assert_eq(td_output_write(out, "new", 3), TD_OK);
+    cr_assert_eq(td_output_commit(out), TD_OK);
+    expect_content(path, "new");
+    cr_assert_eq(getxattr(path, "user.td_note", v, sizeof v), 4);
     remove_dir();
 }
 

@@ -87,6 +87,42 @@ def test_enospc_small_tmpfs(cli):
         os.rmdir(d)
 
 
+def test_replacement_keeps_acl_and_xattrs(run, tmp_path):
+    """gen -o and tree gen replace a file by a new one: its mode, POSIX ACL
+    and user attributes stay (as with sed -i), so sharing survives."""
+    f = tmp_path / "shared.bin"
+    f.write_bytes(b"old")
+    try:
+        os.setxattr(f, "user.owner_note", b"keep me")
+    except OSError as e:
+        pytest.skip(f"no user xattrs here: {e}")
+    # version 2; user::rw- user:4321:r-- group::r-- mask::r-- other::---
+    acl = (2).to_bytes(4, "little") + b"".join(
+        tag.to_bytes(2, "little") + perm.to_bytes(2, "little") + uid.to_bytes(4, "little")
+        for tag, perm, uid in [(1, 6, 0xFFFFFFFF), (2, 4, 4321), (4, 4, 0xFFFFFFFF),
+                               (0x10, 4, 0xFFFFFFFF), (0x20, 0, 0xFFFFFFFF)])
+    try:
+        os.setxattr(f, "system.posix_acl_access", acl)
+    except OSError:
+        acl = None
+    mode = os.stat(f).st_mode
+    r = run("gen", "random", "4K", "-o", f)
+    assert r.returncode == 0, r.stderr
+    assert f.stat().st_size == 4096
+    assert os.getxattr(f, "user.owner_note") == b"keep me"
+    if acl:
+        assert os.getxattr(f, "system.posix_acl_access") == acl
+    assert os.stat(f).st_mode == mode
+    # a tree file replaced by a new run
+    d = tmp_path / "tree"
+    assert run("tree", "gen", d, "--files", "3", "--seed", "1", "-q").returncode == 0
+    name = sorted(p for p in d.rglob("*") if p.is_file())[0]
+    name.write_bytes(b"changed")
+    os.setxattr(name, "user.owner_note", b"tree")
+    assert run("tree", "gen", d, "--files", "3", "--seed", "1", "-q").returncode == 0
+    assert name.stat().st_size != 7 and os.getxattr(name, "user.owner_note") == b"tree"
+
+
 def test_unwritable_output(run):
     r = run("gen", "zero", "1K", "-o", "/nonexistent-dir/x")
     assert r.returncode == 1
