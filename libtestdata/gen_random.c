@@ -16,7 +16,9 @@
 
 #include <sodium.h>
 #ifdef TD_HAVE_OPENSSL
+#include <dlfcn.h>
 #include <openssl/evp.h>
+#include <pthread.h>
 #endif
 
 #define CHACHA_BLOCK 64u
@@ -29,6 +31,52 @@ static const uint8_t zero_chunk[ZERO_CHUNK];
 static const uint8_t chacha_nonce[crypto_stream_chacha20_NONCEBYTES];
 
 #ifdef TD_HAVE_OPENSSL
+/* libcrypto is opened when the first chacha20 stream is prepared, not
+ * linked: loading and relocating it at start-up cost every process about
+ * 3 ms and 120 page faults (`testdata --version`: 6 ms of CPU against 3),
+ * and most processes never make a chacha20 byte.  Where it cannot be
+ * opened, libsodium computes the same bytes.  The table is written once,
+ * under evp_once, and only read after; the library is never unloaded
+ * (RTLD_NODELETE: it registers exit handlers). */
+typedef struct evp_api {
+    __typeof__(&EVP_CIPHER_CTX_new) ctx_new;
+    __typeof__(&EVP_CIPHER_CTX_free) ctx_free;
+    __typeof__(&EVP_EncryptInit_ex2) init;
+    __typeof__(&EVP_EncryptUpdate) update;
+    __typeof__(&EVP_CIPHER_fetch) fetch;
+    __typeof__(&EVP_CIPHER_free) cipher_free;
+} evp_api;
+
+static evp_api evp_table;
+static const evp_api *evp_loaded;
+static pthread_once_t evp_once = PTHREAD_ONCE_INIT;
+
+static int evp_sym(void *h, const char *name, void *fn, size_t size)
+{
+    void *p = dlsym(h, name);
+    if (p)
+        memcpy(fn, &p, size); /* POSIX: a data pointer holds a function's */
+    return p != NULL;
+}
+
+#define EVP_SYM(h, f, name) evp_sym(h, name, &evp_table.f, sizeof evp_table.f)
+
+static void evp_load(void)
+{
+    void *h = dlopen("libcrypto.so.3", RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+    if (h && EVP_SYM(h, ctx_new, "EVP_CIPHER_CTX_new") &&
+        EVP_SYM(h, ctx_free, "EVP_CIPHER_CTX_free") && EVP_SYM(h, init, "EVP_EncryptInit_ex2") &&
+        EVP_SYM(h, update, "EVP_EncryptUpdate") && EVP_SYM(h, fetch, "EVP_CIPHER_fetch") &&
+        EVP_SYM(h, cipher_free, "EVP_CIPHER_free"))
+        evp_loaded = &evp_table;
+}
+
+/* libcrypto's functions, or NULL where it cannot be opened. */
+static const evp_api *evp(void)
+{
+    return pthread_once(&evp_once, evp_load) == 0 ? evp_loaded : NULL;
+}
+
 /* Contexts already keyed, each owned by one call at a time (busy): a call
  * then only sets the counter, where making, keying and freeing a context
  * cost as much as 4 KiB of keystream (many small files).  A call that finds
@@ -44,6 +92,7 @@ typedef struct random_state {
     uint8_t key[crypto_stream_chacha20_KEYBYTES];
     uint64_t fast_key;
 #ifdef TD_HAVE_OPENSSL
+    const evp_api *evp; /* libcrypto, when st->cipher is set */
     EVP_CIPHER *cipher; /* fetched once: implicit fetches per call are slow */
     ctx_cache *cache;   /* the state's one mutable part (synchronised on its own) */
 #endif
@@ -53,9 +102,9 @@ typedef struct random_state {
 /* A new context keyed with st->key, or NULL. */
 static EVP_CIPHER_CTX *ctx_new_keyed(const random_state *st)
 {
-    EVP_CIPHER_CTX *c = EVP_CIPHER_CTX_new();
-    if (c && !EVP_EncryptInit_ex2(c, st->cipher, st->key, NULL, NULL)) {
-        EVP_CIPHER_CTX_free(c);
+    EVP_CIPHER_CTX *c = st->evp->ctx_new();
+    if (c && !st->evp->init(c, st->cipher, st->key, NULL, NULL)) {
+        st->evp->ctx_free(c);
         c = NULL;
     }
     return c;
@@ -89,7 +138,7 @@ static void ctx_put(const random_state *st, EVP_CIPHER_CTX *c, int slot)
     if (slot >= 0)
         __atomic_store_n(&st->cache->busy[slot], 0, __ATOMIC_RELEASE);
     else
-        EVP_CIPHER_CTX_free(c);
+        st->evp->ctx_free(c);
 }
 #endif
 
@@ -107,12 +156,12 @@ static void chacha_blocks(const random_state *st, uint64_t ic, uint8_t *buf, siz
             size_t n = (uint64_t)len / CHACHA_BLOCK > room ? (size_t)(room * CHACHA_BLOCK) : len;
             uint8_t iv[16] = {0};
             td__store64le(iv, ic);
-            ok = EVP_EncryptInit_ex2(ctx, NULL, NULL, iv, NULL);
+            ok = st->evp->init(ctx, NULL, NULL, iv, NULL);
             for (size_t done = 0; ok && done < n;) {
                 int step = n - done < ZERO_CHUNK ? (int)(n - done) : (int)ZERO_CHUNK, outl;
                 /* In place over zeroed L1-hot memory beats reading a zero source. */
                 memset(buf + done, 0, (size_t)step);
-                ok = EVP_EncryptUpdate(ctx, buf + done, &outl, buf + done, step);
+                ok = st->evp->update(ctx, buf + done, &outl, buf + done, step);
                 done += (size_t)step;
             }
             if (ok) {
@@ -264,7 +313,8 @@ static int random_prepare(const td_options *o, void **state)
     } else {
         td__derive_key("libtestdata/random/chacha20/1", o->seed, st->key);
 #ifdef TD_HAVE_OPENSSL
-        st->cipher = EVP_CIPHER_fetch(NULL, "ChaCha20", NULL); /* NULL: use libsodium */
+        st->evp = evp();
+        st->cipher = st->evp ? st->evp->fetch(NULL, "ChaCha20", NULL) : NULL; /* NULL: libsodium */
         st->cache = st->cipher ? calloc(1, sizeof *st->cache) : NULL; /* NULL: no cache */
 #endif
     }
@@ -277,9 +327,10 @@ static void random_release(void *state)
     random_state *st = state;
 #ifdef TD_HAVE_OPENSSL
     for (unsigned k = 0; st->cache && k < CTX_SLOTS; k++)
-        EVP_CIPHER_CTX_free(st->cache->ctx[k]);
+        st->evp->ctx_free(st->cache->ctx[k]);
     free(st->cache);
-    EVP_CIPHER_free(st->cipher);
+    if (st->cipher)
+        st->evp->cipher_free(st->cipher);
 #endif
     sodium_memzero(st->key, sizeof st->key);
     free(st);

@@ -1,5 +1,6 @@
 """`testdata gen`: output, ranges, size parsing and usage errors."""
 import hashlib
+import os
 import subprocess
 
 import pytest
@@ -85,6 +86,22 @@ def test_help_and_version(run):
     assert b"gen" in run("gen", "--help").stdout
     v = run("--version")
     assert v.returncode == 0 and v.stdout.startswith(b"testdata ")
+
+
+def test_libcrypto_only_for_chacha20(run):
+    """libcrypto (ChaCha20 for random) is opened by the first chacha20
+    stream, not at start-up, which it would slow by some 3 ms; its bytes
+    are libsodium's.  (TD_HAVE_OPENSSL: set by CTest when the build uses
+    it.)"""
+    env = dict(os.environ, LD_DEBUG="files")
+    for args in (["--version"], ["gen", "zero", "1K"], ["gen", "random", "1K", "--algorithm", "fast"]):
+        r = run(*args, env=env)
+        assert r.returncode == 0 and b"libcrypto" not in r.stderr, args
+    r = run("gen", "random", "1K", env=env)
+    assert r.returncode == 0
+    assert (b"libcrypto.so.3" in r.stderr) == bool(os.environ.get("TD_HAVE_OPENSSL"))
+    assert hashlib.sha256(run("gen", "random", "1M", "--seed", "3").stdout).hexdigest() == \
+        "d248f49d9d804cc861c1554b72f1d971e93b26a2387351d657a98f23560897c3"
 
 
 def test_unwritable_output_exit_1(run):
