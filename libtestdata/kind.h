@@ -66,9 +66,10 @@ extern const char *const td__like_builtin_names[] TD_HIDDEN;
 TD_HIDDEN const char *td__profile_unknown_msg(char *buf, size_t cap, const char *name, int or_file);
 
 /* The files o's data is generated from (its text model's, its profile's,
- * when loaded from a file) into in[0..1]; returns how many.  Outputs never
- * replace them (td_options_check_output, td_tree_write). */
-TD_HIDDEN int td__options_inputs(const td_options *o, td__file_id in[2]);
+ * when loaded from a file) into in[0..1], and with what, what they are
+ * ("text model", "profile"); returns how many.  Outputs never replace them
+ * (td_options_check_output, td_tree_write). */
+TD_HIDDEN int td__options_inputs(const td_options *o, td__file_id in[2], const char *what[2]);
 
 /* The vtable of a kind, or NULL when unknown. */
 TD_HIDDEN const td_kind_vtbl *td__kind_get(int kind);

@@ -220,13 +220,19 @@ int td_options_check(int kind, const td_options *o)
     return td_options_check_msg(kind, o, NULL, 0);
 }
 
-int td__options_inputs(const td_options *o, td__file_id in[2])
+int td__options_inputs(const td_options *o, td__file_id in[2], const char *what[2])
 {
     int n = 0;
-    if (o && o->model && o->model->src.set)
+    if (o && o->model && o->model->src.set) {
+        if (what)
+            what[n] = "text model";
         in[n++] = o->model->src;
-    if (o && o->profile && o->profile->src.set)
+    }
+    if (o && o->profile && o->profile->src.set) {
+        if (what)
+            what[n] = "profile";
         in[n++] = o->profile->src;
+    }
     return n;
 }
 
@@ -234,14 +240,11 @@ int td_options_check_output(const td_options *o, const char *path, char *msg, si
 {
     if (!path)
         return TD_EINVAL;
-    td__file_id out = td__file_id_path(path);
-    if (!o || !out.set)
-        return TD_OK;
-    const td__file_id *src[2] = {o->model ? &o->model->src : NULL,
-                                 o->profile ? &o->profile->src : NULL};
-    static const char *const what[2] = {"text model", "profile"};
-    for (int i = 0; i < 2; i++)
-        if (src[i] && td__file_id_eq(*src[i], out)) {
+    td__file_id out = td__file_id_path(path), in[2];
+    const char *what[2];
+    int n = td__options_inputs(o, in, what);
+    for (int i = 0; i < n; i++)
+        if (td__file_id_eq(in[i], out)) {
             if (msg && cap)
                 snprintf(msg, cap, "'%s' is the %s the data is generated from: it would be "
                          "replaced (choose another output)", path, what[i]);
