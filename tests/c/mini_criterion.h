@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 typedef struct mc_test {
@@ -108,31 +109,61 @@ mc_fail(int fatal, const char *file, int line, const char *expr, const char *fmt
 #define cr_assert_arr_eq(a, b, n, ...) MC_(1, memcmp((a), (b), (n)) == 0, #a " equals " #b, __VA_ARGS__)
 #define cr_expect_arr_eq(a, b, n, ...) MC_(0, memcmp((a), (b), (n)) == 0, #a " equals " #b, __VA_ARGS__)
 
+/* Tests run in child processes, --jobs of them at once (default: the
+ * CPUs), as Criterion's runner does (under ThreadSanitizer one long test file would
+ * otherwise hold the whole step on one core); each is reported with its
+ * time when it ends. */
+static double mc_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 int main(int argc, char **argv)
 {
-    int failed = 0;
-    (void)argc;
-    (void)argv; /* Criterion options such as --jobs are ignored */
-    for (int i = 0; i < mc_ntests; i++) {
-        const mc_test *t = &mc_tests[i];
-        int status = 0;
-        fflush(NULL);
-        pid_t pid = fork();
-        if (pid < 0) {
-            perror("fork");
-            return 1;
-        }
-        if (pid == 0) {
-            t->fn();
+    int failed = 0, running = 0, next = 0;
+    pid_t pid_of[256];
+    double t0[256];
+    long jobs = sysconf(_SC_NPROCESSORS_ONLN);
+    for (int a = 1; a < argc; a++) /* --jobs N, as Criterion; other options are ignored */
+        if (strcmp(argv[a], "--jobs") == 0 && a + 1 < argc)
+            jobs = atol(argv[++a]);
+    if (jobs < 1)
+        jobs = 1;
+    while (next < mc_ntests || running) {
+        if (next < mc_ntests && running < jobs) {
             fflush(NULL);
-            _exit(mc_failed ? 1 : 0);
+            pid_t pid = fork();
+            if (pid < 0) {
+                perror("fork");
+                return 1;
+            }
+            if (pid == 0) {
+                mc_tests[next].fn();
+                fflush(NULL);
+                _exit(mc_failed ? 1 : 0);
+            }
+            pid_of[next] = pid;
+            t0[next++] = mc_now();
+            running++;
+            continue;
         }
-        if (waitpid(pid, &status, 0) < 0) {
+        int status = 0;
+        pid_t pid = waitpid(-1, &status, 0);
+        if (pid < 0) {
             perror("waitpid");
             return 1;
         }
+        int i = 0;
+        while (i < next && pid_of[i] != pid)
+            i++;
+        if (i == next)
+            continue; /* not one of ours */
+        running--;
+        const mc_test *t = &mc_tests[i];
         int ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-        printf("[%s] %s::%s\n", ok ? "PASS" : "FAIL", t->suite, t->name);
+        printf("[%s] %s::%s (%.2fs)\n", ok ? "PASS" : "FAIL", t->suite, t->name, mc_now() - t0[i]);
         if (!WIFEXITED(status))
             printf("       (killed by signal %d)\n", WTERMSIG(status));
         failed += !ok;

@@ -89,16 +89,26 @@ Test(like, builtins_exist_and_load)
                   strstr(msg, "did you mean 'json'?"), "%s", msg);
 }
 
-Test(like, chunking_seek_threads)
+/* Chunking, seeking and threads; three tests, so that they run at once. */
+Test(like, chunking_seek_threads_large_documents)
 {
     /* Documents of 1 MiB (english) across block and document boundaries,
-     * and far into the stream; small documents (source): many per block. */
+     * and far into the stream. */
     td_options o = like_opts("english", 7);
     td_test_check_invariance(TD_LIKE, &o, (UINT64_C(1) << 40) - 300000, 600000);
-    o = like_opts("source", 3);
+}
+
+Test(like, chunking_seek_threads_small_documents)
+{
+    /* Small documents (source): many per block. */
+    td_options o = like_opts("source", 3);
     td_test_check_invariance(TD_LIKE, &o, 999, 1u << 19);
+}
+
+Test(like, chunking_seek_threads_dedup)
+{
     /* Under the dedup layer (duplicates repeat the first 4 KiB of a block). */
-    o = like_opts("html", 5);
+    td_options o = like_opts("html", 5);
     o.dedup = 2.5;
     td_test_check_invariance(TD_LIKE, &o, 4096 * 3 + 17, 1u << 19);
 }
