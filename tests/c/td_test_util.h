@@ -74,6 +74,23 @@ static inline void td_test_read_chunked(td_stream *s, unsigned char *out, size_t
     cr_assert_eq(done, total);
 }
 
+/* TD_TEST_TSAN: built with ThreadSanitizer, which makes the tests 5-15x
+ * slower and looks for races, not for values.  There, loops that repeat
+ * one single-threaded check with new random values run a tenth as often
+ * (TD_TEST_REPS), and a few long ranges are shortened: CI's TSan step was
+ * held up by them. */
+#if defined(__SANITIZE_THREAD__)
+#define TD_TEST_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define TD_TEST_TSAN 1
+#endif
+#endif
+#ifndef TD_TEST_TSAN
+#define TD_TEST_TSAN 0
+#endif
+#define TD_TEST_REPS(n) (TD_TEST_TSAN && (n) >= 10 ? (n) / 10 : (n))
+
 /* The one invariance check every kind's tests run: bytes [base, base+n) of
  * (kind, *o) are the same
  *   - from one td_fill, and from td_fill with threads 0, 1, 2, 3, 7, 1024;
@@ -81,7 +98,8 @@ static inline void td_test_read_chunked(td_stream *s, unsigned char *out, size_t
  *     chunks (td_stream_read and td_stream_next mixed) of at most 1, 17,
  *     4096, 300000 and 4 MiB bytes (1- and 17-byte chunks over a prefix);
  *   - from odd-sized consecutive td_fill pieces, and from 200 random
- *     sub-ranges, and 300 random seeks + reads of one stream;
+ *     sub-ranges, and 300 random seeks + reads of one stream (20 and 30
+ *     under ThreadSanitizer: TD_TEST_REPS);
  * and td_verify accepts them, and finds a flipped byte where it is. */
 static inline void td_test_check_invariance(int kind, const td_options *o, uint64_t base,
                                             size_t n)
@@ -123,7 +141,7 @@ static inline void td_test_check_invariance(int kind, const td_options *o, uint6
         done += k;
     }
     cr_assert(memcmp(b, ref, n) == 0, "kind %d: odd td_fill pieces differ", kind);
-    for (int i = 0; i < 200; i++) {
+    for (int i = 0; i < TD_TEST_REPS(200); i++) {
         size_t off = (size_t)(td_test_rand(&rng) % n), len = 1 + (size_t)(td_test_rand(&rng) % (n - off));
         if (i % 2)
             len = 1 + len % 200;
@@ -133,7 +151,7 @@ static inline void td_test_check_invariance(int kind, const td_options *o, uint6
         cr_assert(memcmp(b, ref + off, len) == 0, "kind %d: fill at +%zu, %zu bytes", kind, off, len);
     }
     cr_assert_eq(td_stream_open(&s, kind, base + n, o), TD_OK);
-    for (int i = 0; i < 300; i++) {
+    for (int i = 0; i < TD_TEST_REPS(300); i++) {
         size_t off = (size_t)(td_test_rand(&rng) % n), len = 1 + (size_t)(td_test_rand(&rng) % 70000), got;
         if (len > n - off)
             len = n - off;

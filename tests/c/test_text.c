@@ -293,7 +293,7 @@ Test(text, seek_and_unaligned_fill)
     td_options_init(&o);
     o.seed = 7;
     td_stream *s = td_stream_new_with(TD_TEXT, INV_LEN, &o);
-    for (int i = 0; i < 300; i++) {
+    for (int i = 0; i < TD_TEST_REPS(300); i++) {
         size_t off = (size_t)(rnd() % INV_LEN), len = rnd_len(), n;
         if (len > INV_LEN - off)
             len = INV_LEN - off;
