@@ -2,12 +2,7 @@
  * here), chunking/seek/thread invariance, model round trip, bad corpora and
  * bad model files, prose shape, corpus regurgitation, compression. */
 #define _GNU_SOURCE /* memmem */
-#ifdef TD_MINI_CRITERION
-#include "mini_criterion.h" /* ThreadSanitizer builds: see there */
-#else
-#include <criterion/criterion.h>
-#endif
-#include <testdata.h>
+#include "td_test_util.h"
 
 #include "../../libtestdata/kind.h"
 
