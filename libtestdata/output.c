@@ -219,17 +219,19 @@ static int random_name(char *buf, size_t cap)
  * Names are random; an existing one is skipped. */
 static int name_temp(td_output *o, int link_tmpfile)
 {
-    size_t cap = strlen(o->dir) + 32;
+    /* td__output_openat's files: a name in o->dirfd, not a path */
+    size_t cap = (o->name ? 0 : strlen(o->dir)) + 32;
     char proc[64];
     snprintf(proc, sizeof proc, "/proc/self/fd/%d", o->fd);
     o->temp = malloc(cap);
     if (!o->temp)
         return TD_ENOMEM;
     for (int attempt = 0; attempt < 100; attempt++) {
-        size_t n = (size_t)snprintf(o->temp, cap, "%s/", o->dir);
+        size_t n = o->name ? 0 : (size_t)snprintf(o->temp, cap, "%s/", o->dir);
         random_name(o->temp + n, cap - n);
         if (link_tmpfile) {
-            if (linkat(AT_FDCWD, proc, AT_FDCWD, o->temp, AT_SYMLINK_FOLLOW) == 0)
+            if (linkat(AT_FDCWD, proc, o->name ? o->dirfd : AT_FDCWD, o->temp,
+                       AT_SYMLINK_FOLLOW) == 0)
                 return TD_OK;
         } else if ((o->fd = open(o->temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666)) >= 0) {
             return TD_OK;
@@ -262,22 +264,35 @@ static int fail(td_output *o, int rc)
     return rc;
 }
 
-/* Give fd the extended attributes of the file path: its POSIX ACL
- * (system.posix_acl_access), SELinux label and user.* attributes, as
- * `sed -i` and editors keep them.  Without this a replaced file shared
- * through an ACL would be closed to the people it was shared with.
- * security.capability is left behind: it grants privileges to the old
- * program, not to test data.  Best effort, as the owner and mode: a file
- * system or a caller that cannot set one does not fail the write. */
-static void copy_xattrs(const char *path, int fd)
+/* Give fd the extended attributes of the old file (the open file from, or
+ * else path): its POSIX ACL (system.posix_acl_access), SELinux label and
+ * user.* attributes, as `sed -i` and editors keep them.  Without this a
+ * replaced file shared through an ACL would be closed to the people it was
+ * shared with.  security.capability is left behind: it grants privileges
+ * to the old program, not to test data.  Best effort, as the owner and
+ * mode: a file system or a caller that cannot set one does not fail the
+ * write. */
+#ifdef __linux__
+static ssize_t x_list(const char *path, int from, char *buf, size_t n)
+{
+    return from >= 0 ? flistxattr(from, buf, n) : llistxattr(path, buf, n);
+}
+
+static ssize_t x_get(const char *path, int from, const char *name, void *v, size_t n)
+{
+    return from >= 0 ? fgetxattr(from, name, v, n) : lgetxattr(path, name, v, n);
+}
+#endif
+
+static void copy_xattrs(const char *path, int from, int fd)
 {
 #ifdef __linux__
     char small[1024], *names = small;
-    ssize_t n = llistxattr(path, small, sizeof small);
+    ssize_t n = x_list(path, from, small, sizeof small);
     if (n < 0 && errno == ERANGE) { /* many or long names: ask their size */
-        ssize_t need = llistxattr(path, NULL, 0);
+        ssize_t need = x_list(path, from, NULL, 0);
         names = need > 0 ? malloc((size_t)need) : NULL;
-        n = names ? llistxattr(path, names, (size_t)need) : -1;
+        n = names ? x_list(path, from, names, (size_t)need) : -1;
     }
     char vsmall[256], *v = vsmall;
     size_t vcap = sizeof vsmall;
@@ -285,15 +300,15 @@ static void copy_xattrs(const char *path, int fd)
         const char *name = names + i;
         if (strcmp(name, "security.capability") == 0)
             continue;
-        ssize_t len = lgetxattr(path, name, v, vcap);
+        ssize_t len = x_get(path, from, name, v, vcap);
         if (len < 0 && errno == ERANGE) {
-            ssize_t need = lgetxattr(path, name, NULL, 0);
+            ssize_t need = x_get(path, from, name, NULL, 0);
             char *nv = need > 0 ? realloc(v == vsmall ? NULL : v, (size_t)need) : NULL;
             if (!nv)
                 continue;
             v = nv;
             vcap = (size_t)need;
-            len = lgetxattr(path, name, v, vcap);
+            len = x_get(path, from, name, v, vcap);
         }
         if (len >= 0)
             (void)fsetxattr(fd, name, v, (size_t)len, 0);
@@ -304,8 +319,22 @@ static void copy_xattrs(const char *path, int fd)
         free(names);
 #else
     (void)path;
+    (void)from;
     (void)fd;
 #endif
+}
+
+/* The old file's metadata on the new one: its mode, extended attributes
+ * (the ACL's mask wins over the mode's group bits: after it) when from or
+ * path gives them, and, as root, owner (root writing into a user's file
+ * must not make it root's). */
+static void copy_meta(const struct stat *old, const char *path, int from, int fd)
+{
+    if (geteuid() == 0)
+        (void)fchown(fd, old->st_uid, old->st_gid);
+    (void)fchmod(fd, old->st_mode & 07777);
+    if (path || from >= 0)
+        copy_xattrs(path, from, fd);
 }
 
 /* The temporary of an atomic output, in the target's directory, with the
@@ -329,13 +358,8 @@ static int open_temp(td_output *o, uint32_t flags, const struct stat *old)
 #endif
     if (o->fd < 0 && (rc = name_temp(o, 0)) != TD_OK)
         return rc;
-    if (o->replaces) {
-        /* Root writing into a user's file must not make it root's. */
-        if (geteuid() == 0)
-            (void)fchown(o->fd, old->st_uid, old->st_gid);
-        (void)fchmod(o->fd, old->st_mode & 07777);
-        copy_xattrs(o->final, o->fd); /* after the mode: an ACL's mask wins */
-    }
+    if (o->replaces)
+        copy_meta(old, o->final, -1, o->fd);
     return TD_OK;
 }
 
@@ -450,7 +474,7 @@ void td_output_abort(td_output *o)
     if (o->fd >= 0)
         close(o->fd);
     if (o->temp)
-        unlink(o->temp);
+        unlinkat(o->name ? o->dirfd : AT_FDCWD, o->temp, 0);
     free_output(o);
     errno = saved;
 }
@@ -517,16 +541,18 @@ int td_output_commit(td_output *o)
             linked = fstat(o->fd, &st) == 0 ? 2 : 1; /* 2: st is the new file's */
         else if (!o->replaces && errno != EEXIST)
             rc = TD_EIO;
-        else if (o->name && lstat(o->final, &st) == 0 && !S_ISREG(st.st_mode)) {
+        else if (o->name && fstatat(o->dirfd, o->name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+                 !S_ISREG(st.st_mode)) {
             errno = EEXIST;
             rc = TD_EIO;
-        } else if (!o->dir && !(o->dir = dup_dir(o->final)))
+        } else if (!o->name && !o->dir && !(o->dir = dup_dir(o->final)))
             rc = TD_ENOMEM;
         else
             rc = name_temp(o, 1);
     }
     rc = close_keep(o, rc);
-    if (rc == TD_OK && !linked && rename(o->temp, o->final) != 0)
+    if (rc == TD_OK && !linked &&
+        (o->name ? renameat(o->dirfd, o->temp, o->dirfd, o->name) : rename(o->temp, o->final)) != 0)
         rc = TD_EIO;
     saved = errno;
     if (linked == 2 && rc != TD_OK)
@@ -536,18 +562,21 @@ int td_output_commit(td_output *o)
         o->temp = NULL;
     }
     if (rc != TD_OK && o->temp)
-        unlink(o->temp);
+        unlinkat(o->name ? o->dirfd : AT_FDCWD, o->temp, 0);
     free_output(o);
     errno = saved;
     return rc;
 }
 
-/* For many new files in one directory (tree.c): the rules of
- * td_output_open, with one system call fewer per file and no path walk.
- * A missing name gets an unnamed O_TMPFILE in dirfd, linked in by
- * td_output_commit; a regular file there goes through td_output_open;
- * anything else is refused (EEXIST), never written into: a symlink too,
- * which would lead out of the tree. */
+/* For many files in one directory (tree.c): the rules of td_output_open,
+ * with one system call fewer per file and no path walk.  An unnamed
+ * O_TMPFILE in dirfd is linked in under the name by td_output_commit
+ * (linkat) or, when a regular file is there, renamed over it (renameat);
+ * all by name in dirfd, so that a directory or a symlink swapped in on
+ * the way (dirpath is only for messages) never redirects the write.
+ * Anything else than a regular file is refused (EEXIST), never written
+ * into: a symlink too, which would lead out of the tree.  Without
+ * O_TMPFILE, td_output_open(dirpath/name). */
 int td__output_openat(td_output **out, int dirfd, const char *dirpath, const char *name,
                       int fresh, const td__file_id *keep, int nkeep)
 {
@@ -564,6 +593,7 @@ int td__output_openat(td_output **out, int dirfd, const char *dirpath, const cha
     memcpy(path, dirpath, dl);
     path[dl] = '/';
     memcpy(path + dl + 1, name, nl + 1);
+    int replaces = 0;
     if (!fresh) {
         if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
             td__file_id id = {(uint64_t)st.st_dev, (uint64_t)st.st_ino, 1};
@@ -575,17 +605,27 @@ int td__output_openat(td_output **out, int dirfd, const char *dirpath, const cha
                 errno = EEXIST;
                 return TD_EIO;
             }
-            rc = td_output_open(out, path, 0);
-            free(path);
-            return rc;
-        }
-        if (errno != ENOENT) {
+            replaces = 1;
+        } else if (errno != ENOENT) {
             free(path);
             return TD_EIO;
         }
     }
 #ifdef O_TMPFILE
     int fd = openat(dirfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
+    if (fd >= 0 && replaces) {
+        /* The old file's metadata, read through a descriptor of that very
+         * file (the one fstatat saw), never through the name again. */
+        struct stat now;
+        int from = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+        if (from >= 0 && fstat(from, &now) == 0 && now.st_dev == st.st_dev &&
+            now.st_ino == st.st_ino)
+            copy_meta(&now, NULL, from, fd);
+        else /* unreadable (not root): the mode and owner at least */
+            copy_meta(&st, NULL, -1, fd);
+        if (from >= 0)
+            close(from);
+    }
     if (fd >= 0) {
         o = calloc(1, sizeof *o);
         char *nm = strdup(name);
@@ -600,6 +640,7 @@ int td__output_openat(td_output **out, int dirfd, const char *dirpath, const cha
         o->dirfd = dirfd;
         o->mode = OUT_ATOMIC;
         o->tmpfile = 1;
+        o->replaces = replaces;
         o->final = path;
         o->name = nm;
         *out = o;

@@ -78,10 +78,11 @@ TD_HIDDEN void td__hist_add(td__hist *h, uint64_t size, uint64_t count);
 TD_HIDDEN unsigned td__hist_bin(uint64_t size);
 
 /* td_output relative to an open directory (output.c): the file `name`
- * (no slash) in dirfd, whose path is dirpath.  `fresh`: the directory was
+ * (no slash) in dirfd, whose path dirpath is only used in messages (and
+ * where the file system has no O_TMPFILE).  `fresh`: the directory was
  * just made by this process, so nothing is there yet.  An existing entry
  * that is not a regular file, or is one of keep[0..nkeep), is refused
- * (TD_EIO, errno EEXIST). */
+ * (TD_EIO, errno EEXIST); a regular file is replaced by name in dirfd. */
 TD_HIDDEN int td__output_openat(td_output **out, int dirfd, const char *dirpath,
                                 const char *name, int fresh, const td__file_id *keep, int nkeep);
 

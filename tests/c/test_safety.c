@@ -9,6 +9,7 @@
 #include "td_test_util.h"
 
 #include "../../libtestdata/gen.h"
+#include "../../libtestdata/tree.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -381,6 +382,58 @@ Test(output, replacement_keeps_acl_and_xattrs)
     cr_assert_eq(td_output_commit(out), TD_OK);
     expect_content(path, "new");
     cr_assert_eq(getxattr(path, "user.td_note", v, sizeof v), 4);
+    remove_dir();
+}
+
+/* A tree file is replaced by its name in the directory the tree writer
+ * holds open, never by its path: a directory swapped in on the way, with
+ * a symlink where the file was, must not redirect the write (as root, to
+ * any file on the system).  Before 2026-12-04 the replacement went through
+ * td_output_open(dirpath/name), which followed the symlink. */
+Test(output, tree_replacement_stays_in_its_directory)
+{
+    char a[300], b[300], fa[320], fb[320], victim[300];
+    td_output *out;
+    make_dir();
+    path_in(a, sizeof a, "a");
+    path_in(b, sizeof b, "b");
+    path_in(victim, sizeof victim, "victim");
+    snprintf(fa, sizeof fa, "%s/f", a);
+    snprintf(fb, sizeof fb, "%s/f", b);
+    cr_assert_eq(mkdir(a, 0755), 0);
+    put_file(fa, "old");
+    cr_assert_eq(chmod(fa, 0604), 0);
+    int has_x = setxattr(fa, "user.td_note", "tree", 4, 0) == 0;
+    put_file(victim, "precious");
+    int dfd = open(a, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    cr_assert_geq(dfd, 0);
+    cr_assert_eq(rename(a, b), 0); /* dfd now names b */
+    cr_assert_eq(mkdir(a, 0755), 0);
+    cr_assert_eq(symlink(victim, fa), 0);
+    cr_assert_eq(td__output_openat(&out, dfd, a, "f", 0, NULL, 0), TD_OK);
+    cr_assert_eq(td_output_write(out, "new", 3), TD_OK);
+    cr_assert_eq(td_output_commit(out), TD_OK, "%s", strerror(errno));
+    expect_content(victim, "precious");
+    expect_content(fb, "new");
+    struct stat st;
+    cr_assert_eq(lstat(fa, &st), 0);
+    cr_assert(S_ISLNK(st.st_mode), "the symlink was replaced");
+    cr_assert_eq(stat(fb, &st), 0);
+    cr_assert_eq(st.st_mode & 07777, 0604);
+    char v[16];
+    if (has_x)
+        cr_assert_eq(getxattr(fb, "user.td_note", v, sizeof v), 4, "user.td_note was lost");
+    /* A symlink (or anything not a regular file) there is refused. */
+    cr_assert_eq(unlink(fb), 0);
+    cr_assert_eq(symlink(victim, fb), 0);
+    cr_assert_eq(td__output_openat(&out, dfd, b, "f", 0, NULL, 0), TD_EIO);
+    cr_assert_eq(errno, EEXIST);
+    expect_content(victim, "precious");
+    close(dfd);
+    unlink(fa);
+    unlink(fb);
+    rmdir(a);
+    rmdir(b);
     remove_dir();
 }
 
