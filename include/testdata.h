@@ -595,8 +595,10 @@ TD_API int td_fill_ex(int kind, const td_options *o, uint64_t offset, void *buf,
  *     user.*; not security.capability) and, when run as root, owner, as far
  *     as the file system and the caller's rights allow.  A symlink
  *     stays and the file it points to is replaced; another user's symlink
- *     in a sticky world-writable directory (/tmp) is not followed (EACCES,
- *     as the kernel's fs.protected_symlinks).  td_output_abort() or any
+ *     in a sticky world-writable directory (/tmp) is not followed, nor is
+ *     another user's file there replaced, unless it is the directory
+ *     owner's (EACCES, as the kernel's fs.protected_symlinks and
+ *     fs.protected_regular).  td_output_abort() or any
  *     failure leaves the old file untouched;
  *   - a device, FIFO or socket, or anything reached through /proc:
  *     written into directly, never replaced or removed; one of the

@@ -103,21 +103,33 @@ static int own_fd(const char *dir, const char *name)
     return strcmp(p, "/fd") == 0 ? (int)fd : -1;
 }
 
-/* As the kernel's fs.protected_symlinks, whatever its setting (resolve()
- * follows links itself, so the kernel never sees them): a link in a
- * sticky world-writable directory (/tmp) is followed only if it is the
- * caller's or the directory owner's, or root's "gen -o /tmp/x" would
- * replace whatever another user's link there names. */
-static int may_follow(const char *dir, const struct stat *link)
+/* Whether an entry e (a link or a file) of a sticky world-writable
+ * directory d (/tmp) may be used: only if it is the caller's or the
+ * directory owner's.  As the kernel's fs.protected_symlinks and
+ * fs.protected_regular, whatever their setting; the kernel never sees
+ * either case here:
+ *   - resolve() follows links itself; root's "gen -o /tmp/x" would
+ *     otherwise replace whatever another user's link there names;
+ *   - a replacement is a rename, not an O_CREAT open of the file, and the
+ *     new file takes the old one's owner: another user's file planted at
+ *     /tmp/x would become theirs with root's data (a model or profile of
+ *     a private corpus, say), what protected_regular stops for "> /tmp/x".
+ */
+static int sticky_allows(const struct stat *d, const struct stat *e)
+{
+    if (e->st_uid == geteuid())
+        return 1;
+    if ((d->st_mode & (S_ISVTX | S_IWOTH)) != (S_ISVTX | S_IWOTH))
+        return 1;
+    return d->st_uid == e->st_uid;
+}
+
+static int may_use(const char *dir, const struct stat *e)
 {
     struct stat d;
-    if (link->st_uid == geteuid())
+    if (e->st_uid == geteuid())
         return 1;
-    if (stat(dir, &d) != 0)
-        return 0;
-    if ((d.st_mode & (S_ISVTX | S_IWOTH)) != (S_ISVTX | S_IWOTH))
-        return 1;
-    return d.st_uid == link->st_uid;
+    return stat(dir, &d) == 0 && sticky_allows(&d, e);
 }
 
 /* Follow symlinks from path to what the data is for.  OUT_ATOMIC with
@@ -150,6 +162,18 @@ static int resolve(const char *path, int *mode, char **final, struct stat *st, i
                 errno = EISDIR;
                 return TD_EIO;
             }
+            if (S_ISREG(st->st_mode) && st->st_uid != geteuid()) {
+                char *dir = dup_dir(cur);
+                int ok = dir && may_use(dir, st);
+                free(dir);
+                if (!ok) {
+                    free(cur);
+                    if (!dir)
+                        return TD_ENOMEM;
+                    errno = EACCES;
+                    return TD_EIO;
+                }
+            }
             *mode = S_ISREG(st->st_mode) ? OUT_ATOMIC : OUT_DIRECT;
             *final = cur;
             return TD_OK;
@@ -165,7 +189,7 @@ static int resolve(const char *path, int *mode, char **final, struct stat *st, i
             return e == ENOMEM ? TD_ENOMEM : TD_EIO;
         }
         target[n] = '\0';
-        if (!may_follow(dir, st)) {
+        if (!may_use(dir, st)) {
             free(dir);
             free(cur);
             errno = EACCES;
@@ -600,6 +624,13 @@ int td__output_openat(td_output **out, int dirfd, const char *dirpath, const cha
             int kept = !S_ISREG(st.st_mode);
             for (int k = 0; k < nkeep && !kept; k++)
                 kept = td__file_id_eq(keep[k], id);
+            struct stat d;
+            if (!kept && st.st_uid != geteuid() &&
+                (fstat(dirfd, &d) != 0 || !sticky_allows(&d, &st))) {
+                free(path);
+                errno = EACCES;
+                return TD_EIO;
+            }
             if (kept) {
                 free(path);
                 errno = EEXIST;

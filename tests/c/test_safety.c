@@ -270,6 +270,56 @@ Test(output, others_symlink_in_a_sticky_directory_is_not_followed)
     remove_dir();
 }
 
+/* As the kernel's fs.protected_regular, whatever the sysctl says: another
+ * user's file in a sticky world-writable directory is not replaced (the
+ * new file would take that user's ownership with the caller's data),
+ * unless it is the directory owner's; by path and in a tree. */
+Test(output, others_file_in_a_sticky_directory_is_not_replaced)
+{
+    char sticky[300], f[400];
+    td_options o = seeded(1);
+    td_output *out;
+    struct stat st;
+    make_dir();
+    path_in(sticky, sizeof sticky, "sticky");
+    snprintf(f, sizeof f, "%s/planted.bin", sticky);
+    cr_assert_eq(mkdir(sticky, 0777), 0);
+    cr_assert_eq(chmod(sticky, 01777), 0);
+    put_file(f, "planted");
+    if (chown(f, 65534, 65534) != 0) {
+        unlink(f);
+        rmdir(sticky);
+        remove_dir();
+        cr_skip_test("chown needs root (%s)", strerror(errno));
+    }
+    errno = 0;
+    cr_assert_eq(td_write_file(f, TD_ZERO, 10, &o), TD_EIO);
+    cr_assert_eq(errno, EACCES);
+    expect_content(f, "planted");
+    int dfd = open(sticky, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    cr_assert_geq(dfd, 0);
+    errno = 0;
+    cr_assert_eq(td__output_openat(&out, dfd, sticky, "planted.bin", 0, NULL, 0), TD_EIO);
+    cr_assert_eq(errno, EACCES);
+    expect_content(f, "planted");
+    /* The directory owner's file, or any file of a directory that is not
+     * sticky, is replaced (and keeps its owner). */
+    cr_assert_eq(chown(sticky, 65534, 65534), 0);
+    cr_assert_eq(td_write_file(f, TD_ZERO, 10, &o), TD_OK, "%s", strerror(errno));
+    cr_assert_eq(chown(sticky, 0, 0), 0);
+    cr_assert_eq(chmod(sticky, 0777), 0);
+    cr_assert_eq(td__output_openat(&out, dfd, sticky, "planted.bin", 0, NULL, 0), TD_OK);
+    cr_assert_eq(td_output_write(out, "new", 3), TD_OK);
+    cr_assert_eq(td_output_commit(out), TD_OK);
+    expect_content(f, "new");
+    cr_assert_eq(stat(f, &st), 0);
+    cr_assert_eq(st.st_uid, 65534);
+    close(dfd);
+    unlink(f);
+    rmdir(sticky);
+    remove_dir();
+}
+
 Test(output, directory_is_an_error)
 {
     td_options o = seeded(3);

@@ -198,6 +198,29 @@ def test_failure_through_symlink_keeps_link_and_target(cli, tmp_path):
     assert sorted(os.listdir(tmp_path)) == ["link", "target"]
 
 
+def test_others_file_in_a_sticky_directory_is_not_replaced(cli, tmp_path):
+    """As fs.protected_regular: root's gen -o and tree gen do not replace
+    another user's file planted in a sticky world-writable directory."""
+    sticky = tmp_path / "sticky"
+    sticky.mkdir()
+    sticky.chmod(0o1777)
+    planted = sticky / "f0.bin"  # the first file of a default tree
+    planted.write_bytes(b"planted")
+    try:
+        os.chown(planted, 65534, 65534)
+    except PermissionError:
+        pytest.skip("needs root")
+    r = gen(cli, "zero", "1K", "-o", planted)
+    assert r.returncode == 1 and b"Permission denied" in r.stderr, r.stderr
+    assert planted.read_bytes() == b"planted"
+    r = subprocess.run([cli, "tree", "gen", sticky, "--files", "3", "-q"], capture_output=True)
+    assert r.returncode == 1 and b"Permission denied" in r.stderr, r.stderr
+    assert planted.read_bytes() == b"planted"
+    sticky.chmod(0o777)  # not sticky: replaced, and still the user's
+    assert gen(cli, "zero", "1K", "-o", planted).returncode == 0
+    assert planted.stat().st_size == 1024 and planted.stat().st_uid == 65534
+
+
 def test_hard_link_keeps_the_old_data(cli, tmp_path):
     f, other = tmp_path / "f", tmp_path / "other"
     f.write_bytes(b"precious")
