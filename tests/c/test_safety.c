@@ -233,6 +233,26 @@ Test(output, own_descriptor_through_proc_is_written_through)
     remove_dir();
 }
 
+/* A sticky world-writable directory, as /tmp. */
+static void make_sticky(const char *sticky)
+{
+    cr_assert_eq(mkdir(sticky, 0777), 0);
+    cr_assert_eq(chmod(sticky, 01777), 0);
+}
+
+/* Entry (a file or a link) of the sticky directory becomes another user's
+ * (nobody's), or the test is skipped: that needs root. */
+static void give_to_nobody(const char *sticky, const char *entry)
+{
+    if (lchown(entry, 65534, 65534) != 0) {
+        int e = errno;
+        unlink(entry);
+        rmdir(sticky);
+        remove_dir();
+        cr_skip_test("lchown needs root (%s)", strerror(e));
+    }
+}
+
 /* As the kernel's fs.protected_symlinks, whatever the sysctl says: root
  * writing to a path in /tmp must not follow another user's link there to
  * a file of its choosing. */
@@ -245,15 +265,9 @@ Test(output, others_symlink_in_a_sticky_directory_is_not_followed)
     path_in(target, sizeof target, "precious");
     snprintf(link, sizeof link, "%s/out.bin", sticky);
     put_file(target, "precious");
-    cr_assert_eq(mkdir(sticky, 0777), 0);
-    cr_assert_eq(chmod(sticky, 01777), 0);
+    make_sticky(sticky);
     cr_assert_eq(symlink(target, link), 0);
-    if (lchown(link, 65534, 65534) != 0) {
-        unlink(link);
-        rmdir(sticky);
-        remove_dir();
-        cr_skip_test("lchown needs root (%s)", strerror(errno));
-    }
+    give_to_nobody(sticky, link);
     errno = 0;
     cr_assert_eq(td_write_file(link, TD_ZERO, 10, &o), TD_EIO);
     cr_assert_eq(errno, EACCES);
@@ -283,15 +297,9 @@ Test(output, others_file_in_a_sticky_directory_is_not_replaced)
     make_dir();
     path_in(sticky, sizeof sticky, "sticky");
     snprintf(f, sizeof f, "%s/planted.bin", sticky);
-    cr_assert_eq(mkdir(sticky, 0777), 0);
-    cr_assert_eq(chmod(sticky, 01777), 0);
+    make_sticky(sticky);
     put_file(f, "planted");
-    if (chown(f, 65534, 65534) != 0) {
-        unlink(f);
-        rmdir(sticky);
-        remove_dir();
-        cr_skip_test("chown needs root (%s)", strerror(errno));
-    }
+    give_to_nobody(sticky, f);
     errno = 0;
     cr_assert_eq(td_write_file(f, TD_ZERO, 10, &o), TD_EIO);
     cr_assert_eq(errno, EACCES);
