@@ -2,6 +2,7 @@
 option specs and the library's option table and kinds; each shell is made
 to complete real command lines (bash: the completion function with
 COMP_WORDS; zsh: an interactive zsh in a pseudo-terminal; fish: complete -C)."""
+import os
 import pathlib
 import re
 import shutil
@@ -139,11 +140,13 @@ def test_fish(run, scripts):
 
 
 @pytest.mark.skipif(not shutil.which("zsh"), reason="needs zsh")
-def test_zsh(run, scripts):
+def test_zsh(run, scripts, tmp_path):
+    # one compinit dump for all the cases (the first run writes it)
+    env = dict(os.environ, TD_ZDUMP=str(tmp_path / "zcompdump"))
     for words, want, unwanted in cases(run):
         line = " ".join(words)
         r = subprocess.run(["zsh", "-f", str(HERE / "zsh_complete.zsh"), str(scripts), line],
-                           capture_output=True, text=True, cwd=scripts, timeout=60)
+                           capture_output=True, text=True, cwd=scripts, timeout=60, env=env)
         got = r.stdout.splitlines()
         # zsh completes file names within their directory
         if words[-1].startswith("files/"):

@@ -2,16 +2,18 @@
 # for LINE (as if TAB were pressed after it), one per line, with DIR (holding
 # _testdata) first in $fpath.  An interactive zsh runs in a pseudo-terminal
 # (zsh/zpty) with compadd wrapped to print what it adds (and add it); the same
-# technique as zsh-capture-completion.
+# technique as zsh-capture-completion.  With TD_ZDUMP set, compinit's dump
+# file is kept there and reused (-C) by the next run: compinit then takes
+# 0.1 s instead of 1.3 s.
 zmodload zsh/zpty || exit 3
 fdir=$1
 shift
-init=$(mktemp)
+init=$(mktemp); dump=${TD_ZDUMP:-$init.dump}
 cat > $init <<EOF
 PROMPT=
 fpath=($fdir \$fpath)
 autoload -U compinit
-compinit -u -d $init.dump
+compinit -C -u -d $dump
 bindkey '^M' undefined
 bindkey '^J' undefined
 bindkey '^I' complete-word
@@ -43,4 +45,4 @@ zpty -w z "$*"$'\t'
 while zpty -r z line; do
   [[ $line == *'<M>'*'</M>'* ]] && print -r -- "${${line#*<M>}%%</M>*}"
 done
-rm -f $init $init.dump
+rm -f $init; [ -n "${TD_ZDUMP:-}" ] || rm -f $init.dump
