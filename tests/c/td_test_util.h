@@ -78,7 +78,9 @@ static inline void td_test_read_chunked(td_stream *s, unsigned char *out, size_t
  * slower and looks for races, not for values.  There, loops that repeat
  * one single-threaded check with new random values run a tenth as often
  * (TD_TEST_REPS), and a few long ranges are shortened: CI's TSan step was
- * held up by them. */
+ * held up by them.  TD_TEST_ASAN: built with AddressSanitizer, which looks
+ * for bad memory accesses; the same loops run a quarter as often there (each
+ * pass takes the same code paths; the plain build runs them all). */
 #if defined(__SANITIZE_THREAD__)
 #define TD_TEST_TSAN 1
 #elif defined(__has_feature)
@@ -89,7 +91,18 @@ static inline void td_test_read_chunked(td_stream *s, unsigned char *out, size_t
 #ifndef TD_TEST_TSAN
 #define TD_TEST_TSAN 0
 #endif
-#define TD_TEST_REPS(n) (TD_TEST_TSAN && (n) >= 10 ? (n) / 10 : (n))
+#if defined(__SANITIZE_ADDRESS__)
+#define TD_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TD_TEST_ASAN 1
+#endif
+#endif
+#ifndef TD_TEST_ASAN
+#define TD_TEST_ASAN 0
+#endif
+#define TD_TEST_REPS(n)                                                                            \
+    (TD_TEST_TSAN && (n) >= 10 ? (n) / 10 : TD_TEST_ASAN && (n) >= 4 ? (n) / 4 : (n))
 
 /* The one invariance check every kind's tests run: bytes [base, base+n) of
  * (kind, *o) are the same
@@ -99,7 +112,7 @@ static inline void td_test_read_chunked(td_stream *s, unsigned char *out, size_t
  *     4096, 300000 and 4 MiB bytes (1- and 17-byte chunks over a prefix);
  *   - from odd-sized consecutive td_fill pieces, and from 200 random
  *     sub-ranges, and 300 random seeks + reads of one stream (20 and 30
- *     under ThreadSanitizer: TD_TEST_REPS);
+ *     under ThreadSanitizer, 50 and 75 under AddressSanitizer: TD_TEST_REPS);
  * and td_verify accepts them, and finds a flipped byte where it is. */
 static inline void td_test_check_invariance(int kind, const td_options *o, uint64_t base,
                                             size_t n)
