@@ -12,11 +12,16 @@ variant reads the same profiles; ratios of the samples are cached.
         "" "LK_JW=8" "LK_C2=30,LK_WALK=64"
 
 Each argument is one variant: comma-separated NAME=VALUE pairs put in the
-generator's environment ("" for none).  Prints, per sample and codec, the
+generator's environment ("" for none); "{sample}" in a value becomes the
+sample's path.  Prints, per sample and codec, the
 signed error of generated data against the sample in %, then the medians
 and how many samples have a median |error| <= 5% (and, of those, no error
 but bzip2's beyond 10%).  --entropy prints the empirical conditional
-entropies H0..H6 of each sample and of its generated data instead.
+entropies H0..H6 of each sample and of its generated data instead, and
+--ngrams how its repetition is spread over phrases: distinct 4-grams per
+byte, 8-grams seen at least 8 times, and the share of 8-gram positions taken
+by the most frequent 1% of distinct 8-grams (generated data of the sample's
+own size, one document when the sample is at most 1 MiB).
 """
 import argparse
 import collections
@@ -62,6 +67,15 @@ def hk(d, k):
     return -sum(v * math.log2(v / cc[key[:-1]]) for key, v in c.items()) / (len(d) - k)
 
 
+def ngrams(d):
+    """Distinct 4-grams per byte, 8-grams seen >= 8 times, top-1% 8-gram share."""
+    c4 = len(set(d[i:i + 4] for i in range(len(d) - 3)))
+    c8 = collections.Counter(d[i:i + 8] for i in range(len(d) - 7))
+    tot = sum(c8.values())
+    top = sum(v for _, v in c8.most_common(len(c8) // 100 + 1))
+    return c4 / len(d), sum(v >= 8 for v in c8.values()), top / tot
+
+
 def one(job):
     a, name, path, env = job
     tag = name.replace(':', '_')
@@ -70,16 +84,18 @@ def one(job):
         subprocess.run([a.profiler, 'profile', path, '-o', prof, '--no-fingerprint'], check=True,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     sample = open(path, 'rb').read()
-    size = str(len(sample)) if a.entropy else a.size
+    size = str(len(sample)) if a.entropy or a.ngrams else a.size
     out = os.path.join(a.work, '%s.%d.bin' % (tag, os.getpid()))
     e = dict(os.environ)
-    e.update(env)
+    e.update({k: v.replace('{sample}', path) for k, v in env.items()})
     subprocess.run([a.cli, 'gen', 'like', size, '--profile', prof, '--seed', str(a.seed), '-o', out,
                     '-q'], check=True, env=e)
     g = open(out, 'rb').read()
     os.remove(out)
     if a.entropy:
         return name, [hk(sample, k) for k in range(7)], [hk(g, k) for k in range(7)]
+    if a.ngrams:
+        return name, ngrams(sample), ngrams(g)
     cache = os.path.join(a.work, tag + '.ratios.json')
     if os.path.exists(cache):
         rs = json.load(open(cache))
@@ -101,6 +117,8 @@ def main():
     ap.add_argument('--work', default='/tmp/like_variants')
     ap.add_argument('--entropy', action='store_true',
                     help='H0..H6 of sample and generated data (of the sample\'s size)')
+    ap.add_argument('--ngrams', action='store_true',
+                    help='how repetition is spread over phrases, sample and generated data')
     ap.add_argument('variants', nargs='*')
     a = ap.parse_args()
     os.makedirs(a.work, exist_ok=True)
@@ -117,6 +135,12 @@ def main():
             for n, hs, hg in res:
                 print('%-14s %s' % (n[:14], ' '.join('%5.2f' % x for x in hs)))
                 print('%-14s %s' % ('  like', ' '.join('%5.2f' % x for x in hg)))
+            continue
+        if a.ngrams:
+            print('%-14s %10s %8s %8s' % ('', '4-grams/B', '8g>=8', 'top1%'))
+            for n, ns, ng in res:
+                print('%-14s %10.3f %8d %8.3f' % ((n[:14],) + ns))
+                print('%-14s %10.3f %8d %8.3f' % (('  like',) + ng))
             continue
         cs = lm.RATIO_CODECS
         print('%-12s' % '' + ''.join('%8s' % c[:7] for c in cs) + '   med   max')
