@@ -2,10 +2,12 @@
  * TD_LIKE: data like a sample, generated from a profile (like_profile.c).
  * The format is specified in docs/format.md, section "like".
  *
- * The stream is a sequence of independent documents of the profile's
- * length (the sample's, at most 1 MiB), laid end to end in each 1 MiB kind
- * block (the last one cut), so the shared block loop of kinds.c cuts any
- * range and the sample's own duplicates go through dedup.c.  Each document
+ * The base block is a sequence of independent documents of the profile's
+ * length (the sample's, at most 1 MiB), laid end to end over 1 MiB (the
+ * last one cut).  Every 1 MiB kind block of the stream is the base block
+ * through a byte permutation of its own (format 6), so the shared block
+ * loop of kinds.c cuts any range, no two blocks share their strings, and
+ * the sample's own duplicates go through dedup.c.  Each document
  * is written as an LZ77 decoder would write it: a sequence drawn from the
  * profile's joint statistics of (offset class, literal-run length), a
  * match length drawn for that class, the literal run, then a copy.
@@ -26,7 +28,49 @@
 #include "like.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <sodium.h>
+#include <stdatomic.h>
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define LIKE_X86 1
+#endif
+
+/* Classes of byte values that the block permutations keep (docs/format.md,
+ * like, "Blocks"): 0, tab, LF, CR and space are fixed; control bytes,
+ * ASCII punctuation, digits, capitals, small letters, UTF-8 continuation
+ * bytes and the three kinds of UTF-8 lead bytes are each shuffled among
+ * themselves, so text stays text-shaped and UTF-8 keeps its sequence
+ * lengths. */
+#define NCLASS 14
+
+static unsigned byte_class(unsigned b)
+{
+    static const uint8_t fixed[5] = {0, '\t', '\n', '\r', ' '};
+    for (unsigned i = 0; i < 5; i++)
+        if (b == fixed[i])
+            return i;
+    if (b < 0x20 || b == 0x7f)
+        return 5;
+    if (b >= '0' && b <= '9')
+        return 7;
+    if (b >= 'A' && b <= 'Z')
+        return 8;
+    if (b >= 'a' && b <= 'z')
+        return 9;
+    if (b < 0x80)
+        return 6;
+    return b < 0xc0 ? 10 : b < 0xe0 ? 11 : b < 0xf0 ? 12 : 13;
+}
+
+/* The base block (block 0's documents), made as far as it has been read, so
+ * that reading a few bytes does not pay for a whole block of documents:
+ * bytes [0, ready) are final and never written again. */
+typedef struct like_base {
+    pthread_mutex_t mu;
+    _Atomic uint32_t ready;
+    uint8_t buf[];
+} like_base;
 
 typedef struct like_state {
     uint64_t k[4];
@@ -47,6 +91,10 @@ typedef struct like_state {
     uint32_t ndocs;                       /* documents per block: ceil(block / doc) */
     td_dedup *dd;                         /* the sample's own duplicates, or NULL */
     uint8_t *mlbuf;
+    like_base *base;                      /* the documents' block that every block permutes */
+    uint8_t cls[256];                     /* bytes of the permutations' classes, class by class */
+    uint16_t cls_end[NCLASS];             /* end of each class in cls[] */
+    td__like_translate_fn *translate;     /* the widest this CPU runs */
 } like_state;
 
 static void like_release(void *state)
@@ -59,6 +107,10 @@ static void like_release(void *state)
         free(st->lit_tab[i]);
     free(st->mlbuf);
     free(st->jw);
+    if (st->base) {
+        pthread_mutex_destroy(&st->base->mu);
+        free(st->base);
+    }
     free(st);
 }
 
@@ -187,6 +239,32 @@ static int like_prepare(const td_options *o, void **state)
         uint64_t T = td__like_sum(m->jun.cnt[g], 256);
         for (int b = 0; b < 256; b++)
             st->jw[g * 256 + b] = (uint32_t)((uint64_t)m->jun.cnt[g][b] * 65536 / T) + 1;
+    }
+    {
+        unsigned n = 0;
+        for (unsigned c = 0; c < NCLASS; c++) {
+            for (unsigned b = 0; b < 256; b++)
+                if (byte_class(b) == c)
+                    st->cls[n++] = (uint8_t)b;
+            st->cls_end[c] = (uint16_t)n;
+        }
+    }
+    st->base = malloc(sizeof *st->base + TD_LIKE_BLOCK);
+    if (!st->base) {
+        rc = TD_ENOMEM;
+        goto fail;
+    }
+    if (pthread_mutex_init(&st->base->mu, NULL) != 0) {
+        free(st->base);
+        st->base = NULL;
+        rc = TD_ENOMEM;
+        goto fail;
+    }
+    atomic_init(&st->base->ready, 0);
+    {
+        td__like_translate_fn *fn[3];
+        td__like_translators(fn);
+        st->translate = fn[0];
     }
     if (m->dedup > 65536) {
         uint8_t k[32];
@@ -541,12 +619,14 @@ static void gen_doc(const like_state *st, uint64_t j, uint8_t *out, uint32_t end
     }
 }
 
-/* Block bi of the documents' stream: documents ndocs * bi, ... laid end
- * to end, the last one cut at the block's end. */
-static int docs_fill_block(const void *state, uint64_t bi, uint8_t *out, uint32_t end)
+/* Bytes [from, to) of the base block: block 0's documents end to end, the
+ * last one cut at the block's end.  A document begun before from is made
+ * again aside and only its new bytes are copied (readers may be reading its
+ * old ones). */
+static int base_fill(const like_state *st, uint8_t *buf, uint32_t from, uint32_t to)
 {
-    const like_state *st = state;
     const uint32_t L = st->doc;
+    uint8_t *aside = NULL;
     doc_work w;
 
     /* one more slot than the table: the tail of the inserts stores there */
@@ -554,20 +634,155 @@ static int docs_fill_block(const void *state, uint64_t bi, uint8_t *out, uint32_
     /* a copy is at least 4 bytes but the last, cut at the document's end */
     w.starts = malloc(sizeof(uint32_t) * (L / TD_LIKE_MINMATCH + 1));
     w.below = malloc(sizeof(uint32_t) * ((L >> BELOW_SHIFT) + 1));
-    if (!w.recent || !w.starts || !w.below) {
+    if (from % L)
+        aside = malloc(L);
+    if (!w.recent || !w.starts || !w.below || (from % L && !aside)) {
         free(w.recent);
         free(w.starts);
         free(w.below);
+        free(aside);
         return TD_ENOMEM;
     }
     w.tag = 2047; /* the first document clears the table */
-    for (uint32_t d = 0, at = 0; at < end; d++, at += L) {
-        uint32_t lim = TD_MIN(L, TD_LIKE_BLOCK - at);
-        gen_doc(st, bi * st->ndocs + d, out + at, TD_MIN(lim, end - at), lim, &w);
+    for (uint32_t d = from / L, at = d * L; at < to; d++, at += L) {
+        uint32_t lim = TD_MIN(L, TD_LIKE_BLOCK - at), end = TD_MIN(lim, to - at);
+        if (at < from) {
+            gen_doc(st, d, aside, end, lim, &w);
+            memcpy(buf + from, aside + (from - at), end - (from - at));
+        } else {
+            gen_doc(st, d, buf + at, end, lim, &w);
+        }
     }
     free(w.recent);
     free(w.starts);
     free(w.below);
+    free(aside);
+    return TD_OK;
+}
+
+/* Makes the base block final up to at least end. */
+static int base_need(const like_state *st, uint32_t end)
+{
+    like_base *b = st->base;
+    int rc = TD_OK;
+    if (atomic_load_explicit(&b->ready, memory_order_acquire) >= end)
+        return TD_OK;
+    pthread_mutex_lock(&b->mu);
+    uint32_t ready = atomic_load_explicit(&b->ready, memory_order_relaxed);
+    if (ready < end) {
+        /* at least doubled, so reads that grow by small steps cost O(total) */
+        uint32_t to = TD_MIN(TD_LIKE_BLOCK, TD_MAX(end, TD_MAX(2 * ready, 65536u)));
+        rc = base_fill(st, b->buf, ready, to);
+        if (rc == TD_OK)
+            atomic_store_explicit(&b->ready, to, memory_order_release);
+    }
+    pthread_mutex_unlock(&b->mu);
+    return rc;
+}
+
+/* The byte permutation of block bi: each class of byte_class() shuffled
+ * by Fisher-Yates, from its top. */
+static void block_perm(const like_state *st, uint64_t bi, uint8_t p[256])
+{
+    uint64_t s = td__wymix(st->k[3] ^ bi, st->k[0] ^ TD_WY_P1);
+    uint8_t v[256];
+    memcpy(v, st->cls, 256);
+    for (unsigned c = 0, lo = 0; c < NCLASS; lo = st->cls_end[c++])
+        for (unsigned i = st->cls_end[c] - 1u; i > lo; i--) {
+            unsigned j = lo + (unsigned)(((like_rand(&s) >> 32) * (i - lo + 1)) >> 32);
+            uint8_t t = v[i];
+            v[i] = v[j];
+            v[j] = t;
+        }
+    for (unsigned t = 0; t < 256; t++)
+        p[st->cls[t]] = v[t];
+}
+
+/* out[i] = p[in[i]] for i < n: the block's permutation applied.  The
+ * vector versions give the same bytes (tests/c/test_like.c compares them);
+ * prepare picks the widest the CPU has. */
+static void translate_scalar(const uint8_t *p, const uint8_t *in, uint8_t *out, size_t n)
+{
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t v = td__load64le(in + i), r = 0;
+        for (unsigned k = 0; k < 64; k += 8)
+            r |= (uint64_t)p[(v >> k) & 255] << k;
+        td__store64le(out + i, r);
+    }
+    for (; i < n; i++)
+        out[i] = p[in[i]];
+}
+
+#ifdef LIKE_X86
+/* 16 table rows of 16 bytes: each row looked up by the low nibble, kept
+ * where the high nibble is the row's. */
+__attribute__((target("avx2"))) static void translate_avx2(const uint8_t *p, const uint8_t *in,
+                                                           uint8_t *out, size_t n)
+{
+    __m256i row[16];
+    const __m256i nib = _mm256_set1_epi8(0x0f);
+    size_t i = 0;
+    for (int h = 0; h < 16; h++)
+        row[h] = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(p + 16 * h)));
+    for (; i + 32 <= n; i += 32) {
+        __m256i x = _mm256_loadu_si256((const __m256i *)(in + i));
+        __m256i lo = _mm256_and_si256(x, nib), hi = _mm256_and_si256(_mm256_srli_epi16(x, 4), nib);
+        __m256i r = _mm256_setzero_si256();
+        for (int h = 0; h < 16; h++)
+            r = _mm256_or_si256(r, _mm256_and_si256(_mm256_cmpeq_epi8(hi, _mm256_set1_epi8((char)h)),
+                                                    _mm256_shuffle_epi8(row[h], lo)));
+        _mm256_storeu_si256((__m256i *)(out + i), r);
+    }
+    translate_scalar(p, in + i, out + i, n - i);
+}
+
+/* Two 128-entry lookups (the low 7 bits), chosen by the top bit. */
+__attribute__((target("avx512f,avx512bw,avx512vbmi"))) static void
+translate_vbmi(const uint8_t *p, const uint8_t *in, uint8_t *out, size_t n)
+{
+    const __m512i t0 = _mm512_loadu_si512(p), t1 = _mm512_loadu_si512(p + 64);
+    const __m512i t2 = _mm512_loadu_si512(p + 128), t3 = _mm512_loadu_si512(p + 192);
+    size_t i = 0;
+    for (; i + 64 <= n; i += 64) {
+        __m512i x = _mm512_loadu_si512(in + i);
+        __m512i lo = _mm512_permutex2var_epi8(t0, x, t1), hi = _mm512_permutex2var_epi8(t2, x, t3);
+        _mm512_storeu_si512(out + i, _mm512_mask_blend_epi8(_mm512_movepi8_mask(x), lo, hi));
+    }
+    translate_scalar(p, in + i, out + i, n - i);
+}
+#endif
+
+unsigned td__like_translators(td__like_translate_fn *fn[3])
+{
+    unsigned k = 0;
+#ifdef LIKE_X86
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512bw"))
+        fn[k++] = translate_vbmi;
+    if (__builtin_cpu_supports("avx2"))
+        fn[k++] = translate_avx2;
+#endif
+    fn[k++] = translate_scalar;
+    return k;
+}
+
+/* Block bi of the documents' stream: the base block through the block's
+ * permutation.  Generating documents costs ten times what compressing them
+ * costs; a permutation keeps every statistic a compressor uses (matches,
+ * byte frequencies, contexts) and costs a table load per byte, while no
+ * two blocks share their strings. */
+static int docs_fill_block(const void *state, uint64_t bi, uint8_t *out, uint32_t end)
+{
+    const like_state *st = state;
+    const uint8_t *in = st->base->buf;
+    uint8_t p[256];
+    int rc = base_need(st, end);
+
+    if (rc != TD_OK)
+        return rc;
+    block_perm(st, bi, p);
+    st->translate(p, in, out, end);
     return TD_OK;
 }
 

@@ -98,7 +98,7 @@ Test(text, registered)
     cr_assert_eq(td_options_set(&o, TD_TEXT, "threads", "2"), TD_OK);
     cr_assert_eq(td_options_set(&o, TD_TEXT, "algorithm", "fast"), TD_EOPTION);
     cr_assert_eq(td_options_set(&o, TD_TEXT, "ratio", "2"), TD_EOPTION);
-    cr_assert_eq(TD_FORMAT_VERSION, 5);
+    cr_assert_eq(TD_FORMAT_VERSION, 6);
 }
 
 /* ---- golden vectors ----------------------------------------------------- */

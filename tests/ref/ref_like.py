@@ -29,6 +29,13 @@ RETRY = 16
 CAND = 4
 INVALID = (1 << 32) - 1
 BLOCK = 1 << 20
+# Byte classes of the block permutations, in order; each sorted.
+_FIXED = [0, 9, 10, 13, 32]
+CLASSES = [[b] for b in _FIXED] + [
+    [b for b in range(32) if b not in _FIXED] + [127],
+    [b for b in range(33, 127) if not chr(b).isalnum()],
+    list(range(48, 58)), list(range(65, 91)), list(range(97, 123)),
+    list(range(128, 192)), list(range(192, 224)), list(range(224, 240)), list(range(240, 256))]
 
 
 def wymix(a, b):
@@ -335,9 +342,24 @@ class Like:
         self.cache[(j, L)] = bytes(out)
         return self.cache[(j, L)]
 
+    def perm(self, bi):
+        # Block bi's byte permutation: each class shuffled, Fisher-Yates
+        # from the top, classes in order.
+        rng = Rng(wymix(self.k[3] ^ bi, self.k[0] ^ P1))
+        p = list(range(256))
+        for c in CLASSES:
+            v = list(c)
+            for i in range(len(c) - 1, 0, -1):
+                j = ((rng.next() >> 32) * (i + 1)) >> 32
+                v[i], v[j] = v[j], v[i]
+            for a, b in zip(c, v):
+                p[a] = b
+        return bytes(p)
+
     def docs_range(self, off, n):
-        # Blocks of 2^20 bytes, each documents ndocs * block, ... end to end,
-        # the last one cut at the block's end.
+        # Blocks of 2^20 bytes, each block 0's documents 0, ..., ndocs - 1
+        # end to end (the last one cut at the block's end), through the
+        # block's permutation.
         L = self.L
         out = bytearray()
         while n:
@@ -345,7 +367,7 @@ class Like:
             d, k0 = divmod(at, L)
             lim = min(L, BLOCK - d * L)
             k = min(lim - k0, n)
-            out += self.doc(bi * self.ndocs + d, lim)[k0:k0 + k]
+            out += self.doc(d, lim)[k0:k0 + k].translate(self.perm(bi))
             off += k
             n -= k
         return bytes(out)
