@@ -133,25 +133,19 @@ Test(like, profiles_and_seeds_differ)
     cr_assert(memcmp(a, b, sizeof a) == 0);
 }
 
-/* The class of byte b that block permutations keep (docs/format.md, like,
- * "Blocks"), written out again here: 0-4 the fixed bytes. */
+/* The class of byte b that block permutations keep, from the table of
+ * docs/format.md (like, "Key and documents"): ranges, first match wins. */
 static int perm_class(unsigned b)
 {
-    static const char fixed[] = {0, '\t', '\n', '\r', ' '};
-    for (int i = 0; i < 5; i++)
-        if (b == (unsigned char)fixed[i])
-            return i;
-    if (b < 0x20 || b == 0x7f)
-        return 5;
-    if (b >= '0' && b <= '9')
-        return 7;
-    if (b >= 'A' && b <= 'Z')
-        return 8;
-    if (b >= 'a' && b <= 'z')
-        return 9;
-    if (b < 0x80)
-        return 6;
-    return b < 0xc0 ? 10 : b < 0xe0 ? 11 : b < 0xf0 ? 12 : 13;
+    static const struct {
+        unsigned char lo, hi, cls;
+    } r[] = {{0x00, 0x00, 0},  {0x09, 0x09, 1},  {0x0a, 0x0a, 2},  {0x0d, 0x0d, 3},  {0x20, 0x20, 4},
+             {0x01, 0x1f, 5},  {0x7f, 0x7f, 5},  {0x30, 0x39, 7},  {0x41, 0x5a, 8},  {0x61, 0x7a, 9},
+             {0x21, 0x7e, 6},  {0x80, 0xbf, 10}, {0xc0, 0xdf, 11}, {0xe0, 0xef, 12}, {0xf0, 0xff, 13}};
+    for (size_t i = 0; i < sizeof r / sizeof r[0]; i++)
+        if (b >= r[i].lo && b <= r[i].hi)
+            return r[i].cls;
+    return -1;
 }
 
 /* Every block is block 0 through a byte permutation that keeps classes,
