@@ -578,6 +578,35 @@ Test(fork, child_uses_and_frees_a_threaded_stream)
     free(first);
 }
 
+/* A like stream makes its base block as far as it is read: a child extends
+ * it, with threads, from where the parent left it. */
+Test(fork, child_extends_a_like_stream)
+{
+#if defined(__SANITIZE_THREAD__)
+    cr_skip_test("ThreadSanitizer cannot start threads after a multi-threaded fork");
+#endif
+    const size_t n = 3 * MIB;
+    td_options o = seeded(4);
+    td_stream *s;
+    uint8_t *want = malloc(n), first[100];
+    size_t len;
+    int status;
+    o.threads = 2;
+    cr_assert_eq(td_fill(TD_LIKE, &o, 0, want, n), TD_OK);
+    cr_assert_eq(td_stream_open(&s, TD_LIKE, n, &o), TD_OK);
+    cr_assert_eq(td_stream_read(s, first, sizeof first, &len), TD_OK);
+    pid_t child = fork();
+    if (child == 0) {
+        td_stream_seek(s, 0);
+        child_reads(s, want, n);
+    }
+    cr_assert_eq(waitpid(child, &status, 0), child);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+              "child: status %d (signal %d)", status, WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+    td_stream_free(s);
+    free(want);
+}
+
 /* ---- threads under limits ------------------------------------------------------ */
 
 Test(threads, never_make_a_run_fail_under_an_address_space_limit)
