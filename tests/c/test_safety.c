@@ -535,6 +535,20 @@ static void child_reads(td_stream *s, const uint8_t *want, size_t n)
     _exit(ok ? 0 : 1);
 }
 
+/* Fork; the child reads s from its start and must see want[0..n). */
+static void expect_child_reads(td_stream *s, const uint8_t *want, size_t n)
+{
+    int status;
+    pid_t child = fork();
+    if (child == 0) {
+        td_stream_seek(s, 0);
+        child_reads(s, want, n);
+    }
+    cr_assert_eq(waitpid(child, &status, 0), child);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+              "child: status %d (signal %d)", status, WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
 Test(fork, child_uses_and_frees_a_threaded_stream)
 {
 #if defined(__SANITIZE_THREAD__)
@@ -550,16 +564,8 @@ Test(fork, child_uses_and_frees_a_threaded_stream)
     cr_assert_eq(td_fill(TD_RANDOM, &o, 0, want, n), TD_OK);
     cr_assert_eq(td_stream_open(&s, TD_RANDOM, 2 * n, &o), TD_OK);
     cr_assert_eq(td_stream_read(s, first, n, &len), TD_OK); /* the pool is running */
-    for (int round = 0; round < 2; round++) {
-        pid_t child = fork();
-        if (child == 0) {
-            td_stream_seek(s, 0);
-            child_reads(s, want, n);
-        }
-        cr_assert_eq(waitpid(child, &status, 0), child);
-        cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-                  "child: status %d (signal %d)", status, WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-    }
+    for (int round = 0; round < 2; round++)
+        expect_child_reads(s, want, n);
     /* A child that only frees the stream. */
     pid_t child = fork();
     if (child == 0) {
@@ -590,19 +596,11 @@ Test(fork, child_extends_a_like_stream)
     td_stream *s;
     uint8_t *want = malloc(n), first[100];
     size_t len;
-    int status;
     o.threads = 2;
     cr_assert_eq(td_fill(TD_LIKE, &o, 0, want, n), TD_OK);
     cr_assert_eq(td_stream_open(&s, TD_LIKE, n, &o), TD_OK);
     cr_assert_eq(td_stream_read(s, first, sizeof first, &len), TD_OK);
-    pid_t child = fork();
-    if (child == 0) {
-        td_stream_seek(s, 0);
-        child_reads(s, want, n);
-    }
-    cr_assert_eq(waitpid(child, &status, 0), child);
-    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-              "child: status %d (signal %d)", status, WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+    expect_child_reads(s, want, n);
     td_stream_free(s);
     free(want);
 }
