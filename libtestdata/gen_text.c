@@ -13,10 +13,19 @@
  * Zipf-distributed ranks (an open vocabulary), and a separator drawn after
  * each word.  Lines are wrapped greedily at the paragraph's width.  Only
  * integer arithmetic.
+ *
+ * That costs about three times what compressing the text with lz4 costs.
+ * So only the first ROUND_BLOCKS blocks (round 0, the base) are made that
+ * way; every later round of ROUND_BLOCKS blocks is the base with each head
+ * word rotated within its class of words of the same length and frequency
+ * band, and some rare words respelled (docs/format.md, text, "Rounds").
  */
 #include "text_model.h"
 
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
+#include <unistd.h>
 
 #define TEXT_BLOCK 65536u
 /* Strings are written with 32-byte copies that may run this far past the
@@ -37,11 +46,51 @@
 /* Fills of at least this many bytes (a stream's buffer) build the model's
  * spelling cache. */
 #define TEXT_CACHE_MIN (LANES * TEXT_BLOCK)
+/* A round: 16 blocks, 1 MiB. */
+#define ROUND_SHIFT 4
+#define ROUND_BLOCKS (1u << ROUND_SHIFT)
+#define TAIL_CLASS 0xFFFFu
+
+/* A word written in a base block: head word (cls, and its gidx of
+ * td__tm_rot in g's low 24 bits) or rare word (cls TAIL_CLASS, its index in
+ * the block's tails[]); its length in bytes in g's top 8 bits. */
+typedef struct base_tok {
+    uint32_t g;
+    uint16_t pos, cls;
+} base_tok;
+
+typedef struct base_tail {
+    uint8_t s[32]; /* as written (capitalised or not) */
+    uint32_t rank;
+    uint32_t len;
+} base_tail;
+
+/* Block c of round 0 with the words it wrote, made on first need by one
+ * thread: the owner, 1 + its process id (as gen_like.c's base: a lock held
+ * by a parent thread at fork() would never be released in the child). */
+typedef struct text_base {
+    _Atomic uint64_t owner; /* 0: nobody */
+    _Atomic uint32_t ready;
+    uint32_t ntok;
+    base_tok *tok;
+    base_tail *tails;
+    uint8_t *buf; /* TEXT_BLOCK + TEXT_SLACK */
+} text_base;
 
 typedef struct text_state {
     uint64_t k[4];
     const td_model *m;
+    text_base base[ROUND_BLOCKS];
 } text_state;
+
+/* Where gen_blocks records the words it writes (base blocks only). */
+typedef struct tok_log {
+    const tm_rot *rot;
+    base_tok *tok;
+    base_tail *tails;
+    uint32_t ntok, ntail, captok, captail;
+    int failed;
+} tok_log;
 
 /* Per-block scratch: the words and separators written so far (ring) and,
  * per (word, class) context, the position of the token that followed it
@@ -63,6 +112,7 @@ typedef struct lane {
     const tm_str *pend; /* separator whose gap and tail are not written yet */
     const tm_word *wr;  /* record of the word in flight */
     const uint8_t *tc;  /* rare-word spelling cache, or NULL */
+    tok_log *log;       /* base blocks: where the words go, else NULL */
     uint32_t prev, w, sid, ntok, nt, src;
     unsigned col, width, cls, copying, done;
 } lane;
@@ -201,6 +251,44 @@ static inline __attribute__((always_inline)) void phase_sep(const td_model *m, l
     L->sid = UINT32_MAX - 1; /* drawn, not read yet */
 }
 
+static void log_word(tok_log *g, size_t pos, uint32_t w, uint32_t V, const uint8_t *wp, unsigned wl)
+{
+    if (g->ntok == g->captok) {
+        uint32_t cap = g->captok ? 2 * g->captok : 16384;
+        base_tok *t = realloc(g->tok, sizeof *t * cap);
+        if (!t) {
+            g->failed = 1;
+            return;
+        }
+        g->tok = t;
+        g->captok = cap;
+    }
+    base_tok *t = &g->tok[g->ntok++];
+    t->pos = (uint16_t)pos;
+    if (w < V) {
+        t->cls = g->rot->cls[w];
+        t->g = g->rot->gidx[w] | (uint32_t)wl << 24;
+        return;
+    }
+    if (g->ntail == g->captail) {
+        uint32_t cap = g->captail ? 2 * g->captail : 1024;
+        base_tail *n = realloc(g->tails, sizeof *n * cap);
+        if (!n) {
+            g->failed = 1;
+            g->ntok--;
+            return;
+        }
+        g->tails = n;
+        g->captail = cap;
+    }
+    base_tail *e = &g->tails[g->ntail];
+    memcpy(e->s, wp, 32);
+    e->rank = w - V - 1;
+    e->len = wl;
+    t->cls = TAIL_CLASS;
+    t->g = g->ntail++ | (uint32_t)wl << 24;
+}
+
 /* Phase 3: the separator, then write the word and the separator.  The
  * separator goes in whole; if the next word does not fit on the line, its
  * gap and tail are taken back and the line broken there. */
@@ -271,6 +359,8 @@ static inline __attribute__((always_inline)) void phase_emit(const td_model *m, 
     } else {
         col += wc + hc;
     }
+    if (L->log)
+        log_word(L->log, pos, w, V, wp, wl);
     put32(dst, &pos, wp, wl);
     put32(dst, &pos, m->pool + sp->off, sp->len);
     L->col = col;
@@ -297,7 +387,7 @@ static inline __attribute__((always_inline)) void phase_emit(const td_model *m, 
  * bytes each, scribbling at most TEXT_SLACK bytes past them.
  */
 static void gen_blocks(const text_state *st, uint64_t bi, unsigned n, uint8_t *const *dst,
-                       text_scratch *x, size_t stop, const uint8_t *tc)
+                       text_scratch *x, size_t stop, const uint8_t *tc, tok_log *const *logs)
 {
     const td_model *m = st->m;
     lane L[LANES];
@@ -306,6 +396,7 @@ static void gen_blocks(const text_state *st, uint64_t bi, unsigned n, uint8_t *c
         L[i].dst = dst[i];
         L[i].x = &x[i];
         L[i].tc = tc;
+        L[i].log = logs ? logs[i] : NULL;
         L[i].s = td__wymix(st->k[0] ^ (bi + i), st->k[1] ^ TD_WY_P1) ^ st->k[2];
         para_start(m, &L[i]);
     }
@@ -334,10 +425,14 @@ static void gen_blocks(const text_state *st, uint64_t bi, unsigned n, uint8_t *c
     }
 }
 
-/* Bytes [offset, offset + len); with use_cache, the model's spelling cache
- * is built if it is not there yet (it changes the speed, never the bytes). */
-static int fill_range(const text_state *st, uint64_t offset, uint8_t *buf, size_t len,
-                      int use_cache)
+static int base_take(text_base *b, int wait);
+static int base_publish(text_base *b, const uint8_t *block, tok_log *g, int rc);
+
+/* Bytes [offset, offset + len) of round 0; with use_cache, the model's
+ * spelling cache is built if it is not there yet (it changes the speed,
+ * never the bytes). */
+static int gen_range(const text_state *st, uint64_t offset, uint8_t *buf, size_t len,
+                     int use_cache)
 {
     uint8_t *scratch[LANES] = {NULL};
     uint64_t bi = offset / TEXT_BLOCK;
@@ -349,6 +444,7 @@ static int fill_range(const text_state *st, uint64_t offset, uint8_t *buf, size_
     if (!x)
         return TD_ENOMEM;
     const uint8_t *tc = use_cache ? td__tm_tail_cache(st->m) : __atomic_load_n(&st->m->tcache, __ATOMIC_ACQUIRE);
+    const tm_rot *rot = use_cache ? td__tm_rot(st->m) : NULL;
 
     while (len) {
         /* up to LANES blocks at once; a block that is cut (first or last)
@@ -375,7 +471,18 @@ static int fill_range(const text_state *st, uint64_t offset, uint8_t *buf, size_
             used += k;
             n++;
         }
-        gen_blocks(st, bi, n, out, x, TEXT_BLOCK, tc);
+        /* whole blocks of a large fill also become base blocks (made once) */
+        tok_log lg[LANES], *logs[LANES] = {NULL};
+        for (unsigned i = 0; i < n; i++)
+            if (rot && take[i] == TEXT_BLOCK && base_take((text_base *)&st->base[bi + i], 0)) {
+                memset(&lg[i], 0, sizeof lg[i]);
+                lg[i].rot = rot;
+                logs[i] = &lg[i];
+            }
+        gen_blocks(st, bi, n, out, x, TEXT_BLOCK, tc, logs);
+        for (unsigned i = 0; i < n; i++)
+            if (logs[i])
+                (void)base_publish((text_base *)&st->base[bi + i], out[i], logs[i], TD_OK);
         used = 0;
         for (unsigned i = 0; i < n; i++) {
             if (out[i] == scratch[i])
@@ -394,6 +501,242 @@ done:
     return rc;
 }
 
+/* ---- rounds ------------------------------------------------------------ */
+
+/* Takes base block b to make it: 1 if taken, 0 if it is made.  With wait,
+ * waits for another thread of this process that is making it; without,
+ * gives up (0) instead. */
+static int base_take(text_base *b, int wait)
+{
+    const uint64_t me = 1 + (uint64_t)getpid();
+    for (;;) {
+        uint64_t o = atomic_load(&b->owner);
+        if (atomic_load(&b->ready))
+            return 0;
+        if (o == me) { /* another thread of this process is at it: about 1 ms */
+            if (!wait)
+                return 0;
+            sched_yield();
+            continue;
+        }
+        if (!atomic_compare_exchange_strong(&b->owner, &o, me)) {
+            if (!wait)
+                return 0;
+            continue;
+        }
+        if (!atomic_load(&b->ready))
+            return 1;
+        atomic_store(&b->owner, 0);
+        return 0;
+    }
+}
+
+/* Ends what base_take began: the block (its TEXT_BLOCK bytes are copied)
+ * and its words from g, made ready unless g or rc says it failed; a failure
+ * is not final (the next reader tries again). */
+static int base_publish(text_base *b, const uint8_t *block, tok_log *g, int rc)
+{
+    /* an owner of another process (before fork) may have left these */
+    free(b->tok);
+    free(b->tails);
+    free(b->buf);
+    b->tok = g->tok;
+    b->tails = g->tails;
+    b->ntok = g->ntok;
+    b->buf = rc == TD_OK && !g->failed ? malloc(TEXT_BLOCK + TEXT_SLACK) : NULL;
+    if (b->buf) {
+        memcpy(b->buf, block, TEXT_BLOCK);
+        /* the gap copies read up to 32 bytes past the block */
+        memset(b->buf + TEXT_BLOCK, '\n', TEXT_SLACK);
+        atomic_store(&b->ready, 1);
+    } else {
+        free(b->tok);
+        free(b->tails);
+        b->tok = NULL;
+        b->tails = NULL;
+        if (rc == TD_OK)
+            rc = TD_ENOMEM;
+    }
+    atomic_store(&b->owner, 0);
+    return rc;
+}
+
+/* Makes base block c (with its words) if nobody has yet. */
+static int base_need(const text_state *st, unsigned c)
+{
+    text_base *b = (text_base *)&st->base[c];
+    while (!atomic_load_explicit(&b->ready, memory_order_acquire)) {
+        if (!base_take(b, 1))
+            continue;
+        tok_log g = {.rot = td__tm_rot(st->m)};
+        tok_log *lg = &g;
+        text_scratch *x = calloc(1, sizeof *x);
+        uint8_t *buf = malloc(TEXT_BLOCK + TEXT_SLACK);
+        int rc = TD_ENOMEM;
+        if (g.rot && x && buf) {
+            gen_blocks(st, c, 1, &buf, x, TEXT_BLOCK, td__tm_tail_cache(st->m), &lg);
+            rc = TD_OK;
+        }
+        rc = base_publish(b, buf, &g, rc);
+        free(x);
+        free(buf);
+        if (rc != TD_OK)
+            return rc;
+    }
+    return TD_OK;
+}
+
+/* What round j (>= 1) does to the base: the rotation of each class, the
+ * letters of respelled rare words, and how many of them are respelled. */
+typedef struct text_round {
+    uint64_t j;
+    uint32_t thr;     /* respelled if the word's 16-bit hash is below */
+    uint8_t sig[256]; /* byte map of a respelled word: letters permuted */
+    uint32_t *rot;    /* per class: index of the member that member 0 becomes */
+} text_round;
+
+static uint64_t isqrt64(uint64_t x)
+{
+    uint64_t r = 0;
+    for (uint64_t bit = (uint64_t)1 << 62; bit; bit >>= 2) {
+        if (x >= r + bit) {
+            x -= r + bit;
+            r = (r >> 1) + bit;
+        } else {
+            r >>= 1;
+        }
+    }
+    return r;
+}
+
+static void round_init(const text_state *st, const tm_rot *rt, uint64_t j, text_round *R)
+{
+    uint64_t s = td__wymix(st->k[3] ^ j, st->k[0] ^ TD_WY_P1);
+    /* vowels among vowels, consonants among consonants: still spellable */
+    static const char letters[] = "aeioubcdfghjklmnpqrstvwxyz";
+    uint8_t v[26];
+    R->j = j;
+    memcpy(v, letters, 26);
+    for (unsigned lo = 0, hi = 5; lo < 26; lo = hi, hi = 26)
+        for (unsigned i = hi - 1; i > lo; i--) {
+            unsigned x = lo + (unsigned)(((td__wyrand(&s) >> 32) * (i - lo + 1)) >> 32);
+            uint8_t t = v[i];
+            v[i] = v[x];
+            v[x] = t;
+        }
+    for (unsigned b = 0; b < 256; b++)
+        R->sig[b] = (uint8_t)b;
+    for (unsigned i = 0; i < 26; i++) {
+        R->sig[(uint8_t)letters[i]] = v[i];
+        R->sig[(uint8_t)letters[i] - 32] = (uint8_t)(v[i] - 32);
+    }
+    for (uint32_t q = 0; q < rt->nc; q++) {
+        uint32_t n = rt->start[q + 1] - rt->start[q];
+        R->rot[q] = n > 1 ? (uint32_t)(((td__wyrand(&s) >> 32) * n) >> 32) : 0;
+    }
+    /* 2^16 / sqrt(j): the new spellings of a round fall as j^-1/2, so the
+     * vocabulary grows as about the square root of the text (Heaps' law) */
+    uint64_t d = isqrt64(j << 16);
+    R->thr = d <= 256 ? 65536u : (uint32_t)(((uint64_t)1 << 24) / d);
+}
+
+/* Bytes [0, end) of block c of round R->j at out (at most 32 bytes written
+ * past end): the base block's separators and layout, its words mapped. */
+static void round_block(const text_state *st, const tm_rot *rt, const text_round *R,
+                        const text_base *b, uint8_t *out, uint32_t end)
+{
+    const uint8_t *in = b->buf, *pool = st->m->pool;
+    const uint32_t *start = rt->start, *mem = rt->mem_off;
+    uint32_t p = 0;
+    for (uint32_t i = 0; i < b->ntok; i++) {
+        const base_tok t = b->tok[i];
+        if (t.pos >= end)
+            break;
+        do { /* the separators since the last word */
+            memcpy(out + p, in + p, 32);
+            p += 32;
+        } while (p < t.pos);
+        if (t.cls != TAIL_CLASS) {
+            uint32_t lo = start[t.cls], hi = start[t.cls + 1];
+            uint32_t g = (t.g & 0xFFFFFF) + R->rot[t.cls];
+            if (g >= hi)
+                g -= hi - lo;
+            memcpy(out + t.pos, pool + mem[g], 32);
+            p = t.pos + (t.g >> 24);
+        } else {
+            const base_tail *e = &b->tails[t.g & 0xFFFFFF];
+            uint8_t w[32];
+            memcpy(w, e->s, 32);
+            if ((uint32_t)(td__wymix(st->k[3] ^ R->j, st->k[1] ^ e->rank) >> 48) < R->thr)
+                for (uint32_t k = 0; k < e->len; k++)
+                    w[k] = R->sig[w[k]];
+            memcpy(out + t.pos, w, 32);
+            p = t.pos + e->len;
+        }
+    }
+    while (p < end) {
+        memcpy(out + p, in + p, 32);
+        p += 32;
+    }
+}
+
+/* Bytes [offset, offset + len) of rounds 1 and later. */
+static int round_range(const text_state *st, uint64_t offset, uint8_t *buf, size_t len)
+{
+    const tm_rot *rt = td__tm_rot(st->m);
+    text_round R;
+    uint8_t *scratch = NULL;
+    uint64_t bi = offset / TEXT_BLOCK;
+    size_t skip = (size_t)(offset % TEXT_BLOCK);
+    int rc = TD_OK;
+
+    if (!rt || !(R.rot = malloc(sizeof *R.rot * (rt->nc + 1))))
+        return TD_ENOMEM;
+    R.j = 0;
+    while (len) {
+        size_t n = TD_MIN((size_t)TEXT_BLOCK - skip, len);
+        const text_base *b = &st->base[bi & (ROUND_BLOCKS - 1)];
+        if ((rc = base_need(st, (unsigned)(bi & (ROUND_BLOCKS - 1)))) != TD_OK)
+            break;
+        if (R.j != bi >> ROUND_SHIFT)
+            round_init(st, rt, bi >> ROUND_SHIFT, &R);
+        if (skip == 0 && len >= TEXT_BLOCK + TEXT_SLACK) {
+            round_block(st, rt, &R, b, buf, TEXT_BLOCK);
+        } else {
+            if (!scratch && !(scratch = malloc(TEXT_BLOCK + TEXT_SLACK))) {
+                rc = TD_ENOMEM;
+                break;
+            }
+            round_block(st, rt, &R, b, scratch, (uint32_t)(skip + n));
+            memcpy(buf, scratch + skip, n);
+        }
+        buf += n;
+        len -= n;
+        skip = 0;
+        bi++;
+    }
+    free(scratch);
+    free(R.rot);
+    return rc;
+}
+
+#define ROUND0_END ((uint64_t)TEXT_BLOCK * ROUND_BLOCKS)
+
+static int fill_range(const text_state *st, uint64_t offset, uint8_t *buf, size_t len,
+                      int use_cache)
+{
+    if (offset < ROUND0_END) {
+        size_t n = (size_t)TD_MIN((uint64_t)len, ROUND0_END - offset);
+        int rc = gen_range(st, offset, buf, n, use_cache);
+        if (rc != TD_OK || n == len)
+            return rc;
+        offset += n;
+        buf += n;
+        len -= n;
+    }
+    return round_range(st, offset, buf, len);
+}
+
 /* The spelling cache costs a few ms to build (about 1 MiB of text), once per
  * model: worth it for large fills only (same bytes either way). */
 static int text_fill(const void *state, uint64_t offset, uint8_t *buf, size_t len)
@@ -406,11 +749,14 @@ static int text_fill(const void *state, uint64_t offset, uint8_t *buf, size_t le
  * costs its prefix of the text block, not the whole of it. */
 static int text_fill_block(const void *state, uint64_t bi, uint8_t *out, uint32_t end)
 {
+    const text_state *st = state;
+    if (bi >= ROUND_BLOCKS)
+        return round_range(st, bi * TEXT_BLOCK, out, end);
     text_scratch *x = calloc(1, sizeof *x);
     if (!x)
         return TD_ENOMEM;
-    gen_blocks(state, bi, 1, &out, x, (size_t)end + TEXT_RESERVE,
-               __atomic_load_n(&((const text_state *)state)->m->tcache, __ATOMIC_ACQUIRE));
+    gen_blocks(st, bi, 1, &out, x, (size_t)end + TEXT_RESERVE,
+               __atomic_load_n(&st->m->tcache, __ATOMIC_ACQUIRE), NULL);
     free(x);
     return TD_OK;
 }
@@ -426,9 +772,13 @@ static int text_prepare(const td_options *o, void **state)
     const td_model *m = o->model ? o->model : td_model_builtin();
     if (!m)
         return TD_ENOMEM;
-    st = malloc(sizeof *st);
+    st = calloc(1, sizeof *st);
     if (!st)
         return TD_ENOMEM;
+    for (unsigned c = 0; c < ROUND_BLOCKS; c++) {
+        atomic_init(&st->base[c].owner, 0);
+        atomic_init(&st->base[c].ready, 0);
+    }
     /* The model is part of the key: its hash goes into the domain. */
     memcpy(domain, "libtestdata/text/2/", 19);
     for (int i = 0; i < 32; i++)
@@ -445,9 +795,15 @@ static int text_prepare(const td_options *o, void **state)
 static void text_release(void *state)
 {
     text_state *st = state;
-    if (st)
-        td__tm_unref(st->m);
-    free(state);
+    if (!st)
+        return;
+    for (unsigned c = 0; c < ROUND_BLOCKS; c++) {
+        free(st->base[c].tok);
+        free(st->base[c].tails);
+        free(st->base[c].buf);
+    }
+    td__tm_unref(st->m);
+    free(st);
 }
 
 const td_kind_vtbl td_kind_text = {

@@ -836,10 +836,77 @@ const uint8_t *td__tm_tail_cache(const td_model *m)
     return c;
 }
 
+/* Whether code point c is a capital that td__tm_cap makes (the inverse of
+ * its map). */
+static int is_cap(uint32_t c)
+{
+    return (c >= 'A' && c <= 'Z') || (c >= 0xC0 && c <= 0xDE && c != 0xD7) ||
+           (c >= 0x391 && c <= 0x3A9 && c != 0x3A2) || (c >= 0x400 && c <= 0x42F);
+}
+
+const tm_rot *td__tm_rot(const td_model *m)
+{
+    td_model *mm = (td_model *)m;
+    tm_rot *r = __atomic_load_n(&mm->rot, __ATOMIC_ACQUIRE);
+    if (r)
+        return r;
+    const uint32_t V = m->V;
+    uint16_t *id = calloc(TM_ROT_MAXC, sizeof *id); /* key -> class + 1 */
+    r = malloc(sizeof *r + sizeof(uint32_t) * ((size_t)TM_ROT_MAXC + 1 + 2 * (size_t)V) +
+               sizeof(uint16_t) * (size_t)V);
+    if (!id || !r) {
+        free(id);
+        free(r);
+        return NULL;
+    }
+    r->start = (uint32_t *)(r + 1);
+    r->mem_off = r->start + TM_ROT_MAXC + 1;
+    r->gidx = r->mem_off + V;
+    r->cls = (uint16_t *)(r->gidx + V);
+    r->nc = 0;
+    for (uint32_t w = 0; w < V; w++) {
+        const tm_word *wd = &m->words[w];
+        uint32_t c = 0, band = 0;
+        td__utf8_decode(m->pool + wd->off, wd->len, &c);
+        while ((uint64_t)(w + 1) >> band > 1)
+            band++;
+        /* the 511 most frequent words share band 0: fewer classes of one,
+         * fewer phrases that every round repeats */
+        band = band > 8 ? band - 8 : 0;
+        uint32_t shape = c >= '0' && c <= '9' ? 2u : (uint32_t)is_cap(c);
+        uint32_t key = ((band * 33u + wd->len) * 33u + wd->cols) * 3u + shape;
+        if (!id[key]) {
+            id[key] = (uint16_t)++r->nc;
+            r->start[r->nc] = 0;
+        }
+        r->cls[w] = (uint16_t)(id[key] - 1);
+        r->start[id[key]]++; /* sizes, shifted by one */
+    }
+    r->start[0] = 0;
+    for (uint32_t q = 1; q <= r->nc; q++)
+        r->start[q] += r->start[q - 1];
+    for (uint32_t w = 0; w < V; w++) { /* start[q] runs ahead as q fills, then is restored */
+        uint32_t g = r->start[r->cls[w]]++;
+        r->gidx[w] = g;
+        r->mem_off[g] = m->words[w].off;
+    }
+    for (uint32_t q = r->nc; q > 0; q--)
+        r->start[q] = r->start[q - 1];
+    r->start[0] = 0;
+    free(id);
+    tm_rot *expect = NULL;
+    if (!__atomic_compare_exchange_n(&mm->rot, &expect, r, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+        free(r);
+        r = expect;
+    }
+    return r;
+}
+
 static void model_free(td_model *m)
 {
     if (!m)
         return;
+    free(m->rot);
     free(m->data);
     free(m->pool);
     free(m->words);

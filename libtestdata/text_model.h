@@ -133,7 +133,23 @@ struct td_model {
     /* Spellings of ranks below TM_TCACHE_N (td__tm_tail_cache): NULL until
      * the first large fill builds it; published once with a CAS. */
     uint8_t *tcache;
+    /* Classes of the head words for the permutation of rounds (gen_text.c):
+     * NULL until first needed (td__tm_rot), published once with a CAS. */
+    struct tm_rot *rot;
 };
+
+/* The head words in classes of equal length, code points, shape (first
+ * character a digit, a capital, or other) and frequency band (docs/format.md, text, "Rounds"), class by class in
+ * order of their first id, ids ascending within a class. */
+typedef struct tm_rot {
+    uint32_t nc;       /* classes (at most TM_ROT_MAXC) */
+    uint32_t *start;   /* nc + 1: class q is mem[start[q] .. start[q + 1]) */
+    uint32_t *mem_off; /* V: pool offset of each member, class by class */
+    uint32_t *gidx;    /* V: index of word w in mem_off[] */
+    uint16_t *cls;     /* V: class of word w */
+} tm_rot;
+/* keys (16 bands); at most 16 * 528 * 3 classes (cols <= len) */
+#define TM_ROT_MAXC (16u * 33u * 33u * 3u)
 
 /* Rare-word spelling cache: TM_TCACHE_N entries of 32 bytes, the word's
  * bytes (uncapitalised) in 0..29, its length at 30 (TM_TCACHE_NONE: longer,
@@ -199,6 +215,9 @@ TD_HIDDEN const uint8_t *td__tm_tail_cache(const td_model *m);
  * few MiB the cache costs more than it saves). */
 TD_HIDDEN int td__text_fill_once(const td_model *m, uint64_t seed, uint64_t offset, uint8_t *buf,
                                  size_t len);
+
+/* The round classes of m, built on first use (NULL if out of memory). */
+TD_HIDDEN const tm_rot *td__tm_rot(const td_model *m);
 
 /* Capitalise the first letter of out[0..len) in place (the rare words of
  * sentence starts). */

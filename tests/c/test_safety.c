@@ -605,6 +605,30 @@ Test(fork, child_extends_a_like_stream)
     free(want);
 }
 
+/* A text stream makes its base blocks (round 0, with their words) on the
+ * first read past the first MiB: the parent makes half of them, a child
+ * (with threads) the rest. */
+Test(fork, child_reads_text_rounds)
+{
+#if defined(__SANITIZE_THREAD__)
+    cr_skip_test("ThreadSanitizer cannot start threads after a multi-threaded fork");
+#endif
+    const size_t n = 3 * MIB;
+    td_options o = seeded(4);
+    td_stream *s;
+    uint8_t *want = malloc(n), *first = malloc(3 * MIB / 2);
+    size_t len;
+    o.threads = 2;
+    cr_assert_eq(td_fill(TD_TEXT, &o, 0, want, n), TD_OK);
+    cr_assert_eq(td_stream_open(&s, TD_TEXT, n, &o), TD_OK);
+    cr_assert_eq(td_stream_read(s, first, 3 * MIB / 2, &len), TD_OK);
+    cr_assert_eq(memcmp(first, want, 3 * MIB / 2), 0);
+    expect_child_reads(s, want, n);
+    td_stream_free(s);
+    free(first);
+    free(want);
+}
+
 /* ---- threads under limits ------------------------------------------------------ */
 
 Test(threads, never_make_a_run_fail_under_an_address_space_limit)

@@ -98,7 +98,7 @@ Test(text, registered)
     cr_assert_eq(td_options_set(&o, TD_TEXT, "threads", "2"), TD_OK);
     cr_assert_eq(td_options_set(&o, TD_TEXT, "algorithm", "fast"), TD_EOPTION);
     cr_assert_eq(td_options_set(&o, TD_TEXT, "ratio", "2"), TD_EOPTION);
-    cr_assert_eq(TD_FORMAT_VERSION, 6);
+    cr_assert_eq(TD_FORMAT_VERSION, 7);
 }
 
 /* ---- golden vectors ----------------------------------------------------- */
@@ -109,11 +109,13 @@ static const struct {
     const char *sha256;
 } golden[] = {
     {0, 0, "a7d3f49ee2d4959ade2cad3aa9c775417cd1cddbc17eb705babad0844c576f44"},
-    {0, UINT64_C(1) << 40, "a767eb80bfd8302a863c5e7d9b70ede6f0988f6959e6f12a68e6a2089bea08a0"},
+    {0, UINT64_C(1) << 20, "0029689968e2667c06d7768220375f0c41a1c18f0741686e03890fbd1c3f642f"},
+    {0, UINT64_C(1) << 40, "ff1c11fe4904a9a350245bed1b9cf0e08100692de1f1373b1ab052b847190c57"},
     {1, 0, "693c355f843ad7e882403047890ab1e8fb49251ae5edf4d616a4d01d51e90245"},
-    {1, UINT64_C(1) << 40, "606494a1e212b013e5f4e42fe0354d2217fd3f85559dbc71715db4ecc793193d"},
+    {1, UINT64_C(1) << 40, "aef1b4766eebc515b8ab822a9494f234dd30bb735b15151393847d63d60d88b2"},
     {UINT64_MAX, 0, "1d5e8c0101894597bda13cda1185189ca073a076a1f6dec9d5b212c5444d11d9"},
-    {UINT64_MAX, UINT64_C(1) << 40, "e2479a77e67f23eeee4e0263af12d0aa4414db30f16b4cbf066bf5980ac00598"},
+    {UINT64_MAX, UINT64_C(1) << 20, "82e83c5749ad8316b8a74f65a247bcbaaf3f5c6233afda084926eee3148cec59"},
+    {UINT64_MAX, UINT64_C(1) << 40, "231ee92dc492b97c89b173914009e712873f102496dde33e3a6bab5f58343485"},
 };
 
 static int check_golden(const td_model *m, const char *what, const char *expect, uint64_t seed,
@@ -170,7 +172,7 @@ Test(text, golden_small_model)
     if (bad)
         fprintf(stderr, "golden small model file (%zu bytes): got %s\n", len, hex);
     bad += check_golden(m, "small", "0995d971b8a94e188a862bc1ed747fb70cd3a8fefc38d480ec46811b0541cca7", 0, 0);
-    bad += check_golden(m, "small", "2c4003f2b7158391353327f162c3b7495b1c85aa3d76a147ecdb9e0b7323b1b7", 5, UINT64_C(1) << 40);
+    bad += check_golden(m, "small", "7f3d6fca91e6801fef25e8ae8d146afeda668a07561ce68df1af58f9acbc8189", 5, UINT64_C(1) << 40);
     td_model_free(m);
     cr_assert_eq(bad, 0, "%d golden vectors differ", bad);
 }
@@ -341,6 +343,72 @@ Test(text, threads)
         free(t5);
     }
     td_model_free(m);
+}
+
+/* Past the first MiB each MiB is the first with its words mapped (format.md,
+ * text, "Rounds"): the layout (every blank and line end) is the first MiB's,
+ * the words mostly are not, rounds differ from each other, and new words
+ * keep appearing (some rare words respelled per round). */
+static size_t distinct_words(const uint8_t *p, size_t n, uint64_t *seen, size_t nseen)
+{
+    size_t d = 0;
+    for (size_t i = 0; i < n;) {
+        if (!isalpha(p[i])) {
+            i++;
+            continue;
+        }
+        uint64_t h = 1469598103934665603u;
+        for (; i < n && isalpha(p[i]); i++)
+            h = (h ^ p[i]) * 1099511628211u;
+        size_t k = (size_t)(h % nseen);
+        while (seen[k] && seen[k] != h)
+            k = (k + 1) % nseen;
+        if (!seen[k]) {
+            seen[k] = h;
+            d++;
+        }
+    }
+    return d;
+}
+
+Test(text, rounds_keep_layout_and_change_words)
+{
+    const size_t R = 4;
+    uint8_t *b = gen(7, 0, R * MIB, 1);
+    size_t tok0 = 0;
+    for (size_t i = 0; i < MIB; i++)
+        tok0 += (b[i] == ' ' || b[i] == '\n') && i + 1 < MIB && b[i + 1] != ' ' && b[i + 1] != '\n';
+    for (size_t j = 1; j < R; j++) {
+        const uint8_t *r = b + j * MIB, *prev = b + (j - 1) * MIB;
+        size_t same = 0, layout = 0;
+        for (size_t i = 0; i < MIB; i++) {
+            int sp0 = b[i] == ' ' || b[i] == '\n', sp = r[i] == ' ' || r[i] == '\n';
+            layout += sp0 != sp;
+        }
+        cr_assert_eq(layout, 0, "round %zu moved a blank or line end", j);
+        /* words (between blanks) equal to the first MiB's at the same place */
+        for (size_t i = 0; i < MIB;) {
+            size_t e = i;
+            while (e < MIB && b[e] != ' ' && b[e] != '\n')
+                e++;
+            if (e > i)
+                same += memcmp(b + i, r + i, e - i) == 0;
+            i = e + 1;
+        }
+        fprintf(stderr, "text: round %zu: %zu of about %zu words as in round 0\n", j, same, tok0);
+        cr_assert_lt(same, tok0 / 4, "round %zu keeps %zu of %zu words", j, same, tok0);
+        cr_assert_neq(memcmp(r, prev, MIB), 0);
+    }
+    const size_t nseen = 1u << 20;
+    uint64_t *seen = calloc(nseen, sizeof *seen);
+    size_t d1 = distinct_words(b, MIB, seen, nseen);
+    size_t d4 = d1 + distinct_words(b + MIB, (R - 1) * MIB, seen, nseen);
+    fprintf(stderr, "text: distinct words: 1 MiB %zu, 4 MiB %zu\n", d1, d4);
+    /* 4^0.4 = 1.74 .. 4^0.6 = 2.30 for real prose */
+    cr_assert_gt(d4, d1 * 17 / 10);
+    cr_assert_lt(d4, d1 * 5 / 2);
+    free(seen);
+    free(b);
 }
 
 /* ---- models: round trip, ownership ---------------------------------------- */
