@@ -62,7 +62,8 @@ typedef struct base_tok {
 typedef struct base_tail {
     uint8_t s[32]; /* as written (capitalised or not) */
     uint32_t rank;
-    uint32_t len;
+    uint16_t len;
+    uint16_t cap; /* written capitalised */
 } base_tail;
 
 /* Block c of round 0 with the words it wrote, made on first need by one
@@ -284,7 +285,8 @@ static void log_word(tok_log *g, size_t pos, uint32_t w, uint32_t V, const uint8
     base_tail *e = &g->tails[g->ntail];
     memcpy(e->s, wp, 32);
     e->rank = w - V - 1;
-    e->len = wl;
+    e->len = (uint16_t)wl;
+    e->cap = (uint16_t)td__tm_is_cap(wp, wl);
     t->cls = TAIL_CLASS;
     t->g = g->ntail++ | (uint32_t)wl << 24;
 }
@@ -429,10 +431,10 @@ static int base_take(text_base *b, int wait);
 static int base_publish(text_base *b, const uint8_t *block, tok_log *g, int rc);
 
 /* Bytes [offset, offset + len) of round 0; with use_cache, the model's
- * spelling cache is built if it is not there yet (it changes the speed,
- * never the bytes). */
+ * spelling cache is built if it is not there yet, with keep, whole blocks
+ * are kept as base blocks (either changes the speed, never the bytes). */
 static int gen_range(const text_state *st, uint64_t offset, uint8_t *buf, size_t len,
-                     int use_cache)
+                     int use_cache, int keep)
 {
     uint8_t *scratch[LANES] = {NULL};
     uint64_t bi = offset / TEXT_BLOCK;
@@ -444,7 +446,7 @@ static int gen_range(const text_state *st, uint64_t offset, uint8_t *buf, size_t
     if (!x)
         return TD_ENOMEM;
     const uint8_t *tc = use_cache ? td__tm_tail_cache(st->m) : __atomic_load_n(&st->m->tcache, __ATOMIC_ACQUIRE);
-    const tm_rot *rot = use_cache ? td__tm_rot(st->m) : NULL;
+    const tm_rot *rot = keep ? td__tm_rot(st->m) : NULL;
 
     while (len) {
         /* up to LANES blocks at once; a block that is cut (first or last)
@@ -586,13 +588,16 @@ static int base_need(const text_state *st, unsigned c)
     return TD_OK;
 }
 
-/* What round j (>= 1) does to the base: the rotation of each class, the
- * letters of respelled rare words, and how many of them are respelled. */
+/* What round j (>= 1) does to the base: the rotation of each class and how
+ * many rare words are respelled; and the respellings made so far. */
+#define RESPELL_CACHE 1024u
 typedef struct text_round {
     uint64_t j;
-    uint32_t thr;     /* respelled if the word's 16-bit hash is below */
-    uint8_t sig[256]; /* byte map of a respelled word: letters permuted */
-    uint32_t *rot;    /* per class: index of the member that member 0 becomes */
+    uint32_t thr;  /* respelled if the word's 16-bit hash is below */
+    uint32_t *rot; /* per class: index of the member that member 0 becomes */
+    uint32_t key[RESPELL_CACHE]; /* 1 + rank, 0: empty */
+    uint8_t word[RESPELL_CACHE][36]; /* uncapitalised; len 0: kept */
+    uint8_t len[RESPELL_CACHE];
 } text_round;
 
 static uint64_t isqrt64(uint64_t x)
@@ -612,24 +617,8 @@ static uint64_t isqrt64(uint64_t x)
 static void round_init(const text_state *st, const tm_rot *rt, uint64_t j, text_round *R)
 {
     uint64_t s = td__wymix(st->k[3] ^ j, st->k[0] ^ TD_WY_P1);
-    /* vowels among vowels, consonants among consonants: still spellable */
-    static const char letters[] = "aeioubcdfghjklmnpqrstvwxyz";
-    uint8_t v[26];
     R->j = j;
-    memcpy(v, letters, 26);
-    for (unsigned lo = 0, hi = 5; lo < 26; lo = hi, hi = 26)
-        for (unsigned i = hi - 1; i > lo; i--) {
-            unsigned x = lo + (unsigned)(((td__wyrand(&s) >> 32) * (i - lo + 1)) >> 32);
-            uint8_t t = v[i];
-            v[i] = v[x];
-            v[x] = t;
-        }
-    for (unsigned b = 0; b < 256; b++)
-        R->sig[b] = (uint8_t)b;
-    for (unsigned i = 0; i < 26; i++) {
-        R->sig[(uint8_t)letters[i]] = v[i];
-        R->sig[(uint8_t)letters[i] - 32] = (uint8_t)(v[i] - 32);
-    }
+    memset(R->key, 0, sizeof R->key);
     for (uint32_t q = 0; q < rt->nc; q++) {
         uint32_t n = rt->start[q + 1] - rt->start[q];
         R->rot[q] = n > 1 ? (uint32_t)(((td__wyrand(&s) >> 32) * n) >> 32) : 0;
@@ -642,7 +631,7 @@ static void round_init(const text_state *st, const tm_rot *rt, uint64_t j, text_
 
 /* Bytes [0, end) of block c of round R->j at out (at most 32 bytes written
  * past end): the base block's separators and layout, its words mapped. */
-static void round_block(const text_state *st, const tm_rot *rt, const text_round *R,
+static void round_block(const text_state *st, const tm_rot *rt, text_round *R,
                         const text_base *b, uint8_t *out, uint32_t end)
 {
     const uint8_t *in = b->buf, *pool = st->m->pool;
@@ -665,11 +654,23 @@ static void round_block(const text_state *st, const tm_rot *rt, const text_round
             p = t.pos + (t.g >> 24);
         } else {
             const base_tail *e = &b->tails[t.g & 0xFFFFFF];
-            uint8_t w[32];
-            memcpy(w, e->s, 32);
-            if ((uint32_t)(td__wymix(st->k[3] ^ R->j, st->k[1] ^ e->rank) >> 48) < R->thr)
-                for (uint32_t k = 0; k < e->len; k++)
-                    w[k] = R->sig[w[k]];
+            const uint8_t *w = e->s;
+            uint8_t cw[32];
+            uint64_t h = td__wymix(st->k[3] ^ R->j, st->k[1] ^ e->rank);
+            if ((uint32_t)(h >> 48) < R->thr) {
+                /* the same rank may come back in the round: spelled once */
+                unsigned slot = e->rank % RESPELL_CACHE;
+                if (R->key[slot] != e->rank + 1) {
+                    R->key[slot] = e->rank + 1;
+                    R->len[slot] = (uint8_t)td__tm_respell(st->m, h, e->s, e->len, R->word[slot]);
+                }
+                if (R->len[slot]) {
+                    memcpy(cw, R->word[slot], 32);
+                    if (e->cap)
+                        td__tm_cap(cw, e->len);
+                    w = cw;
+                }
+            }
             memcpy(out + t.pos, w, 32);
             p = t.pos + e->len;
         }
@@ -727,7 +728,8 @@ static int fill_range(const text_state *st, uint64_t offset, uint8_t *buf, size_
 {
     if (offset < ROUND0_END) {
         size_t n = (size_t)TD_MIN((uint64_t)len, ROUND0_END - offset);
-        int rc = gen_range(st, offset, buf, n, use_cache);
+        /* keep round 0's blocks if later rounds are read now or may be */
+        int rc = gen_range(st, offset, buf, n, use_cache, use_cache || n < len);
         if (rc != TD_OK || n == len)
             return rc;
         offset += n;

@@ -779,6 +779,45 @@ static unsigned tail_spell(const td_model *m, uint32_t rank, uint8_t *out, unsig
     return len;
 }
 
+static int is_cap(uint32_t c);
+
+unsigned td__tm_respell(const td_model *m, uint64_t s, const uint8_t *orig, unsigned len,
+                        uint8_t *out)
+{
+    uint32_t st = m->cstart;
+    unsigned pos = 0, half = 0;
+    uint64_t r = 0;
+    while (pos < len) {
+        unsigned need = orig[pos] < 0x80 ? 1u : orig[pos] < 0xE0 ? 2u : orig[pos] < 0xF0 ? 3u : 4u;
+        unsigned tries = 0;
+        for (;;) {
+            if (!half)
+                r = td__wyrand(&s);
+            uint32_t h = half ? (uint32_t)(r >> 32) : (uint32_t)r;
+            half ^= 1;
+            uint32_t next = tm_sample32(m->cent + m->cst[st].off, m->cst[st].n, h);
+            if (next != TM_NIL && m->cst[next].cplen == need) {
+                memcpy(out + pos, m->cst[next].utf8, 4);
+                pos += need;
+                st = next;
+                break;
+            }
+            if (++tries == TM_RESPELL_TRIES)
+                return 0;
+            if (tries == TM_RESPELL_TRIES / 2) /* a context that would end the word */
+                st = m->cstart;
+        }
+    }
+    return len;
+}
+
+int td__tm_is_cap(const uint8_t *w, unsigned len)
+{
+    uint32_t c = 0;
+    td__utf8_decode(w, len, &c);
+    return is_cap(c);
+}
+
 void td__tm_cap(uint8_t *out, unsigned len)
 {
     /* Capitalise the first letter: ASCII, Latin-1, Greek, Cyrillic. */

@@ -219,6 +219,19 @@ TD_HIDDEN int td__text_fill_once(const td_model *m, uint64_t seed, uint64_t offs
 /* The round classes of m, built on first use (NULL if out of memory). */
 TD_HIDDEN const tm_rot *td__tm_rot(const td_model *m);
 
+/* A rare word respelled for a later round of text (docs/format.md, text,
+ * "Rounds"): the character model walked from the start with wyrand state s,
+ * each code point drawn until it has the byte length of orig's code point
+ * at that place (from the start state after TM_RESPELL_TRIES / 2 draws, at
+ * most TM_RESPELL_TRIES draws); writes len bytes at out
+ * (at least len + 4) and returns len, or 0 if a place failed. */
+#define TM_RESPELL_TRIES 16
+TD_HIDDEN unsigned td__tm_respell(const td_model *m, uint64_t s, const uint8_t *orig, unsigned len,
+                                  uint8_t *out);
+
+/* Whether w's first code point is a capital that td__tm_cap makes. */
+TD_HIDDEN int td__tm_is_cap(const uint8_t *w, unsigned len);
+
 /* Capitalise the first letter of out[0..len) in place (the rare words of
  * sentence starts). */
 TD_HIDDEN void td__tm_cap(uint8_t *out, unsigned len);

@@ -20,7 +20,8 @@ builder, through build/tests/c/text_tool) from each corpus, prints:
      fitted Heaps exponent (real prose: 0.4-0.6);
   4. model building speed (CPU time of `testdata model build`, as a user
      runs it; text_tool build where the CLI is not built) and generation speed
-     (text_tool speed: td_fill, one thread, CPU time) next to lz4 -1's
+     (text_tool speed: a stream read in 1 MiB pieces, one thread, CPU time,
+     its start-up and first MiB included) next to lz4 -1's
      compression speed on the same bytes (target: at least 2x), the two
      measured in turns (3 rounds, 7 with the full run), best of each;
   5. with the full run, `zstd -19 --long=27` on 256 MiB against 8 MiB of the

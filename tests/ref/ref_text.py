@@ -251,16 +251,18 @@ class Model:
             out.append(ch)
             n += 1
             st = nxt
-        if cap:
-            c = ord(out[0])
-            if ord("a") <= c <= ord("z") or (0xE0 <= c <= 0xFE and c != 0xF7) or \
-                    (0x3B1 <= c <= 0x3C9 and c != 0x3C2) or 0x430 <= c <= 0x44F:
-                c -= 32
-            elif 0x450 <= c <= 0x45F:
-                c -= 80
-            out[0] = chr(c)
         s = "".join(out)
-        return s.encode(), n
+        return (self.cap(s) if cap else s).encode(), n
+
+    @staticmethod
+    def cap(s):
+        c = ord(s[0])
+        if ord("a") <= c <= ord("z") or (0xE0 <= c <= 0xFE and c != 0xF7) or \
+                (0x3B1 <= c <= 0x3C9 and c != 0x3C2) or 0x430 <= c <= 0x44F:
+            c -= 32
+        elif 0x450 <= c <= 0x45F:
+            c -= 80
+        return chr(c) + s[1:]
 
 
 def tail_rank(R, x):
@@ -386,7 +388,35 @@ def block(m, k, b, log=None):
 
 
 ROUND_BLOCKS = 16
-LETTERS = b"aeioubcdfghjklmnpqrstvwxyz"
+RESPELL_TRIES = 16
+
+
+def respell(m, s, orig):
+    """orig spelled anew by the character model, code point by code point
+    with the byte lengths of orig's; orig itself if a place fails."""
+    rng = Rng(s)
+    st, out, half, r = m.cstart, [], 0, 0
+    for ch in orig.decode("utf-8"):
+        need = len(ch.encode())
+        for t in range(RESPELL_TRIES):
+            if t == RESPELL_TRIES // 2:
+                st = m.cstart
+            if not half:
+                r = rng.draw()
+            h = (r >> 32) if half else (r & 0xFFFFFFFF)
+            half ^= 1
+            tab = m.ctab[st]
+            e = tab[((h & 0xFFFF) * len(tab)) >> 16]
+            nxt = e[0] if (h >> 16) < e[2] else e[1]
+            if nxt is not None and nxt != NIL and len(chr(nxt[-1]).encode()) == need:
+                out.append(chr(nxt[-1]))
+                st = nxt
+                break
+        else:
+            return orig
+    if is_cap(ord(orig.decode("utf-8")[0])):
+        return m.cap("".join(out)).encode()
+    return "".join(out).encode()
 
 
 def is_cap(c):
@@ -421,15 +451,6 @@ def round_block(m, k, b):
     out = bytearray(block(m, k, b % ROUND_BLOCKS, log))
     members = classes(m)
     rng = Rng(mum(k[3] ^ j, k[0] ^ P1))
-    v = bytearray(LETTERS)
-    for lo, hi in ((0, 5), (5, 26)):
-        for i in range(hi - 1, lo, -1):
-            x = lo + (((rng.draw() >> 32) * (i - lo + 1)) >> 32)
-            v[i], v[x] = v[x], v[i]
-    sig = bytearray(range(256))
-    for i in range(26):
-        sig[LETTERS[i]] = v[i]
-        sig[LETTERS[i] - 32] = v[i] - 32
     rot = [((rng.draw() >> 32) * len(q)) >> 32 if len(q) > 1 else 0 for q in members]
     d = math.isqrt(j << 16)
     thr = 65536 if d <= 256 else (1 << 24) // d
@@ -438,10 +459,8 @@ def round_block(m, k, b):
             q = members[m.cls_of[w]]
             nb = m.words[q[(m.idx[w] + rot[m.cls_of[w]]) % len(q)]]
         else:
-            rank = w - m.V - 1
-            nb = wb
-            if (mum(k[3] ^ j, k[1] ^ rank) >> 48) < thr:
-                nb = wb.translate(sig)
+            h = mum(k[3] ^ j, k[1] ^ (w - m.V - 1))
+            nb = respell(m, h, wb) if (h >> 48) < thr else wb
         assert len(nb) == len(wb)
         out[pos:pos + len(nb)] = nb
     return bytes(out)
