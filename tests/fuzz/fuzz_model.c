@@ -7,7 +7,8 @@
  *         version, length and BLAKE2b-256), so that the section parser and
  *         the compiler see the bytes rather than the checksum rejecting
  *         them; then also the raw input as a whole file.  A model that
- *         loads must generate (a few blocks), survive a save/load round
+ *         loads must generate (a few blocks of the first MiB and of later
+ *         rounds, the same in pieces), survive a save/load round
  *         trip to the same bytes, and produce the same bytes again.
  *   odd:  the rest is corpus text for the builder, fed in two pieces cut
  *         at byte 1 of the input; a model that builds must load from its
@@ -35,6 +36,13 @@ static void exercise(const td_model *m)
     CHECK(td_fill(TD_TEXT, &o, 65536 - 50, b, 1000) == TD_OK);
     CHECK(td_fill(TD_TEXT, &o, 65536 - 50 + 1000, b + 1000, sizeof b - 1000) == TD_OK);
     CHECK(memcmp(a, b, sizeof a) == 0);
+    /* later rounds (base blocks with their words, rotations, respellings),
+     * across the end of round 2 */
+    static uint8_t c[70000], d[70000];
+    CHECK(td_fill(TD_TEXT, &o, 3 * 1048576 - 50, c, sizeof c) == TD_OK);
+    CHECK(td_fill(TD_TEXT, &o, 3 * 1048576 - 50, d, 500) == TD_OK);
+    CHECK(td_fill(TD_TEXT, &o, 3 * 1048576 - 50 + 500, d + 500, sizeof d - 500) == TD_OK);
+    CHECK(memcmp(c, d, sizeof c) == 0);
     const void *data;
     size_t len;
     CHECK(td_model_data(m, &data, &len) == TD_OK);
