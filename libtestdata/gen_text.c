@@ -623,10 +623,10 @@ static void round_init(const text_state *st, const tm_rot *rt, uint64_t j, text_
         uint32_t n = rt->start[q + 1] - rt->start[q];
         R->rot[q] = n > 1 ? (uint32_t)(((td__wyrand(&s) >> 32) * n) >> 32) : 0;
     }
-    /* 2^16 / sqrt(j): the new spellings of a round fall as j^-1/2, so the
+    /* 2^17 / sqrt(j): the new spellings of a round fall as j^-1/2, so the
      * vocabulary grows as about the square root of the text (Heaps' law) */
     uint64_t d = isqrt64(j << 16);
-    R->thr = d <= 256 ? 65536u : (uint32_t)(((uint64_t)1 << 24) / d);
+    R->thr = d <= 512 ? 65536u : (uint32_t)(((uint64_t)1 << 25) / d);
 }
 
 /* Bytes [0, end) of block c of round R->j at out (at most 32 bytes written

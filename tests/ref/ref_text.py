@@ -453,7 +453,7 @@ def round_block(m, k, b):
     rng = Rng(mum(k[3] ^ j, k[0] ^ P1))
     rot = [((rng.draw() >> 32) * len(q)) >> 32 if len(q) > 1 else 0 for q in members]
     d = math.isqrt(j << 16)
-    thr = 65536 if d <= 256 else (1 << 24) // d
+    thr = 65536 if d <= 512 else (1 << 25) // d
     for pos, w, wb in log:
         if w < m.V:
             q = members[m.cls_of[w]]
