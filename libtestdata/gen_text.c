@@ -681,42 +681,43 @@ static void round_block(const text_state *st, const tm_rot *rt, text_round *R,
     }
 }
 
+/* One call's view of the rounds: the generic block loop (td__kind_fill)
+ * passes it to round_fill_block as its state, so that a round's draws and
+ * respellings are made once per call, not once per block. */
+typedef struct round_call {
+    const text_state *st;
+    const tm_rot *rt;
+    text_round *R;
+} round_call;
+
+static int round_fill_block(const void *state, uint64_t bi, uint8_t *out, uint32_t end)
+{
+    const round_call *c = state;
+    int rc = base_need(c->st, (unsigned)(bi & (ROUND_BLOCKS - 1)));
+    if (rc != TD_OK)
+        return rc;
+    if (c->R->j != bi >> ROUND_SHIFT)
+        round_init(c->st, c->rt, bi >> ROUND_SHIFT, c->R);
+    round_block(c->st, c->rt, c->R, &c->st->base[bi & (ROUND_BLOCKS - 1)], out, end);
+    return TD_OK;
+}
+
+static const td_kind_vtbl text_rounds = {
+    .name = "text",
+    .block = TEXT_BLOCK,
+    .slack = TEXT_SLACK, /* round_block's 32-byte copies */
+    .fill_block = round_fill_block,
+};
+
 /* Bytes [offset, offset + len) of rounds 1 and later. */
 static int round_range(const text_state *st, uint64_t offset, uint8_t *buf, size_t len)
 {
-    const tm_rot *rt = td__tm_rot(st->m);
     text_round R;
-    uint8_t *scratch = NULL;
-    uint64_t bi = offset / TEXT_BLOCK;
-    size_t skip = (size_t)(offset % TEXT_BLOCK);
-    int rc = TD_OK;
-
-    if (!rt || !(R.rot = malloc(sizeof *R.rot * (rt->nc + 1))))
+    round_call c = {st, td__tm_rot(st->m), &R};
+    if (!c.rt || !(R.rot = malloc(sizeof *R.rot * (c.rt->nc + 1))))
         return TD_ENOMEM;
     R.j = 0;
-    while (len) {
-        size_t n = TD_MIN((size_t)TEXT_BLOCK - skip, len);
-        const text_base *b = &st->base[bi & (ROUND_BLOCKS - 1)];
-        if ((rc = base_need(st, (unsigned)(bi & (ROUND_BLOCKS - 1)))) != TD_OK)
-            break;
-        if (R.j != bi >> ROUND_SHIFT)
-            round_init(st, rt, bi >> ROUND_SHIFT, &R);
-        if (skip == 0 && len >= TEXT_BLOCK + TEXT_SLACK) {
-            round_block(st, rt, &R, b, buf, TEXT_BLOCK);
-        } else {
-            if (!scratch && !(scratch = malloc(TEXT_BLOCK + TEXT_SLACK))) {
-                rc = TD_ENOMEM;
-                break;
-            }
-            round_block(st, rt, &R, b, scratch, (uint32_t)(skip + n));
-            memcpy(buf, scratch + skip, n);
-        }
-        buf += n;
-        len -= n;
-        skip = 0;
-        bi++;
-    }
-    free(scratch);
+    int rc = td__kind_fill(&text_rounds, &c, offset, buf, len);
     free(R.rot);
     return rc;
 }

@@ -584,6 +584,26 @@ Test(fork, child_uses_and_frees_a_threaded_stream)
     free(first);
 }
 
+/* A stream of kind that the parent read `first` bytes of, with threads:
+ * a child reads all of it again and gets the bytes of td_fill. */
+static void child_reads_after(td_kind kind, size_t first)
+{
+    const size_t n = 3 * MIB;
+    td_options o = seeded(4);
+    td_stream *s;
+    uint8_t *want = malloc(n), *got = malloc(first);
+    size_t len;
+    o.threads = 2;
+    cr_assert_eq(td_fill(kind, &o, 0, want, n), TD_OK);
+    cr_assert_eq(td_stream_open(&s, kind, n, &o), TD_OK);
+    cr_assert_eq(td_stream_read(s, got, first, &len), TD_OK);
+    cr_assert_eq(memcmp(got, want, first), 0);
+    expect_child_reads(s, want, n);
+    td_stream_free(s);
+    free(got);
+    free(want);
+}
+
 /* A like stream makes its base block as far as it is read: a child extends
  * it, with threads, from where the parent left it. */
 Test(fork, child_extends_a_like_stream)
@@ -591,18 +611,7 @@ Test(fork, child_extends_a_like_stream)
 #if defined(__SANITIZE_THREAD__)
     cr_skip_test("ThreadSanitizer cannot start threads after a multi-threaded fork");
 #endif
-    const size_t n = 3 * MIB;
-    td_options o = seeded(4);
-    td_stream *s;
-    uint8_t *want = malloc(n), first[100];
-    size_t len;
-    o.threads = 2;
-    cr_assert_eq(td_fill(TD_LIKE, &o, 0, want, n), TD_OK);
-    cr_assert_eq(td_stream_open(&s, TD_LIKE, n, &o), TD_OK);
-    cr_assert_eq(td_stream_read(s, first, sizeof first, &len), TD_OK);
-    expect_child_reads(s, want, n);
-    td_stream_free(s);
-    free(want);
+    child_reads_after(TD_LIKE, 100);
 }
 
 /* A text stream makes its base blocks (round 0, with their words) on the
@@ -613,20 +622,7 @@ Test(fork, child_reads_text_rounds)
 #if defined(__SANITIZE_THREAD__)
     cr_skip_test("ThreadSanitizer cannot start threads after a multi-threaded fork");
 #endif
-    const size_t n = 3 * MIB;
-    td_options o = seeded(4);
-    td_stream *s;
-    uint8_t *want = malloc(n), *first = malloc(3 * MIB / 2);
-    size_t len;
-    o.threads = 2;
-    cr_assert_eq(td_fill(TD_TEXT, &o, 0, want, n), TD_OK);
-    cr_assert_eq(td_stream_open(&s, TD_TEXT, n, &o), TD_OK);
-    cr_assert_eq(td_stream_read(s, first, 3 * MIB / 2, &len), TD_OK);
-    cr_assert_eq(memcmp(first, want, 3 * MIB / 2), 0);
-    expect_child_reads(s, want, n);
-    td_stream_free(s);
-    free(first);
-    free(want);
+    child_reads_after(TD_TEXT, 3 * MIB / 2);
 }
 
 /* ---- threads under limits ------------------------------------------------------ */

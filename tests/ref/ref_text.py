@@ -231,16 +231,10 @@ class Model:
         self.cstart = longest([BOS] * K)
 
     def tail_word(self, rank, cap):
-        rng = Rng(mum(self.tk0 ^ rank, self.tk1 ^ P1) ^ self.tk1)
-        st, out, n, half, r = self.cstart, [], 0, 0, 0
+        halves = self.halves(Rng(mum(self.tk0 ^ rank, self.tk1 ^ P1) ^ self.tk1))
+        st, out, n = self.cstart, [], 0
         while True:
-            if not half:
-                r = rng.draw()
-            h = (r >> 32) if half else (r & 0xFFFFFFFF)
-            half ^= 1
-            tab = self.ctab[st]
-            e = tab[((h & 0xFFFF) * len(tab)) >> 16]
-            nxt = e[0] if (h >> 16) < e[2] else e[1]
+            nxt = self.cstep(st, next(halves))
             if nxt == NIL:
                 if n:
                     break
@@ -253,6 +247,20 @@ class Model:
             st = nxt
         s = "".join(out)
         return (self.cap(s) if cap else s).encode(), n
+
+    @staticmethod
+    def halves(rng):
+        """32-bit halves of the draws: low, then high."""
+        while True:
+            r = rng.draw()
+            yield r & 0xFFFFFFFF
+            yield r >> 32
+
+    def cstep(self, st, h):
+        """The character model's next state after st, from 32 bits h."""
+        tab = self.ctab[st]
+        e = tab[((h & 0xFFFF) * len(tab)) >> 16]
+        return e[0] if (h >> 16) < e[2] else e[1]
 
     @staticmethod
     def cap(s):
@@ -394,20 +402,14 @@ RESPELL_TRIES = 16
 def respell(m, s, orig):
     """orig spelled anew by the character model, code point by code point
     with the byte lengths of orig's; orig itself if a place fails."""
-    rng = Rng(s)
-    st, out, half, r = m.cstart, [], 0, 0
+    halves = m.halves(Rng(s))
+    st, out = m.cstart, []
     for ch in orig.decode("utf-8"):
         need = len(ch.encode())
         for t in range(RESPELL_TRIES):
             if t == RESPELL_TRIES // 2:
                 st = m.cstart
-            if not half:
-                r = rng.draw()
-            h = (r >> 32) if half else (r & 0xFFFFFFFF)
-            half ^= 1
-            tab = m.ctab[st]
-            e = tab[((h & 0xFFFF) * len(tab)) >> 16]
-            nxt = e[0] if (h >> 16) < e[2] else e[1]
+            nxt = m.cstep(st, next(halves))
             if nxt is not None and nxt != NIL and len(chr(nxt[-1]).encode()) == need:
                 out.append(chr(nxt[-1]))
                 st = nxt
