@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <locale.h>
 #include <math.h>
+#include <sched.h>
 #include <sodium.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -252,4 +253,36 @@ int td__read_fd(int fd, size_t cap, size_t hint, char **buf, size_t *len)
     *buf = b;
     *len = got;
     return TD_OK;
+}
+
+int td__once_take(td_once *o, uint32_t need, int wait)
+{
+    const uint64_t me = 1 + (uint64_t)getpid();
+    for (;;) {
+        uint64_t who = atomic_load(&o->owner);
+        if (atomic_load(&o->ready) >= need)
+            return 0;
+        if (who == me) { /* another thread of this process is at it: a few ms */
+            if (!wait)
+                return 0;
+            sched_yield();
+            continue;
+        }
+        if (!atomic_compare_exchange_strong(&o->owner, &who, me)) {
+            if (!wait)
+                return 0;
+            continue;
+        }
+        if (atomic_load(&o->ready) < need)
+            return 1;
+        atomic_store(&o->owner, 0);
+        return 0;
+    }
+}
+
+void td__once_done(td_once *o, uint32_t ready)
+{
+    if (ready)
+        atomic_store(&o->ready, ready);
+    atomic_store(&o->owner, 0);
 }

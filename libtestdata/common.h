@@ -15,6 +15,7 @@
 
 #include "testdata.h"
 
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -208,5 +209,23 @@ static inline uint64_t td__load64le(const uint8_t *p)
     return v;
 #endif
 }
+
+/* Something a stream makes lazily and shares between its threads (like's
+ * base block, text's base blocks), made ready up to `ready` by one thread at
+ * a time.  The owner is 1 + its process id rather than a lock: a lock held
+ * by a parent thread at fork() would never be released in the child, while
+ * an owner of another process is simply taken over. */
+typedef struct td_once {
+    _Atomic uint64_t owner; /* 0: nobody */
+    _Atomic uint32_t ready;
+} td_once;
+
+/* 1 if the caller now owns o and o->ready < need: it makes more, then
+ * calls td__once_done.  0 if o->ready >= need, or, without wait, if another
+ * thread of this process is at it (with wait, that thread is waited for). */
+TD_HIDDEN int td__once_take(td_once *o, uint32_t need, int wait);
+
+/* Ends ownership; ready (if above 0) is what is now made. */
+TD_HIDDEN void td__once_done(td_once *o, uint32_t ready);
 
 #endif

@@ -28,10 +28,8 @@
 #include "like.h"
 
 #include <math.h>
-#include <sched.h>
 #include <sodium.h>
 #include <stdatomic.h>
-#include <unistd.h>
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 #define LIKE_X86 1
@@ -66,13 +64,10 @@ static unsigned byte_class(unsigned b)
 
 /* The base block (block 0's documents), made as far as it has been read, so
  * that reading a few bytes does not pay for a whole block of documents:
- * bytes [0, ready) are final and never written again.  One thread at a time
- * makes more: the owner, 1 + its process id (a lock held by a thread of the
- * parent at fork() would never be released in the child; an owner of
- * another process is taken over instead). */
+ * bytes [0, once.ready) are final and never written again; one thread at a
+ * time makes more (td_once). */
 typedef struct like_base {
-    _Atomic uint64_t owner; /* 0: nobody */
-    _Atomic uint32_t ready;
+    td_once once;
     uint8_t buf[];
 } like_base;
 
@@ -255,8 +250,8 @@ static int like_prepare(const td_options *o, void **state)
         rc = TD_ENOMEM;
         goto fail;
     }
-    atomic_init(&st->base->owner, 0);
-    atomic_init(&st->base->ready, 0);
+    atomic_init(&st->base->once.owner, 0);
+    atomic_init(&st->base->once.ready, 0);
     {
         td__like_translate_fn *fn[3];
         td__like_translators(fn);
@@ -660,31 +655,15 @@ static int base_fill(const like_state *st, uint8_t *buf, uint32_t from, uint32_t
 static int base_need(const like_state *st, uint32_t end)
 {
     like_base *b = st->base;
-    if (atomic_load_explicit(&b->ready, memory_order_acquire) >= end)
+    if (atomic_load_explicit(&b->once.ready, memory_order_acquire) >= end ||
+        !td__once_take(&b->once, end, 1))
         return TD_OK;
-    const uint64_t me = 1 + (uint64_t)getpid();
-    for (;;) {
-        uint64_t o = atomic_load(&b->owner);
-        if (atomic_load(&b->ready) >= end)
-            return TD_OK;
-        if (o == me) { /* another thread of this process is at it: a few ms */
-            sched_yield();
-            continue;
-        }
-        if (!atomic_compare_exchange_strong(&b->owner, &o, me))
-            continue;
-        uint32_t ready = atomic_load(&b->ready);
-        int rc = TD_OK;
-        if (ready < end) {
-            /* at least doubled, so reads that grow by small steps cost O(total) */
-            uint32_t to = TD_MIN(TD_LIKE_BLOCK, TD_MAX(end, TD_MAX(2 * ready, 65536u)));
-            rc = base_fill(st, b->buf, ready, to);
-            if (rc == TD_OK)
-                atomic_store(&b->ready, to);
-        }
-        atomic_store(&b->owner, 0);
-        return rc;
-    }
+    uint32_t ready = atomic_load(&b->once.ready);
+    /* at least doubled, so reads that grow by small steps cost O(total) */
+    uint32_t to = TD_MIN(TD_LIKE_BLOCK, TD_MAX(end, TD_MAX(2 * ready, 65536u)));
+    int rc = base_fill(st, b->buf, ready, to);
+    td__once_done(&b->once, rc == TD_OK ? to : 0);
+    return rc;
 }
 
 /* The byte permutation of block bi: each class of byte_class() shuffled

@@ -22,10 +22,7 @@
  */
 #include "text_model.h"
 
-#include <sched.h>
-#include <stdatomic.h>
 #include <stdio.h>
-#include <unistd.h>
 
 #define TEXT_BLOCK 65536u
 /* Strings are written with 32-byte copies that may run this far past the
@@ -67,11 +64,9 @@ typedef struct base_tail {
 } base_tail;
 
 /* Block c of round 0 with the words it wrote, made on first need by one
- * thread: the owner, 1 + its process id (as gen_like.c's base: a lock held
- * by a parent thread at fork() would never be released in the child). */
+ * thread (td_once; ready 1 when made). */
 typedef struct text_base {
-    _Atomic uint64_t owner; /* 0: nobody */
-    _Atomic uint32_t ready;
+    td_once once;
     uint32_t ntok;
     base_tok *tok;
     base_tail *tails;
@@ -427,7 +422,6 @@ static void gen_blocks(const text_state *st, uint64_t bi, unsigned n, uint8_t *c
     }
 }
 
-static int base_take(text_base *b, int wait);
 static int base_publish(text_base *b, const uint8_t *block, tok_log *g, int rc);
 
 /* Bytes [offset, offset + len) of round 0; with use_cache, the model's
@@ -476,7 +470,7 @@ static int gen_range(const text_state *st, uint64_t offset, uint8_t *buf, size_t
         /* whole blocks of a large fill also become base blocks (made once) */
         tok_log lg[LANES], *logs[LANES] = {NULL};
         for (unsigned i = 0; i < n; i++)
-            if (rot && take[i] == TEXT_BLOCK && base_take((text_base *)&st->base[bi + i], 0)) {
+            if (rot && take[i] == TEXT_BLOCK && td__once_take((td_once *)&st->base[bi + i].once, 1, 0)) {
                 memset(&lg[i], 0, sizeof lg[i]);
                 lg[i].rot = rot;
                 logs[i] = &lg[i];
@@ -505,35 +499,7 @@ done:
 
 /* ---- rounds ------------------------------------------------------------ */
 
-/* Takes base block b to make it: 1 if taken, 0 if it is made.  With wait,
- * waits for another thread of this process that is making it; without,
- * gives up (0) instead. */
-static int base_take(text_base *b, int wait)
-{
-    const uint64_t me = 1 + (uint64_t)getpid();
-    for (;;) {
-        uint64_t o = atomic_load(&b->owner);
-        if (atomic_load(&b->ready))
-            return 0;
-        if (o == me) { /* another thread of this process is at it: about 1 ms */
-            if (!wait)
-                return 0;
-            sched_yield();
-            continue;
-        }
-        if (!atomic_compare_exchange_strong(&b->owner, &o, me)) {
-            if (!wait)
-                return 0;
-            continue;
-        }
-        if (!atomic_load(&b->ready))
-            return 1;
-        atomic_store(&b->owner, 0);
-        return 0;
-    }
-}
-
-/* Ends what base_take began: the block (its TEXT_BLOCK bytes are copied)
+/* Ends what td__once_take began: the block (its TEXT_BLOCK bytes are copied)
  * and its words from g, made ready unless g or rc says it failed; a failure
  * is not final (the next reader tries again). */
 static int base_publish(text_base *b, const uint8_t *block, tok_log *g, int rc)
@@ -550,7 +516,6 @@ static int base_publish(text_base *b, const uint8_t *block, tok_log *g, int rc)
         memcpy(b->buf, block, TEXT_BLOCK);
         /* the gap copies read up to 32 bytes past the block */
         memset(b->buf + TEXT_BLOCK, '\n', TEXT_SLACK);
-        atomic_store(&b->ready, 1);
     } else {
         free(b->tok);
         free(b->tails);
@@ -559,7 +524,7 @@ static int base_publish(text_base *b, const uint8_t *block, tok_log *g, int rc)
         if (rc == TD_OK)
             rc = TD_ENOMEM;
     }
-    atomic_store(&b->owner, 0);
+    td__once_done(&b->once, b->buf ? 1 : 0);
     return rc;
 }
 
@@ -567,25 +532,21 @@ static int base_publish(text_base *b, const uint8_t *block, tok_log *g, int rc)
 static int base_need(const text_state *st, unsigned c)
 {
     text_base *b = (text_base *)&st->base[c];
-    while (!atomic_load_explicit(&b->ready, memory_order_acquire)) {
-        if (!base_take(b, 1))
-            continue;
-        tok_log g = {.rot = td__tm_rot(st->m)};
-        tok_log *lg = &g;
-        text_scratch *x = calloc(1, sizeof *x);
-        uint8_t *buf = malloc(TEXT_BLOCK + TEXT_SLACK);
-        int rc = TD_ENOMEM;
-        if (g.rot && x && buf) {
-            gen_blocks(st, c, 1, &buf, x, TEXT_BLOCK, td__tm_tail_cache(st->m), &lg);
-            rc = TD_OK;
-        }
-        rc = base_publish(b, buf, &g, rc);
-        free(x);
-        free(buf);
-        if (rc != TD_OK)
-            return rc;
+    if (atomic_load_explicit(&b->once.ready, memory_order_acquire) || !td__once_take(&b->once, 1, 1))
+        return TD_OK;
+    tok_log g = {.rot = td__tm_rot(st->m)};
+    tok_log *lg = &g;
+    text_scratch *x = calloc(1, sizeof *x);
+    uint8_t *buf = malloc(TEXT_BLOCK + TEXT_SLACK);
+    int rc = TD_ENOMEM;
+    if (g.rot && x && buf) {
+        gen_blocks(st, c, 1, &buf, x, TEXT_BLOCK, td__tm_tail_cache(st->m), &lg);
+        rc = TD_OK;
     }
-    return TD_OK;
+    rc = base_publish(b, buf, &g, rc);
+    free(x);
+    free(buf);
+    return rc;
 }
 
 /* What round j (>= 1) does to the base: the rotation of each class and how
@@ -779,8 +740,8 @@ static int text_prepare(const td_options *o, void **state)
     if (!st)
         return TD_ENOMEM;
     for (unsigned c = 0; c < ROUND_BLOCKS; c++) {
-        atomic_init(&st->base[c].owner, 0);
-        atomic_init(&st->base[c].ready, 0);
+        atomic_init(&st->base[c].once.owner, 0);
+        atomic_init(&st->base[c].once.ready, 0);
     }
     /* The model is part of the key: its hash goes into the domain. */
     memcpy(domain, "libtestdata/text/2/", 19);
