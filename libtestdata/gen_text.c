@@ -76,6 +76,9 @@ typedef struct text_base {
 typedef struct text_state {
     uint64_t k[4];
     const td_model *m;
+    unsigned keep_n; /* blocks of round 0 worth keeping: those below (all but
+                      * for td__text_once_new's, which reads up to a known end) */
+    int once;        /* td__text_once_new's: never builds the spelling cache */
     text_base base[ROUND_BLOCKS];
 } text_state;
 
@@ -470,7 +473,8 @@ static int gen_range(const text_state *st, uint64_t offset, uint8_t *buf, size_t
         /* whole blocks of a large fill also become base blocks (made once) */
         tok_log lg[LANES], *logs[LANES] = {NULL};
         for (unsigned i = 0; i < n; i++)
-            if (rot && take[i] == TEXT_BLOCK && td__once_take((td_once *)&st->base[bi + i].once, 1, 0)) {
+            if (rot && take[i] == TEXT_BLOCK && bi + i < st->keep_n &&
+                td__once_take((td_once *)&st->base[bi + i].once, 1, 0)) {
                 memset(&lg[i], 0, sizeof lg[i]);
                 lg[i].rot = rot;
                 logs[i] = &lg[i];
@@ -540,7 +544,10 @@ static int base_need(const text_state *st, unsigned c)
     uint8_t *buf = malloc(TEXT_BLOCK + TEXT_SLACK);
     int rc = TD_ENOMEM;
     if (g.rot && x && buf) {
-        gen_blocks(st, c, 1, &buf, x, TEXT_BLOCK, td__tm_tail_cache(st->m), &lg);
+        gen_blocks(st, c, 1, &buf, x, TEXT_BLOCK,
+                   st->once ? __atomic_load_n(&st->m->tcache, __ATOMIC_ACQUIRE)
+                            : td__tm_tail_cache(st->m),
+                   &lg);
         rc = TD_OK;
     }
     rc = base_publish(b, buf, &g, rc);
@@ -684,14 +691,15 @@ static int round_range(const text_state *st, uint64_t offset, uint8_t *buf, size
 }
 
 #define ROUND0_END ((uint64_t)TEXT_BLOCK * ROUND_BLOCKS)
+_Static_assert(ROUND0_END == TM_ROUND0, "text_model.h's TM_ROUND0 is round 0's size");
 
 static int fill_range(const text_state *st, uint64_t offset, uint8_t *buf, size_t len,
-                      int use_cache)
+                      int use_cache, int keep)
 {
     if (offset < ROUND0_END) {
         size_t n = (size_t)TD_MIN((uint64_t)len, ROUND0_END - offset);
         /* keep round 0's blocks if later rounds are read now or may be */
-        int rc = gen_range(st, offset, buf, n, use_cache, use_cache || n < len);
+        int rc = gen_range(st, offset, buf, n, use_cache, keep || use_cache || n < len);
         if (rc != TD_OK || n == len)
             return rc;
         offset += n;
@@ -705,7 +713,7 @@ static int fill_range(const text_state *st, uint64_t offset, uint8_t *buf, size_
  * model: worth it for large fills only (same bytes either way). */
 static int text_fill(const void *state, uint64_t offset, uint8_t *buf, size_t len)
 {
-    return fill_range(state, offset, buf, len, len >= TEXT_CACHE_MIN);
+    return fill_range(state, offset, buf, len, len >= TEXT_CACHE_MIN, 0);
 }
 
 /* One block, for the dedup layer (td__kind_fill uses text_fill, which
@@ -739,6 +747,7 @@ static int text_prepare(const td_options *o, void **state)
     st = calloc(1, sizeof *st);
     if (!st)
         return TD_ENOMEM;
+    st->keep_n = ROUND_BLOCKS;
     for (unsigned c = 0; c < ROUND_BLOCKS; c++) {
         atomic_init(&st->base[c].once.owner, 0);
         atomic_init(&st->base[c].once.ready, 0);
@@ -781,18 +790,30 @@ const td_kind_vtbl td_kind_text = {
     .fill_block = text_fill_block,
 };
 
-int td__text_fill_once(const td_model *m, uint64_t seed, uint64_t offset, uint8_t *buf,
-                       size_t len)
+int td__text_once_new(const td_model *m, uint64_t seed, uint64_t end, void **state)
 {
     td_options o;
-    void *st;
     td_options_init(&o);
     o.model = m;
     o.seed = seed;
-    int rc = text_prepare(&o, &st);
+    int rc = text_prepare(&o, state);
     if (rc != TD_OK)
         return rc;
-    rc = fill_range(st, offset, buf, len, 0);
-    text_release(st);
-    return rc;
+    text_state *st = *state;
+    st->once = 1;
+    /* the blocks that rounds up to end are made from */
+    st->keep_n = end <= ROUND0_END ? 0
+                                   : (unsigned)TD_MIN((end - ROUND0_END + TEXT_BLOCK - 1) / TEXT_BLOCK,
+                                                      (uint64_t)ROUND_BLOCKS);
+    return TD_OK;
+}
+
+int td__text_once_fill(const void *state, uint64_t offset, uint8_t *buf, size_t len)
+{
+    return fill_range(state, offset, buf, len, 0, ((const text_state *)state)->keep_n > 0);
+}
+
+void td__text_once_free(void *state)
+{
+    text_release(state);
 }

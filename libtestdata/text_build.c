@@ -1573,7 +1573,7 @@ out:
 static const int cal_codecs[2] = {TD_CODEC_LZ4, TD_CODEC_ZSTD};
 
 /* One job of the calibration's fork-join (td__pool_run): with gen set,
- * bytes [off, off + n) of text from *m, into gen + off; else with m set,
+ * bytes [off, off + n) of the text of state ts, into gen + off; else with m set,
  * *m compiled from data; else the sizes of buf under cal_codecs[c0..c1).
  * Jobs of one run touch disjoint memory. */
 typedef struct {
@@ -1583,6 +1583,7 @@ typedef struct {
     int c0, c1;
     uint64_t z[2];
     td_model **m;
+    const void *ts;
     uint8_t *data, *gen;
     size_t len, off;
     int rc;
@@ -1593,7 +1594,7 @@ static void cal_job_run(void *p)
     cal_job *j = p;
     j->rc = TD_OK;
     if (j->gen && j->n)
-        j->rc = td__text_fill_once(*j->m, TB_CAL_SEED, j->off, j->gen + j->off, j->n);
+        j->rc = td__text_once_fill(j->ts, j->off, j->gen + j->off, j->n);
     else if (!j->gen && j->m) /* compiled in place; cal_store changes its rates */
         j->rc = td__tm_load(j->m, j->data, j->len, TM_LOAD_TRUSTED | TM_LOAD_OWN);
     for (int i = j->c0; j->rc == TD_OK && i < j->c1; i++)
@@ -1607,15 +1608,27 @@ static int cal_run2(td_pool *pool, cal_job j[2])
     return j[0].rc != TD_OK ? j[0].rc : j[1].rc;
 }
 
-/* Text from m at both rates mu into g[0, n); with a worker, in two halves
- * cut at a block boundary (the bytes do not depend on the cut). */
+/* Text from m at both rates mu into g[0, n), from one state; with a worker,
+ * the first MiB (made word by word) in two halves, then the rest (made from
+ * the first MiB's blocks, which are then all there) in two halves, cut at
+ * block boundaries (the bytes do not depend on the cuts). */
 static int cal_generate(td_pool *pool, td_model *m, uint32_t mu, uint8_t *g, size_t n)
 {
     m->p.cache_mu = m->p.copy_mu = mu;
-    size_t h = td__pool_size(pool) > 1 ? n / 2 / td_kind_text.block * td_kind_text.block : n;
-    cal_job j[2] = {{.m = &m, .gen = g, .off = 0, .n = h},
-                    {.m = &m, .gen = g, .off = h, .n = n - h}};
-    return cal_run2(pool, j);
+    void *ts;
+    int rc = td__text_once_new(m, TB_CAL_SEED, n, &ts);
+    if (rc != TD_OK)
+        return rc;
+    int par = td__pool_size(pool) > 1;
+    size_t from = 0, r0 = (size_t)TD_MIN((uint64_t)n, TM_ROUND0);
+    for (size_t to = par ? r0 : n; rc == TD_OK && from < n; from = to, to = n) {
+        size_t h = par ? from + (to - from) / 2 / td_kind_text.block * td_kind_text.block : to;
+        cal_job j[2] = {{.ts = ts, .gen = g, .off = from, .n = h - from},
+                        {.ts = ts, .gen = g, .off = h, .n = to - h}};
+        rc = cal_run2(pool, j);
+    }
+    td__text_once_free(ts);
+    return rc;
 }
 
 /* Sizes of buf under both codecs, on two threads when the pool has them

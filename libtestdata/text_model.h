@@ -209,12 +209,21 @@ TD_HIDDEN unsigned td__tm_tail_word(const td_model *m, uint32_t rank, int cap, u
  * caller spells). */
 TD_HIDDEN const uint8_t *td__tm_tail_cache(const td_model *m);
 
-/* Text of model m with seed, bytes [offset, offset + len), on this thread:
- * what td_fill() of TD_TEXT makes, without building the model's spelling
- * cache (for a model filled once, as the builder's calibration does: at a
- * few MiB the cache costs more than it saves). */
-TD_HIDDEN int td__text_fill_once(const td_model *m, uint64_t seed, uint64_t offset, uint8_t *buf,
-                                 size_t len);
+/* Bytes of text's round 0, which is made word by word; later rounds are
+ * made from its blocks (gen_text.c, docs/format.md, text, "Rounds"). */
+#define TM_ROUND0 ((uint64_t)1 << 20)
+
+/* Text of model m with seed as td_fill() of TD_TEXT makes it, for a model
+ * filled once, as the builder's calibration does: td__text_once_fill() does
+ * not build the model's spelling cache (at a few MiB it costs more than it
+ * saves).  When bytes up to end reach past the first MiB, it keeps the
+ * whole blocks of the first MiB it makes that text up to end is made from,
+ * so that threads filling parts of one state at once make each of them once
+ * (a part past the first MiB waits for the thread making the blocks it
+ * needs). */
+TD_HIDDEN int td__text_once_new(const td_model *m, uint64_t seed, uint64_t end, void **state);
+TD_HIDDEN int td__text_once_fill(const void *state, uint64_t offset, uint8_t *buf, size_t len);
+TD_HIDDEN void td__text_once_free(void *state);
 
 /* The round classes of m, built on first use (NULL if out of memory). */
 TD_HIDDEN const tm_rot *td__tm_rot(const td_model *m);

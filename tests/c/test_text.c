@@ -1254,10 +1254,12 @@ Test(text, builder_calibrates_repetition, .timeout = 120)
 /* The calibration's second thread changes when the work is done, not the
  * model: the same file with 1, 2 and all threads, for prose (calibrated
  * once) and for a corpus the calibration moves several times.  Both are
- * above TB_CAL_PAR_MIN (512 KiB), where the second thread is used. */
+ * above TB_CAL_PAR_MIN (512 KiB), where the second thread is used, and
+ * above 1 MiB, where the second half of the calibration's text is made
+ * from the first MiB's blocks, which the first half makes. */
 Test(text, builder_threads_same_model, .timeout = 300)
 {
-    size_t n0 = 600 * 1024, n;
+    size_t n0 = 1088 * 1024, n;
     uint8_t *base = gen(7, 0, n0, 1), *rep = repetitive(base, n0, &n);
     const uint8_t *corpus[2] = {base, rep};
     size_t len[2] = {n0, n};
