@@ -36,3 +36,16 @@ def run(cli):
 @pytest.fixture(scope="session")
 def source_dir():
     return pathlib.Path(os.environ.get("TD_SOURCE_DIR", pathlib.Path(__file__).parents[1]))
+
+
+def stderr_after_exit(p, timeout=30):
+    """The whole stderr of Popen p once it has exited; fails, killing it, if
+    it still runs after timeout seconds (a bare read would hang the suite).
+    For commands that write little there: p is not read while it runs."""
+    try:
+        p.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
+        raise AssertionError(f"still running after {timeout} s: {p.args}") from None
+    return p.stderr.read()

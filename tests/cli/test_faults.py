@@ -17,6 +17,8 @@ import time
 
 import pytest
 
+from td_fixtures import stderr_after_exit
+
 # Reading /proc/self/mem at offset 0 (never mapped) fails with EIO, even for
 # root: an I/O error source that needs no broken disk.
 EIO_PATH = "/proc/self/mem"
@@ -147,8 +149,7 @@ def test_analyze_closed_pipe_is_quiet(cli, ignore):
     p.stdout.close()
     p.stdin.write(b"abc" * 10000)
     p.stdin.close()
-    err = p.stderr.read()
-    p.wait(timeout=30)
+    err = stderr_after_exit(p)
     assert p.returncode == (141 if ignore else -signal.SIGPIPE)
     assert err == b""
 

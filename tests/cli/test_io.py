@@ -14,6 +14,8 @@ import time
 
 import pytest
 
+from td_fixtures import stderr_after_exit
+
 
 def limit_fsize(n):
     def pre():
@@ -217,10 +219,11 @@ def test_interrupted_commands_say_the_same(cli, tmp_path, name, sig, code):
         wait_for_writes(p)
     p.send_signal(sig)
     try:
-        err = p.stderr.read()
-        p.wait(timeout=10)
-    finally:
-        p.stdin.close()
+        _, err = p.communicate(timeout=30)  # closes stdin too
+    except subprocess.TimeoutExpired:
+        p.kill()
+        _, err = p.communicate()
+        raise AssertionError(f"{name}: still running 30 s after {sig!r}: {err!r}") from None
     assert p.returncode == code, (name, err)
     lines = err.decode().splitlines()
     assert lines[-1] == f"testdata: interrupted by {signal.Signals(sig).name}", (name, err)
@@ -247,8 +250,7 @@ def test_closed_pipe_with_sigpipe_ignored_is_quiet(cli):
                          stderr=subprocess.PIPE, preexec_fn=ignore_sigpipe)
     p.stdout.read(10)
     p.stdout.close()
-    err = p.stderr.read()
-    p.wait(timeout=30)
+    err = stderr_after_exit(p)
     assert p.returncode == 141
     assert b"error" not in err.lower()
 
