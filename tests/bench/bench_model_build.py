@@ -2,12 +2,13 @@
 """Speed of `testdata model build`, on one thread and with --threads 2.
 
 usage: tests/bench/bench_model_build.py [--build build] [--reps 11]
-                                        [--compare BINARY] [--only en,de,...]
+                                        [--compare BINARY [--compare-threads N]]
+                                        [--only en,de,...]
 
 Builds a model from each corpus with `--threads 1` and `--threads 2` (and
 with --compare, another testdata binary, e.g. a build of an earlier commit,
-without --threads), in turns, --reps rounds, and prints the best wall time
-and the best CPU time (user + system of the child) of each, as ms and MB/s
+without --threads, i.e. one thread, or with --compare-threads N), in turns,
+--reps rounds, and prints the best wall time and the best CPU time (user + system of the child) of each, as ms and MB/s
 of corpus, and whether every build wrote the same model file (it must).
 
 Corpora: en = ../shared/corpus/* (the 4 texts of the built-in model and the
@@ -89,7 +90,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--reps", type=int, default=11)
-    ap.add_argument("--compare", help="another testdata binary, run without --threads")
+    ap.add_argument("--compare", help="another testdata binary, run without --threads (the "
+                    "CLI's default: one thread)")
+    ap.add_argument("--compare-threads", type=int, help="run --compare with --threads N")
     ap.add_argument("--only", help="comma-separated corpus names")
     a = ap.parse_args()
     cli = os.path.join(a.build, "programs", "testdata")
@@ -97,7 +100,8 @@ def main():
         runs = [("1 thread", [cli, "model", "build", "--threads", "1"]),
                 ("2 threads", [cli, "model", "build", "--threads", "2"])]
         if a.compare:
-            runs.insert(0, ("compare", [a.compare, "model", "build"]))
+            extra = [] if a.compare_threads is None else ["--threads", str(a.compare_threads)]
+            runs.insert(0, ("compare", [a.compare, "model", "build"] + extra))
         print("corpus       bytes  " + "  ".join("%-26s" % r for r, _ in runs) + "  same model")
         for name, files in corpora(tmp).items():
             if a.only and name not in a.only.split(","):
