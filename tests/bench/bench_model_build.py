@@ -8,8 +8,9 @@ usage: tests/bench/bench_model_build.py [--build build] [--reps 11]
 Builds a model from each corpus with `--threads 1` and `--threads 2` (and
 with --compare, another testdata binary, e.g. a build of an earlier commit,
 without --threads, i.e. one thread, or with --compare-threads N), in turns,
---reps rounds, and prints the best wall time and the best CPU time (user + system of the child) of each, as ms and MB/s
-of corpus, and whether every build wrote the same model file (it must).
+--reps rounds, and prints the best wall time and the best CPU time (user +
+system of the child) of each, as ms and MB/s of corpus, and whether every
+build wrote the same model file (it must).
 
 Corpora: en = ../shared/corpus/* (the 4 texts of the built-in model and the
 README, concatenated as one file); de, it = Debian's fortunes-de and
