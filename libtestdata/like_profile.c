@@ -171,25 +171,22 @@ done:
 static int lz_parse(const uint8_t *buf, uint32_t n, pseq **out, size_t *nout)
 {
     /* The positions of hash h, in order, are chain[off[h] .. off[h + 1]),
-     * and position p is at chain[slot[p]]: every walk at x is made when the
-     * positions before x, and only they, are in the hash chains, so its
-     * chain is chain[off[h] .. slot[x]). */
+     * placed before the parse; those inserted so far (the parse's hash
+     * chain) are chain[off[h] .. top[h]). */
     uint32_t *off = malloc(sizeof(uint32_t) * (((size_t)1 << HBITS) + 1));
     uint32_t *top = malloc(sizeof(uint32_t) << HBITS);
     uint32_t *chain = malloc(sizeof(uint32_t) * ((size_t)n + 1));
-    uint32_t *slot = malloc(sizeof(uint32_t) * ((size_t)n + 1));
     pseq *s = malloc(sizeof(pseq) * ((size_t)n / 4 + 2));
-    uint32_t rep[3] = {0, 0, 0}, i = 0, anchor = 0;
+    uint32_t rep[3] = {0, 0, 0}, i = 0, anchor = 0, ins = 0;
     uint32_t lazy_at = UINT32_MAX, lazy_len = 0, lazy_dist = 0; /* the last lazy step's chain walk */
     unsigned nrep = 0;
     size_t ns = 0;
     const uint8_t *end = buf + n;
 
-    if (!off || !top || !chain || !slot || !s) {
+    if (!off || !top || !chain || !s) {
         free(off);
         free(top);
         free(chain);
-        free(slot);
         free(s);
         return TD_ENOMEM;
     }
@@ -200,14 +197,19 @@ static int lz_parse(const uint8_t *buf, uint32_t n, pseq **out, size_t *nout)
         off[h + 1] += off[h];
         top[h] = off[h];
     }
-    for (uint32_t p = 0; p + 4 <= n; p++) {
-        uint32_t at = top[h4(buf + p)]++;
-        chain[at] = p;
-        slot[p] = at;
+    for (uint32_t p = 0; p + 4 <= n; p++)
+        chain[top[h4(buf + p)]++] = p;
+    memcpy(top, off, sizeof(uint32_t) << HBITS);
+#define INSERT_UPTO(x)                                                                             \
+    while (ins < (x) && ins + 4 <= n) {                                                            \
+        top[h4(buf + ins)]++;                                                                      \
+        ins++;                                                                                     \
     }
-    free(top);
 #define WALK(x, len, dist)                                                                         \
-    chain_walk(buf, chain + off[h4(buf + (x))], chain + slot[x], n, (x), (len), (dist))
+    do {                                                                                           \
+        uint32_t hx = h4(buf + (x));                                                               \
+        chain_walk(buf, chain + off[hx], chain + top[hx], n, (x), (len), (dist));                  \
+    } while (0)
     while (i + TD_LIKE_MINMATCH <= n) {
         uint32_t best = 0, bdist = 0;
         int brep = -1;
@@ -221,6 +223,7 @@ static int lz_parse(const uint8_t *buf, uint32_t n, pseq **out, size_t *nout)
                 brep = (int)r;
             }
         }
+        INSERT_UPTO(i);
         /* need: the length that would win (a chain match must beat a
          * repeat match by 2). */
         uint32_t need = best + (brep >= 0), l = need, ld = 0;
@@ -249,6 +252,7 @@ static int lz_parse(const uint8_t *buf, uint32_t n, pseq **out, size_t *nout)
              * kennedy.xls (long runs: each candidate that passes the bar is
              * compared from its start). */
             uint32_t b2 = 0, d2 = 0;
+            INSERT_UPTO(i + 1);
             WALK(i + 1, &b2, &d2);
             if (b2 > best + 1) {
                 i++;
@@ -273,11 +277,12 @@ static int lz_parse(const uint8_t *buf, uint32_t n, pseq **out, size_t *nout)
         i += best;
         anchor = i;
     }
+#undef INSERT_UPTO
 #undef WALK
     s[ns++] = (pseq){n - anchor, 0, 0, -1};
     free(off);
+    free(top);
     free(chain);
-    free(slot);
     *out = s;
     *nout = ns;
     return TD_OK;
