@@ -425,11 +425,12 @@ static void gen_blocks(const text_state *st, uint64_t bi, unsigned n, uint8_t *c
     }
 }
 
-static int base_publish(text_base *b, const uint8_t *block, tok_log *g, int rc);
+static int base_publish(text_base *b, const uint8_t *block, uint8_t *own, tok_log *g, int rc);
 
 /* Bytes [offset, offset + len) of round 0; with use_cache, the model's
  * spelling cache is built if it is not there yet, with keep, whole blocks
- * are kept as base blocks (either changes the speed, never the bytes). */
+ * below st->keep_n are kept as base blocks (either changes the speed, never
+ * the bytes). */
 static int gen_range(const text_state *st, uint64_t offset, uint8_t *buf, size_t len,
                      int use_cache, int keep)
 {
@@ -443,7 +444,7 @@ static int gen_range(const text_state *st, uint64_t offset, uint8_t *buf, size_t
     if (!x)
         return TD_ENOMEM;
     const uint8_t *tc = use_cache ? td__tm_tail_cache(st->m) : __atomic_load_n(&st->m->tcache, __ATOMIC_ACQUIRE);
-    const tm_rot *rot = keep ? td__tm_rot(st->m) : NULL;
+    const tm_rot *rot = keep && st->keep_n ? td__tm_rot(st->m) : NULL;
 
     while (len) {
         /* up to LANES blocks at once; a block that is cut (first or last)
@@ -482,7 +483,7 @@ static int gen_range(const text_state *st, uint64_t offset, uint8_t *buf, size_t
         gen_blocks(st, bi, n, out, x, TEXT_BLOCK, tc, logs);
         for (unsigned i = 0; i < n; i++)
             if (logs[i])
-                (void)base_publish((text_base *)&st->base[bi + i], out[i], logs[i], TD_OK);
+                (void)base_publish((text_base *)&st->base[bi + i], out[i], NULL, logs[i], TD_OK);
         used = 0;
         for (unsigned i = 0; i < n; i++) {
             if (out[i] == scratch[i])
@@ -503,10 +504,11 @@ done:
 
 /* ---- rounds ------------------------------------------------------------ */
 
-/* Ends what td__once_take began: the block (its TEXT_BLOCK bytes are copied)
- * and its words from g, made ready unless g or rc says it failed; a failure
- * is not final (the next reader tries again). */
-static int base_publish(text_base *b, const uint8_t *block, tok_log *g, int rc)
+/* Ends what td__once_take began: the block (its TEXT_BLOCK bytes are copied,
+ * or, with own, own is the block, TEXT_BLOCK + TEXT_SLACK bytes from malloc,
+ * and is taken over) and its words from g, made ready unless g or rc says it
+ * failed; a failure is not final (the next reader tries again). */
+static int base_publish(text_base *b, const uint8_t *block, uint8_t *own, tok_log *g, int rc)
 {
     /* an owner of another process (before fork) may have left these */
     free(b->tok);
@@ -515,9 +517,14 @@ static int base_publish(text_base *b, const uint8_t *block, tok_log *g, int rc)
     b->tok = g->tok;
     b->tails = g->tails;
     b->ntok = g->ntok;
-    b->buf = rc == TD_OK && !g->failed ? malloc(TEXT_BLOCK + TEXT_SLACK) : NULL;
+    b->buf = NULL;
+    if (rc == TD_OK && !g->failed)
+        b->buf = own ? own : malloc(TEXT_BLOCK + TEXT_SLACK);
+    else
+        free(own);
     if (b->buf) {
-        memcpy(b->buf, block, TEXT_BLOCK);
+        if (!own)
+            memcpy(b->buf, block, TEXT_BLOCK);
         /* the gap copies read up to 32 bytes past the block */
         memset(b->buf + TEXT_BLOCK, '\n', TEXT_SLACK);
     } else {
@@ -550,9 +557,8 @@ static int base_need(const text_state *st, unsigned c)
                    &lg);
         rc = TD_OK;
     }
-    rc = base_publish(b, buf, &g, rc);
+    rc = base_publish(b, buf, buf, &g, rc); /* takes buf over */
     free(x);
-    free(buf);
     return rc;
 }
 
@@ -694,12 +700,13 @@ static int round_range(const text_state *st, uint64_t offset, uint8_t *buf, size
 _Static_assert(ROUND0_END == TM_ROUND0, "text_model.h's TM_ROUND0 is round 0's size");
 
 static int fill_range(const text_state *st, uint64_t offset, uint8_t *buf, size_t len,
-                      int use_cache, int keep)
+                      int use_cache)
 {
     if (offset < ROUND0_END) {
         size_t n = (size_t)TD_MIN((uint64_t)len, ROUND0_END - offset);
-        /* keep round 0's blocks if later rounds are read now or may be */
-        int rc = gen_range(st, offset, buf, n, use_cache, keep || use_cache || n < len);
+        /* keep round 0's blocks if later rounds are read now or may be (a
+         * one-shot state's end says which will be) */
+        int rc = gen_range(st, offset, buf, n, use_cache, st->once || use_cache || n < len);
         if (rc != TD_OK || n == len)
             return rc;
         offset += n;
@@ -713,7 +720,7 @@ static int fill_range(const text_state *st, uint64_t offset, uint8_t *buf, size_
  * model: worth it for large fills only (same bytes either way). */
 static int text_fill(const void *state, uint64_t offset, uint8_t *buf, size_t len)
 {
-    return fill_range(state, offset, buf, len, len >= TEXT_CACHE_MIN, 0);
+    return fill_range(state, offset, buf, len, len >= TEXT_CACHE_MIN);
 }
 
 /* One block, for the dedup layer (td__kind_fill uses text_fill, which
@@ -810,7 +817,7 @@ int td__text_once_new(const td_model *m, uint64_t seed, uint64_t end, void **sta
 
 int td__text_once_fill(const void *state, uint64_t offset, uint8_t *buf, size_t len)
 {
-    return fill_range(state, offset, buf, len, 0, ((const text_state *)state)->keep_n > 0);
+    return fill_range(state, offset, buf, len, 0);
 }
 
 void td__text_once_free(void *state)

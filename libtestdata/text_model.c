@@ -788,8 +788,10 @@ unsigned td__tm_respell(const td_model *m, uint64_t s, const uint8_t *orig, unsi
     unsigned pos = 0, half = 0;
     uint64_t r = 0;
     while (pos < len) {
-        unsigned need = orig[pos] < 0x80 ? 1u : orig[pos] < 0xE0 ? 2u : orig[pos] < 0xF0 ? 3u : 4u;
-        unsigned tries = 0;
+        uint32_t c;
+        unsigned need = td__utf8_decode(orig + pos, len - pos, &c), tries = 0;
+        if (!need) /* not UTF-8 (a model's words are): kept */
+            return 0;
         for (;;) {
             if (!half)
                 r = td__wyrand(&s);
