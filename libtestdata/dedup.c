@@ -41,7 +41,7 @@ int td__dedup_new_raw(td_dedup **out, const td_kind_vtbl *vt, const void *kstate
     d->kstate = kstate;
     d->dq = TD_MAX(dq, (uint64_t)DEDUP_ONE);
     d->block = block;
-    d->m = vt->fill_block && vt->block > d->block ? vt->block / d->block : 1;
+    d->m = (vt->fill_block || vt->ranged) && vt->block > d->block ? vt->block / d->block : 1;
     d->key = key;
     *out = d;
     return TD_OK;
@@ -128,7 +128,9 @@ static int cached_copy(const td_dedup *d, kcache *c, uint64_t so, uint8_t *dst, 
 int td__dedup_fill(const td_dedup *d, uint64_t offset, uint8_t *buf, size_t len)
 {
     const uint64_t db = d->block;
-    const int cached = d->m > 1;
+    /* A kind block is made from its start, so pieces inside one are made
+     * once, through a cache; a ranged kind makes any piece directly. */
+    const int cached = d->m > 1 && !d->vt->ranged;
     kcache cache[2] = {{0, 0, 1, NULL}, {0, 0, 0, NULL}};
     int rc = TD_OK;
 

@@ -753,22 +753,31 @@ unsigned td__like_translators(td__like_translate_fn *fn[3])
     return k;
 }
 
-/* Block bi of the documents' stream: the base block through the block's
- * permutation.  Documents cost 2-6 times what compressing them with lz4
- * costs; a permutation keeps every statistic a compressor uses (matches,
- * byte frequencies, contexts) for a table load per byte, and no two blocks
- * share their strings. */
-static int docs_fill_block(const void *state, uint64_t bi, uint8_t *out, uint32_t end)
+/* Bytes [offset, offset+len) of the documents' stream: each block is the
+ * base block through the block's permutation.  Documents cost 2-6 times
+ * what compressing them with lz4 costs; a permutation keeps every
+ * statistic a compressor uses (matches, byte frequencies, contexts) for a
+ * table load per byte, and no two blocks share their strings.  A block's
+ * bytes need none before them, so any range costs only what it reads (the
+ * dedup layer's 4 KiB pieces, a stream's seeks). */
+static int docs_fill(const void *state, uint64_t offset, uint8_t *buf, size_t len)
 {
     const like_state *st = state;
-    const uint8_t *in = st->base->buf;
     uint8_t p[256];
-    int rc = base_need(st, end);
 
-    if (rc != TD_OK)
-        return rc;
-    block_perm(st, bi, p);
-    st->translate(p, in, out, end);
+    while (len) {
+        uint64_t bi = offset / TD_LIKE_BLOCK;
+        uint32_t at = (uint32_t)(offset % TD_LIKE_BLOCK);
+        size_t n = TD_MIN((size_t)(TD_LIKE_BLOCK - at), len);
+        int rc = base_need(st, at + (uint32_t)n);
+        if (rc != TD_OK)
+            return rc;
+        block_perm(st, bi, p);
+        st->translate(p, st->base->buf + at, buf, n);
+        buf += n;
+        len -= n;
+        offset += n;
+    }
     return TD_OK;
 }
 
@@ -776,25 +785,27 @@ static int docs_fill_block(const void *state, uint64_t bi, uint8_t *out, uint32_
 static const td_kind_vtbl like_docs = {
     .name = "like",
     .block = TD_LIKE_BLOCK,
-    .fill_block = docs_fill_block,
+    .ranged = 1,
+    .fill = docs_fill,
 };
 
 /* With the sample's own duplicate 4 KiB blocks: the generic dedup mapping
  * (dedup.c) over the documents. */
-static int like_fill_block(const void *state, uint64_t bi, uint8_t *out, uint32_t end)
+static int like_fill(const void *state, uint64_t offset, uint8_t *buf, size_t len)
 {
     const like_state *st = state;
     if (st->dd)
-        return td__dedup_fill(st->dd, bi * TD_LIKE_BLOCK, out, end);
-    return docs_fill_block(state, bi, out, end);
+        return td__dedup_fill(st->dd, offset, buf, len);
+    return docs_fill(state, offset, buf, len);
 }
 
 const td_kind_vtbl td_kind_like = {
     .name = "like",
     .block = TD_LIKE_BLOCK,
     .slack = 0,
+    .ranged = 1,
     .check = NULL,
     .prepare = like_prepare,
     .release = like_release,
-    .fill_block = like_fill_block,
+    .fill = like_fill,
 };

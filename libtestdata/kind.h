@@ -9,7 +9,7 @@
  * from (state, block index) and provide fill_block; the shared loop in
  * kinds.c cuts any byte range into blocks (unless the kind also has a
  * fill of its own).  Kinds with cheap random access
- * (zero, random) provide fill instead.
+ * (zero, random, like) provide fill instead.
  */
 #ifndef TD_KIND_H
 #define TD_KIND_H
@@ -28,6 +28,11 @@ typedef struct td_kind_vtbl {
     uint32_t block;
     /* fill_block may write this many bytes past the end of the block. */
     uint32_t slack;
+    /* Nonzero when fill costs only the bytes asked for, at any offset, in a
+     * kind whose blocks are still units of the stream (like's permuted
+     * base): the dedup layer treats its blocks as fill_block kinds' (the
+     * same mapping) but reads through fill, with no block cache. */
+    int ranged;
     /* Kind-specific checks of *o beyond the ranges of the option table
      * (which are checked already); NULL when there are none. */
     int (*check)(const td_options *o);

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Regenerate tests/c/golden_compressible.inc and golden_dedup.inc with the
 # built CLI ({seed, ratio, compress_block, offset, sha256} and dedup
-# vectors of random, text and compressible) (only when the byte format changes on purpose: bump
+# vectors of random, text, compressible and like) (only when the byte format changes on purpose: bump
 # TD_FORMAT_VERSION).  Usage: tools/golden_compressible.sh build-comp/programs/testdata
 set -e
 T=${1:-build-comp/programs/testdata}
@@ -23,7 +23,7 @@ for cb in 512 1024 2048 8192 16384 65536 1048576; do
 done
 } > "$D/golden_compressible.inc"
 {
-for kind in random text compressible; do
+for kind in random text compressible like; do
   K=$(echo $kind | tr a-z A-Z)
   for seed in 0 18446744073709551615; do
     for off in 0 1099511627776; do
