@@ -3,9 +3,11 @@
  * benchmark harness would use the library), for each kind and algorithm,
  * next to memset as the ceiling.
  *
- *   bench_gen [--seconds S] [--buf BYTES] [--threads N] [SPEC...]
+ *   bench_gen [--seconds S] [--buf BYTES] [--threads N] [--stream 1] [SPEC...]
  *   SPEC: memset | KIND[:key=value[,key=value...]]   e.g. random:algorithm=fast
- * Prints one line per spec: "name GB/s".
+ * Prints one line per spec: "name GB/s".  With --stream 1, each spec is read
+ * through one td_stream instead (a kind's state made once, as a long run
+ * makes it: text with a dedup ratio, like).
  */
 #include <testdata.h>
 
@@ -52,7 +54,7 @@ int main(int argc, char **argv)
     double seconds = 1.0;
     size_t bufsize = 1 << 20;
     uint32_t threads = 1;
-    int i = 1;
+    int stream = 0, i = 1;
     for (; i < argc && strncmp(argv[i], "--", 2) == 0; i += 2) {
         if (i + 1 >= argc)
             return 2;
@@ -62,6 +64,8 @@ int main(int argc, char **argv)
             bufsize = (size_t)atol(argv[i + 1]);
         else if (strcmp(argv[i], "--threads") == 0)
             threads = (uint32_t)atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "--stream") == 0)
+            stream = atoi(argv[i + 1]);
         else
             return 2;
     }
@@ -77,12 +81,17 @@ int main(int argc, char **argv)
             return 2;
         }
         uint64_t bytes = 0, offset = 0;
+        td_stream *s = NULL;
         double t0 = now(), t;
+        if (stream && !is_memset && td_stream_open(&s, kind, UINT64_C(1) << 50, &o) != TD_OK)
+            return 1;
         do {
             for (int r = 0; r < 8; r++) {
+                size_t got;
                 if (is_memset)
                     memset(buf, (int)(offset & 1), bufsize);
-                else if (td_fill(kind, &o, offset, buf, bufsize) != TD_OK)
+                else if (s ? td_stream_read(s, buf, bufsize, &got) != TD_OK || got != bufsize
+                           : td_fill(kind, &o, offset, buf, bufsize) != TD_OK)
                     return 1;
                 offset += bufsize;
                 bytes += bufsize;
@@ -90,6 +99,7 @@ int main(int argc, char **argv)
             __asm__ volatile("" : : "r"(buf) : "memory");
             t = now() - t0;
         } while (t < seconds);
+        td_stream_free(s);
         printf("%s %.3f\n", argv[i], (double)bytes / t / 1e9);
         fflush(stdout);
     }
