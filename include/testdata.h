@@ -442,7 +442,9 @@ TD_API int td_stream_next(td_stream *s, const void **chunk, size_t *len);
 
 /**
  * Move to byte @p offset.  Seeking to the end (offset == size) is allowed:
- * the next read returns TD_DONE.
+ * the next read returns TD_DONE.  A small read right after a seek out of
+ * the buffered window costs only its own bytes for zero, random and like
+ * (random access); text and compressible make the blocks that hold them.
  * @return TD_OK, TD_ERANGE if offset > size (position unchanged), TD_EINVAL.
  */
 TD_API int td_stream_seek(td_stream *s, uint64_t offset);

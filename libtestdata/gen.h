@@ -34,6 +34,13 @@ TD_HIDDEN int td__gen_init(td_gen *g, int kind, const td_options *o);
 TD_HIDDEN void td__gen_fini(td_gen *g);
 /* Fill, split over up to g->nthreads threads when large enough. */
 TD_HIDDEN int td__gen_fill(td_gen *g, uint64_t offset, uint8_t *buf, size_t len);
+/* Nonzero when any range of g's stream costs only its own bytes (zero,
+ * random, like, with or without dedup), so that a small read at a random
+ * offset need not make the aligned window around it. */
+static inline int td__gen_ranged(const td_gen *g)
+{
+    return g->vt->ranged || !g->vt->fill_block;
+}
 /* Single-threaded fill (thread-safe for a shared generator). */
 TD_HIDDEN int td__gen_fill1(const td_gen *g, uint64_t offset, uint8_t *buf, size_t len);
 /* Before many fills of up to `piece` bytes: keep a pool of the useful size

@@ -4,8 +4,11 @@
  * Large reads are generated straight into the caller's buffer; small reads
  * and td_stream_next() go through the internal buffer, which always starts
  * at a multiple of its own size so that block-structured kinds regenerate
- * nothing when a caller reads in tiny pieces.  The verifier and the writers
- * (verify.c, output.c) consume the buffer in place (stream.h).
+ * nothing when a caller reads in tiny pieces.  A small read just after a
+ * seek out of the buffer, of a kind whose ranges cost only their bytes, is
+ * made straight into the caller's memory: random access then costs what it
+ * reads, not a window.  The verifier and the writers (verify.c, output.c)
+ * consume the buffer in place (stream.h).
  */
 #include "stream.h"
 
@@ -23,6 +26,7 @@ struct td_stream {
     size_t bufcap;
     uint64_t buf_off;  /* stream offset of buf[0] */
     size_t buf_len;    /* valid bytes in buf; 0 = empty */
+    int seeked;        /* the last call was a seek out of the buffer */
 };
 
 /* Buffer size for the generator's threads, rounded up to whole aligned
@@ -136,6 +140,7 @@ int td__stream_window(td_stream *s, const uint8_t **p, size_t *len)
 {
     *p = NULL;
     *len = 0;
+    s->seeked = 0;
     if (s->pos >= s->size)
         return TD_DONE;
     if (!in_buffer(s)) {
@@ -169,9 +174,19 @@ int td_stream_read(td_stream *s, void *buf, size_t cap, size_t *out_len)
     if ((uint64_t)cap > s->size - s->pos)
         cap = (size_t)(s->size - s->pos);
 
+    int direct = s->seeked && td__gen_ranged(&s->gen);
+    s->seeked = 0;
     while (done < cap) {
         size_t want = cap - done;
-        if (in_buffer(s)) {
+        if (direct && want < s->bufcap && !in_buffer(s)) {
+            /* Random access: these bytes only.  A read that follows goes
+             * through the buffer, as sequential reads should. */
+            rc = td__gen_fill(&s->gen, s->pos, dst + done, want);
+            if (rc != TD_OK)
+                break;
+            done += want;
+            s->pos += want;
+        } else if (in_buffer(s)) {
             size_t at = (size_t)(s->pos - s->buf_off);
             size_t n = TD_MIN(s->buf_len - at, want);
             memcpy(dst + done, s->buf + at, n);
@@ -224,6 +239,7 @@ int td_stream_seek(td_stream *s, uint64_t offset)
     if (offset > s->size)
         return TD_ERANGE;
     s->pos = offset;
+    s->seeked = !in_buffer(s);
     return TD_OK;
 }
 

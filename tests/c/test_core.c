@@ -122,6 +122,78 @@ Test(stream, seek_tell_size)
     td_stream_free(s);
 }
 
+/* Random access and sequential reads mixed, on every kind (those whose
+ * ranges cost only their bytes read straight into the caller's memory after
+ * a seek; the others through the buffer): the bytes are td_fill's. */
+Test(stream, seeks_and_reads_mixed)
+{
+    static const struct {
+        int kind;
+        const char *key, *value;
+        double dedup;
+    } cases[] = {
+        {TD_ZERO, NULL, NULL, 1.0},          {TD_RANDOM, "algorithm", "fast", 1.0},
+        {TD_RANDOM, NULL, NULL, 3.0},        {TD_LIKE, "profile", "html", 1.0},
+        {TD_LIKE, "profile", "json", 2.5},   {TD_TEXT, NULL, NULL, 1.0},
+        {TD_TEXT, NULL, NULL, 2.0},          {TD_COMPRESSIBLE, "ratio", "3", 1.0},
+    };
+    const uint64_t size = (UINT64_C(1) << 40) + 12345;
+    unsigned char *buf = malloc(MIB), *want = malloc(MIB);
+    cr_assert(buf && want);
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        td_options o;
+        td_options_init(&o);
+        o.seed = 5;
+        o.dedup = cases[c].dedup;
+        if (cases[c].key)
+            cr_assert_eq(td_options_set(&o, cases[c].kind, cases[c].key, cases[c].value), TD_OK);
+        td_stream *s = NULL;
+        cr_assert_eq(td_stream_open(&s, cases[c].kind, size, &o), TD_OK);
+        uint64_t rng = 7 + c;
+        for (int i = 0; i < 60; i++) {
+            uint64_t r = td_test_rand(&rng), off;
+            switch (r % 4) {
+            case 0: /* anywhere */
+                off = td_test_rand(&rng) % size;
+                break;
+            case 1: /* near the last position: maybe inside the buffer */
+                off = td_stream_tell(s) + td_test_rand(&rng) % 300000;
+                off = off > size ? size - 1 : off;
+                break;
+            case 2: /* near the end */
+                off = size - 1 - td_test_rand(&rng) % 70000;
+                break;
+            default: /* no seek: sequential */
+                off = td_stream_tell(s);
+            }
+            if (off >= size)
+                off = 0;
+            cr_assert_eq(td_stream_seek(s, off), TD_OK);
+            for (int k = 0; k < 3 && off < size; k++) { /* then sequential reads */
+                size_t len = 1 + (size_t)(td_test_rand(&rng) % (k == 2 ? MIB : 9000)), n = 0;
+                const void *chunk = NULL;
+                if (k == 1 && (r & 16)) {
+                    cr_assert_eq(td_stream_next(s, &chunk, &n), TD_OK);
+                    cr_assert_gt(n, 0);
+                    n = n > MIB ? MIB : n;
+                    memcpy(buf, chunk, n);
+                    cr_assert_eq(td_stream_seek(s, off + n), TD_OK); /* next() took all */
+                } else {
+                    cr_assert_eq(td_stream_read(s, buf, len, &n), TD_OK);
+                    cr_assert_eq(n, size - off < len ? (size_t)(size - off) : len);
+                }
+                cr_assert_eq(td_fill(cases[c].kind, &o, off, want, n), TD_OK);
+                cr_assert(memcmp(buf, want, n) == 0, "case %zu: %zu bytes at %llu", c, n,
+                          (unsigned long long)off);
+                off += n;
+            }
+        }
+        td_stream_free(s);
+    }
+    free(buf);
+    free(want);
+}
+
 Test(stream, default_constructor_is_seed_0)
 {
     unsigned char a[4096], b[4096];
