@@ -442,9 +442,10 @@ TD_API int td_stream_next(td_stream *s, const void **chunk, size_t *len);
 
 /**
  * Move to byte @p offset.  Seeking to the end (offset == size) is allowed:
- * the next read returns TD_DONE.  A small read right after a seek out of
- * the buffered window costs only its own bytes for zero, random and like
- * (random access); text and compressible make the blocks that hold them.
+ * the next read returns TD_DONE.  A read right after a seek out of the
+ * buffered window costs only its own bytes for zero, random and like, and
+ * the blocks that hold it (64 KiB of text) for text and compressible, not a
+ * whole buffer: random access costs what it reads.
  * @return TD_OK, TD_ERANGE if offset > size (position unchanged), TD_EINVAL.
  */
 TD_API int td_stream_seek(td_stream *s, uint64_t offset);

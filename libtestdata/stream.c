@@ -3,12 +3,13 @@
  *
  * Large reads are generated straight into the caller's buffer; small reads
  * and td_stream_next() go through the internal buffer, which always starts
- * at a multiple of its own size so that block-structured kinds regenerate
- * nothing when a caller reads in tiny pieces.  A small read just after a
- * seek out of the buffer, of a kind whose ranges cost only their bytes, is
- * made straight into the caller's memory: random access then costs what it
- * reads, not a window.  The verifier and the writers (verify.c, output.c)
- * consume the buffer in place (stream.h).
+ * at a multiple of the kind's block so that block-structured kinds
+ * regenerate nothing when a caller reads in tiny pieces.  Random access
+ * costs what it reads, not a window: a small read just after a seek out of
+ * the buffer is made straight into the caller's memory when the kind's
+ * ranges cost only their bytes, and otherwise loads only the blocks that
+ * hold it (the reads that follow go on from there).  The verifier and the
+ * writers (verify.c, output.c) consume the buffer in place (stream.h).
  */
 #include "stream.h"
 
@@ -17,6 +18,8 @@
 #define STREAM_BUF_SINGLE (256u * 1024u)
 #define STREAM_BUF_PER_THREAD (1024u * 1024u)
 #define STREAM_BUF_MAX (8u * 1024u * 1024u)
+/* Reads of ranged kinds from this size up skip the buffer. */
+#define STREAM_DIRECT_MIN (64u * 1024u)
 
 struct td_stream {
     td_gen gen;
@@ -109,15 +112,23 @@ static int ensure_buffer(td_stream *s)
     return s->buf ? TD_OK : TD_ENOMEM;
 }
 
-/* Load the buffer window that holds s->pos. */
-static int refill(td_stream *s)
+/* Load the buffer window that holds s->pos: a whole buffer from the block
+ * that holds it, or with want > 0 (a read after a seek) just the blocks that
+ * hold the want bytes from s->pos. */
+static int refill(td_stream *s, size_t want)
 {
     int rc = ensure_buffer(s); /* may shrink bufcap */
     if (rc != TD_OK)
         return rc;
-    uint64_t start = s->pos - s->pos % s->bufcap;
+    const uint64_t align = s->gen.align;
+    uint64_t start = s->pos - s->pos % align;
     uint64_t avail = s->size - start;
-    size_t n = avail < s->bufcap ? (size_t)avail : s->bufcap;
+    size_t cap = s->bufcap;
+    if (want && (uint64_t)want < cap - (s->pos - start)) {
+        uint64_t end = s->pos - start + want; /* below bufcap, a multiple of align */
+        cap = (size_t)((end + align - 1) / align * align);
+    }
+    size_t n = avail < cap ? (size_t)avail : cap;
 
     s->buf_len = 0;
     /* After a fork, a pool of the parent has no workers here: start ours. */
@@ -144,7 +155,7 @@ int td__stream_window(td_stream *s, const uint8_t **p, size_t *len)
     if (s->pos >= s->size)
         return TD_DONE;
     if (!in_buffer(s)) {
-        int rc = refill(s);
+        int rc = refill(s, 0);
         if (rc != TD_OK)
             return rc;
     }
@@ -174,13 +185,16 @@ int td_stream_read(td_stream *s, void *buf, size_t cap, size_t *out_len)
     if ((uint64_t)cap > s->size - s->pos)
         cap = (size_t)(s->size - s->pos);
 
-    int direct = s->seeked && td__gen_ranged(&s->gen);
+    int seeked = s->seeked, ranged = td__gen_ranged(&s->gen);
     s->seeked = 0;
     while (done < cap) {
         size_t want = cap - done;
-        if (direct && want < s->bufcap && !in_buffer(s)) {
-            /* Random access: these bytes only.  A read that follows goes
-             * through the buffer, as sequential reads should. */
+        if (ranged && (seeked || want >= STREAM_DIRECT_MIN) && !in_buffer(s)) {
+            /* These bytes only, at any offset: after a seek, and for reads
+             * large enough that a call costs little next to them (tiny
+             * sequential reads still share a buffer's window). */
+            if (td__pool_stale(s->gen.pool))
+                td__gen_keep_pool(&s->gen, s->bufcap);
             rc = td__gen_fill(&s->gen, s->pos, dst + done, want);
             if (rc != TD_OK)
                 break;
@@ -203,7 +217,8 @@ int td_stream_read(td_stream *s, void *buf, size_t cap, size_t *out_len)
             done += n;
             s->pos += n;
         } else {
-            rc = refill(s);
+            rc = refill(s, seeked ? want : 0);
+            seeked = 0;
             if (rc != TD_OK)
                 break;
         }

@@ -145,6 +145,7 @@ Test(stream, seeks_and_reads_mixed)
         td_options_init(&o);
         o.seed = 5;
         o.dedup = cases[c].dedup;
+        o.threads = 1 + (uint32_t)(c % 2); /* a buffer of 2 MiB, filled by two threads */
         if (cases[c].key)
             cr_assert_eq(td_options_set(&o, cases[c].kind, cases[c].key, cases[c].value), TD_OK);
         td_stream *s = NULL;
