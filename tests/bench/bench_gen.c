@@ -3,11 +3,14 @@
  * benchmark harness would use the library), for each kind and algorithm,
  * next to memset as the ceiling.
  *
- *   bench_gen [--seconds S] [--buf BYTES] [--threads N] [--stream 1] [SPEC...]
+ *   bench_gen [--seconds S] [--buf BYTES] [--threads N] [--stream 1] [--seek R]
+ *             [SPEC...]
  *   SPEC: memset | KIND[:key=value[,key=value...]]   e.g. random:algorithm=fast
  * Prints one line per spec: "name GB/s".  With --stream 1, each spec is read
  * through one td_stream instead (a kind's state made once, as a long run
- * makes it: text with a dedup ratio, like).
+ * makes it: text with a dedup ratio, like); with --seek R as well, the
+ * stream seeks to a pseudo-random offset below 2^40 before every R reads
+ * (random access), and the line also gives microseconds per seek.
  */
 #include <testdata.h>
 
@@ -54,7 +57,7 @@ int main(int argc, char **argv)
     double seconds = 1.0;
     size_t bufsize = 1 << 20;
     uint32_t threads = 1;
-    int stream = 0, i = 1;
+    int stream = 0, seek = 0, i = 1;
     for (; i < argc && strncmp(argv[i], "--", 2) == 0; i += 2) {
         if (i + 1 >= argc)
             return 2;
@@ -66,6 +69,8 @@ int main(int argc, char **argv)
             threads = (uint32_t)atoi(argv[i + 1]);
         else if (strcmp(argv[i], "--stream") == 0)
             stream = atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "--seek") == 0)
+            seek = atoi(argv[i + 1]);
         else
             return 2;
     }
@@ -80,7 +85,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "bench_gen: bad spec '%s'\n", argv[i]);
             return 2;
         }
-        uint64_t bytes = 0, offset = 0;
+        uint64_t bytes = 0, offset = 0, rng = 88172645463325252u, seeks = 0;
         td_stream *s = NULL;
         double t0 = now(), t;
         if (stream && !is_memset && td_stream_open(&s, kind, UINT64_C(1) << 50, &o) != TD_OK)
@@ -88,6 +93,14 @@ int main(int argc, char **argv)
         do {
             for (int r = 0; r < 8; r++) {
                 size_t got;
+                if (s && seek > 0 && bytes / bufsize % (uint64_t)seek == 0) {
+                    rng ^= rng << 13;
+                    rng ^= rng >> 7;
+                    rng ^= rng << 17;
+                    if (td_stream_seek(s, rng % ((UINT64_C(1) << 40) - bufsize)) != TD_OK)
+                        return 1;
+                    seeks++;
+                }
                 if (is_memset)
                     memset(buf, (int)(offset & 1), bufsize);
                 else if (s ? td_stream_read(s, buf, bufsize, &got) != TD_OK || got != bufsize
@@ -100,7 +113,11 @@ int main(int argc, char **argv)
             t = now() - t0;
         } while (t < seconds);
         td_stream_free(s);
-        printf("%s %.3f\n", argv[i], (double)bytes / t / 1e9);
+        if (seeks)
+            printf("%s %.3f GB/s, %.1f us per seek\n", argv[i], (double)bytes / t / 1e9,
+                   t / (double)seeks * 1e6);
+        else
+            printf("%s %.3f\n", argv[i], (double)bytes / t / 1e9);
         fflush(stdout);
     }
     free(buf);
