@@ -188,32 +188,28 @@ int td_stream_read(td_stream *s, void *buf, size_t cap, size_t *out_len)
     int seeked = s->seeked, ranged = td__gen_ranged(&s->gen);
     s->seeked = 0;
     while (done < cap) {
-        size_t want = cap - done;
-        if (ranged && (seeked || want >= STREAM_DIRECT_MIN) && !in_buffer(s)) {
-            /* These bytes only, at any offset: after a seek, and for reads
-             * large enough that a call costs little next to them (tiny
-             * sequential reads still share a buffer's window). */
+        size_t want = cap - done, direct = 0;
+        if (!in_buffer(s)) {
+            /* Straight into the caller's memory: any range of a ranged kind
+             * after a seek (random access) or when large enough that a call
+             * costs little next to it; whole windows of the others. */
+            if (ranged && (seeked || want >= STREAM_DIRECT_MIN))
+                direct = want;
+            else if (want >= s->bufcap && s->pos % s->gen.align == 0)
+                direct = want - want % s->bufcap;
+        }
+        if (direct) {
             if (td__pool_stale(s->gen.pool))
                 td__gen_keep_pool(&s->gen, s->bufcap);
-            rc = td__gen_fill(&s->gen, s->pos, dst + done, want);
+            rc = td__gen_fill(&s->gen, s->pos, dst + done, direct);
             if (rc != TD_OK)
                 break;
-            done += want;
-            s->pos += want;
+            done += direct;
+            s->pos += direct;
         } else if (in_buffer(s)) {
             size_t at = (size_t)(s->pos - s->buf_off);
             size_t n = TD_MIN(s->buf_len - at, want);
             memcpy(dst + done, s->buf + at, n);
-            done += n;
-            s->pos += n;
-        } else if (want >= s->bufcap && s->pos % s->gen.align == 0) {
-            /* Whole windows go straight into the caller's memory. */
-            size_t n = want - want % s->bufcap;
-            if (td__pool_stale(s->gen.pool))
-                td__gen_keep_pool(&s->gen, s->bufcap);
-            rc = td__gen_fill(&s->gen, s->pos, dst + done, n);
-            if (rc != TD_OK)
-                break;
             done += n;
             s->pos += n;
         } else {
