@@ -10,7 +10,7 @@ enum { B_OUTPUT, B_THREADS };
 
 static const cli_opt build_opts[] = {
     [B_OUTPUT] = {"output", 'o', "MODEL", "write the model file to MODEL (replaced only once "
-                  "complete)"},
+                  "complete); - for stdout"},
     [B_THREADS] = {"threads", 0, "N",
                    "threads (default 1; 0 = all cores; at most 2 are used, from 512 KiB of "
                    "corpus): the calibration compresses the corpus while the model is compiled; "
@@ -21,7 +21,7 @@ static const cli_opt build_opts[] = {
 /* export's: build's output row alone (B_OUTPUT is 0 in both) */
 static const cli_opt export_opts[] = {
     [B_OUTPUT] = {"output", 'o', "MODEL", "write the model file to MODEL (replaced only once "
-                  "complete)"},
+                  "complete); - for stdout"},
     {NULL, 0, NULL, NULL},
 };
 
@@ -32,8 +32,31 @@ static const char *why(int rc)
     return rc == TD_EIO ? strerror(errno) : td_strerror(rc);
 }
 
+/* Whether path means stdout ("-"); a terminal is refused there, as gen
+ * refuses binary kinds: a model is binary. */
+static int to_stdout(const char *path)
+{
+    if (strcmp(path, "-") != 0)
+        return 0;
+    if (isatty(STDOUT_FILENO))
+        cli_usage_error("not writing a model (binary) to a terminal: redirect it (> FILE, | cmd) "
+                        "or use -o FILE");
+    return 1;
+}
+
 static int save(const td_model *m, const char *path)
 {
+    if (to_stdout(path)) {
+        const void *buf;
+        size_t len;
+        int rc = td_model_data(m, &buf, &len);
+        if (rc != TD_OK) {
+            cli_error("cannot write the model: %s", why(rc));
+            return CLI_EXIT_FAIL;
+        }
+        fwrite(buf, 1, len, stdout); /* a write error is reported at exit */
+        return 0;
+    }
     int rc = td_model_save(m, path);
     if (rc != TD_OK) {
         cli_error("cannot write '%s': %s", path, why(rc));
@@ -55,6 +78,7 @@ static int run_build(const cli_cmd *cmd, int argc, char **argv)
         cli_usage_error("model build needs CORPUS... (files of UTF-8 text, or - for stdin)");
     if (!(out = a.val[B_OUTPUT]))
         cli_usage_error("model build needs -o MODEL");
+    int std = to_stdout(out); /* before the work */
     if (a.val[B_THREADS])
         threads = cli_parse_threads(a.val[B_THREADS]);
     if (td_model_builder_new(&b) != TD_OK) {
@@ -74,15 +98,26 @@ static int run_build(const cli_cmd *cmd, int argc, char **argv)
             return rc == TD_EUTF8 ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
         }
     }
-    rc = td_model_builder_save(b, out);
-    if (rc != TD_OK && !*td_model_builder_message(b)) { /* built, not written */
+    if (std) {
+        td_model *m = NULL;
+        rc = td_model_builder_finish(b, &m);
+        if (rc == TD_OK) {
+            int status = save(m, out);
+            td_model_free(m);
+            td_model_builder_free(b);
+            return status;
+        }
+    } else {
+        rc = td_model_builder_save(b, out);
+    }
+    if (rc != TD_OK && !std && !*td_model_builder_message(b)) { /* built, not written */
         cli_error("cannot write '%s': %s", out, why(rc));
         td_model_builder_free(b);
         return CLI_EXIT_FAIL;
     }
     if (rc != TD_OK) {
         const char *msg = td_model_builder_message(b);
-        cli_error("cannot build a model: %s", msg);
+        cli_error("cannot build a model: %s", *msg ? msg : why(rc));
         td_model_builder_free(b);
         return rc == TD_ECORPUS || rc == TD_EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
     }

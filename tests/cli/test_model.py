@@ -27,6 +27,24 @@ def test_build_gen_verify(run, tmp_path):
     assert s.read_bytes() == (tmp_path / "f.tdm").read_bytes()
 
 
+def test_model_to_stdout(run, tmp_path):
+    """`-o -` writes the model to stdout (not a file named '-'): the same
+    bytes as the file; errors are still one line and exit 2."""
+    c = corpus(run, tmp_path, seed=3)
+    f = tmp_path / "f.tdm"
+    run("model", "build", c, "-o", f, check=True)
+    r = run("model", "build", c, "-o", "-", cwd=tmp_path)
+    assert r.returncode == 0 and r.stdout == f.read_bytes() and r.stderr == b"", r.stderr
+    e = tmp_path / "e.tdm"
+    run("model", "export", "-o", e, check=True)
+    assert run("model", "export", "-o", "-", cwd=tmp_path, check=True).stdout == e.read_bytes()
+    assert not (tmp_path / "-").exists()
+    small = tmp_path / "small.txt"
+    small.write_bytes(b"too small\n")
+    r = run("model", "build", small, "-o", "-")
+    assert r.returncode == 2 and r.stdout == b"" and b"too small" in r.stderr, r.stderr
+
+
 def test_info_and_export(run, tmp_path):
     r = run("model", "info", check=True).stdout.decode()
     assert "built-in English" in r and re.search(r"^hash +[0-9a-f]{64}$", r, re.M)
