@@ -724,31 +724,21 @@ static int text_fill(const void *state, uint64_t offset, uint8_t *buf, size_t le
 }
 
 /* One block, for the dedup layer (td__kind_fill uses text_fill, which
- * interleaves blocks).  Stops soon after `end`: a duplicate dedup block
- * costs its prefix of the text block, not the whole of it.  Round 0's
- * blocks are made whole, once, as base blocks: duplicates come back to
- * them often (they are the stream's first kind blocks), each prefix made
- * word by word cost as much as 60 KiB of later rounds, and any stream
+ * interleaves blocks).  Past round 0 it stops soon after `end`: a duplicate
+ * dedup block costs its prefix of the text block, not the whole of it.
+ * Round 0's blocks are the base blocks, made whole, once: duplicates come
+ * back to them often (they are the stream's first kind blocks), a prefix
+ * made word by word costs as much as 60 KiB of later rounds, and any stream
  * past round 0 makes them anyway. */
 static int text_fill_block(const void *state, uint64_t bi, uint8_t *out, uint32_t end)
 {
     const text_state *st = state;
     if (bi >= ROUND_BLOCKS)
         return round_range(st, bi * TEXT_BLOCK, out, end);
-    if (bi < st->keep_n) {
-        int rc = base_need(st, (unsigned)bi);
-        if (rc != TD_OK)
-            return rc;
+    int rc = base_need(st, (unsigned)bi);
+    if (rc == TD_OK)
         memcpy(out, st->base[bi].buf, end);
-        return TD_OK;
-    }
-    text_scratch *x = calloc(1, sizeof *x);
-    if (!x)
-        return TD_ENOMEM;
-    gen_blocks(st, bi, 1, &out, x, (size_t)end + TEXT_RESERVE,
-               __atomic_load_n(&st->m->tcache, __ATOMIC_ACQUIRE), NULL);
-    free(x);
-    return TD_OK;
+    return rc;
 }
 
 static int text_prepare(const td_options *o, void **state)

@@ -98,31 +98,24 @@ static int run_build(const cli_cmd *cmd, int argc, char **argv)
             return rc == TD_EUTF8 ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
         }
     }
-    if (std) {
-        td_model *m = NULL;
-        rc = td_model_builder_finish(b, &m);
-        if (rc == TD_OK) {
-            int status = save(m, out);
-            td_model_free(m);
-            td_model_builder_free(b);
-            return status;
-        }
-    } else {
-        rc = td_model_builder_save(b, out);
-    }
-    if (rc != TD_OK && !std && !*td_model_builder_message(b)) { /* built, not written */
+    /* a file through the builder's atomic save; stdout from the model */
+    td_model *m = NULL;
+    rc = std ? td_model_builder_finish(b, &m) : td_model_builder_save(b, out);
+    const char *msg = td_model_builder_message(b);
+    int status = 0;
+    if (rc == TD_OK) {
+        if (std)
+            status = save(m, out);
+    } else if (!std && !*msg) { /* built, not written */
         cli_error("cannot write '%s': %s", out, why(rc));
-        td_model_builder_free(b);
-        return CLI_EXIT_FAIL;
-    }
-    if (rc != TD_OK) {
-        const char *msg = td_model_builder_message(b);
+        status = CLI_EXIT_FAIL;
+    } else {
         cli_error("cannot build a model: %s", *msg ? msg : why(rc));
-        td_model_builder_free(b);
-        return rc == TD_ECORPUS || rc == TD_EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
+        status = rc == TD_ECORPUS || rc == TD_EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
     }
+    td_model_free(m);
     td_model_builder_free(b);
-    return 0;
+    return status;
 }
 
 static int run_info(const cli_cmd *cmd, int argc, char **argv)
