@@ -71,6 +71,18 @@ typedef struct like_base {
     uint8_t buf[];
 } like_base;
 
+/* Scratch of the documents of base_fill: the table of recent 4-byte
+ * strings.  An entry is (tag << 21) | (position + 1); entries of another
+ * document's tag count as empty, so the table is cleared once per 2047
+ * documents rather than once per document. */
+typedef struct doc_work {
+    uint32_t *recent;
+    uint32_t tag;
+    uint32_t *starts; /* where the document's copies began, in order */
+    uint32_t *below;  /* below[k]: the copies that began before k * 64 */
+    uint8_t *aside;   /* a document begun before the range (base_fill) */
+} doc_work;
+
 typedef struct like_state {
     uint64_t k[4];
     uint32_t doc;
@@ -94,7 +106,45 @@ typedef struct like_state {
     uint8_t cls[256];                     /* bytes of the permutations' classes, class by class */
     uint16_t cls_end[NCLASS];             /* end of each class in cls[] */
     td__like_translate_fn *translate;     /* the widest this CPU runs */
+    struct like_tables *tabs;             /* what owns lit_tab, jw and mlbuf */
 } like_state;
+
+/* A profile's sampling tables: a like_state but for its key, base block
+ * and dedup, which every state of the profile copies.  They take up to
+ * about 1 MiB and 1-3 ms to make, far more than a small read costs, so
+ * they are made once per profile (td_profile.tables) and counted: the
+ * profile holds one reference and each state one, since a stream outlives
+ * its options. */
+typedef struct like_tables {
+    _Atomic uint32_t refs;
+    like_state s;
+    /* base_fill's scratch, lent to one fill at a time (busy): its pages
+     * stay faulted in from one state to the next, where fresh ones (about
+     * 10 µs each in a VM) were most of a small read of a long document */
+    _Atomic int busy;
+    doc_work work;
+} like_tables;
+
+static void work_free(doc_work *w)
+{
+    free(w->recent);
+    free(w->starts);
+    free(w->below);
+    free(w->aside);
+}
+
+void td__like_tables_unref(void *tables)
+{
+    like_tables *t = tables;
+    if (!t || atomic_fetch_sub_explicit(&t->refs, 1, memory_order_acq_rel) != 1)
+        return;
+    for (int i = 0; i < TD_LIKE_NBINS; i++)
+        free(t->s.lit_tab[i]);
+    free(t->s.mlbuf);
+    free(t->s.jw);
+    work_free(&t->work);
+    free(t);
+}
 
 static void like_release(void *state)
 {
@@ -102,11 +152,8 @@ static void like_release(void *state)
     if (!st)
         return;
     td__dedup_free(st->dd);
-    for (int i = 0; i < TD_LIKE_NBINS; i++)
-        free(st->lit_tab[i]);
-    free(st->mlbuf);
-    free(st->jw);
     free(st->base);
+    td__like_tables_unref(st->tabs);
     free(st);
 }
 
@@ -132,35 +179,16 @@ static int ctx_tables(const td__like_ctxmodel *c, uint8_t *map, uint8_t **tab)
 
 static const td_kind_vtbl like_docs;
 
-static int like_prepare(const td_options *o, void **state)
+/* The tables of model m (refs 1). */
+static int tables_new(const td__like_model *m, like_tables **out)
 {
-    const td_profile *p = o->profile ? o->profile : td_profile_builtin("english");
-    const td__like_model *m;
-    like_state *st;
     uint16_t t[TD_LIKE_SLOTS];
-    int rc = td__sodium_ready();
-    if (rc != TD_OK)
-        return rc;
-    if (!p)
-        return TD_EINVAL;
-    m = &p->m;
-    st = calloc(1, sizeof *st);
-    if (!st)
+    int rc;
+    like_tables *tb = calloc(1, sizeof *tb);
+    if (!tb)
         return TD_ENOMEM;
-    /* key = BLAKE2b-256(domain || u64le(seed) || profile digest) */
-    {
-        crypto_generichash_state h;
-        uint8_t le[8], key[32];
-        static const char domain[] = "libtestdata/like/1";
-        td__store64le(le, o->seed);
-        crypto_generichash_init(&h, NULL, 0, 32);
-        crypto_generichash_update(&h, (const unsigned char *)domain, sizeof domain - 1);
-        crypto_generichash_update(&h, le, 8);
-        crypto_generichash_update(&h, p->digest, 32);
-        crypto_generichash_final(&h, key, 32);
-        for (int i = 0; i < 4; i++)
-            st->k[i] = td__load64le(key + 8 * i);
-    }
+    atomic_init(&tb->refs, 1);
+    like_state *st = &tb->s;
     st->doc = m->doc;
     st->ndocs = (TD_LIKE_BLOCK + m->doc - 1) / m->doc;
     st->nx = m->nx;
@@ -245,6 +273,75 @@ static int like_prepare(const td_options *o, void **state)
             st->cls_end[c] = (uint16_t)n;
         }
     }
+    {
+        td__like_translate_fn *fn[3];
+        td__like_translators(fn);
+        st->translate = fn[0];
+    }
+    *out = tb;
+    return TD_OK;
+fail:
+    td__like_tables_unref(tb);
+    return rc;
+}
+
+/* The profile's tables, made on first use, with a reference for the
+ * caller.  Two threads may both make them; one set is kept. */
+static int tables_get(const td_profile *p, like_tables **out)
+{
+    void **slot = &((td_profile *)(uintptr_t)p)->tables;
+    like_tables *t = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+    if (!t) {
+        like_tables *made;
+        int rc = tables_new(&p->m, &made);
+        if (rc != TD_OK)
+            return rc;
+        void *was = NULL;
+        if (__atomic_compare_exchange_n(slot, &was, made, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+            t = made;
+        } else {
+            td__like_tables_unref(made);
+            t = was;
+        }
+    }
+    atomic_fetch_add_explicit(&t->refs, 1, memory_order_relaxed);
+    *out = t;
+    return TD_OK;
+}
+
+static int like_prepare(const td_options *o, void **state)
+{
+    const td_profile *p = o->profile ? o->profile : td_profile_builtin("english");
+    like_tables *tb;
+    like_state *st;
+    int rc = td__sodium_ready();
+    if (rc != TD_OK)
+        return rc;
+    if (!p)
+        return TD_EINVAL;
+    if ((rc = tables_get(p, &tb)) != TD_OK)
+        return rc;
+    st = malloc(sizeof *st);
+    if (!st) {
+        td__like_tables_unref(tb);
+        return TD_ENOMEM;
+    }
+    memcpy(st, &tb->s, sizeof *st);
+    st->tabs = tb;
+    /* key = BLAKE2b-256(domain || u64le(seed) || profile digest) */
+    {
+        crypto_generichash_state h;
+        uint8_t le[8], key[32];
+        static const char domain[] = "libtestdata/like/1";
+        td__store64le(le, o->seed);
+        crypto_generichash_init(&h, NULL, 0, 32);
+        crypto_generichash_update(&h, (const unsigned char *)domain, sizeof domain - 1);
+        crypto_generichash_update(&h, le, 8);
+        crypto_generichash_update(&h, p->digest, 32);
+        crypto_generichash_final(&h, key, 32);
+        for (int i = 0; i < 4; i++)
+            st->k[i] = td__load64le(key + 8 * i);
+    }
     st->base = malloc(sizeof *st->base + TD_LIKE_BLOCK);
     if (!st->base) {
         rc = TD_ENOMEM;
@@ -252,15 +349,10 @@ static int like_prepare(const td_options *o, void **state)
     }
     atomic_init(&st->base->once.owner, 0);
     atomic_init(&st->base->once.ready, 0);
-    {
-        td__like_translate_fn *fn[3];
-        td__like_translators(fn);
-        st->translate = fn[0];
-    }
-    if (m->dedup > 65536) {
+    if (p->m.dedup > 65536) {
         uint8_t k[32];
         td__derive_key("libtestdata/like/dedup/1", o->seed, k);
-        rc = td__dedup_new_raw(&st->dd, &like_docs, st, 4096, m->dedup, td__load64le(k));
+        rc = td__dedup_new_raw(&st->dd, &like_docs, st, 4096, p->m.dedup, td__load64le(k));
         if (rc != TD_OK)
             goto fail;
     }
@@ -305,17 +397,6 @@ static unsigned recent_bits(uint32_t doc)
         b++;
     return b;
 }
-
-/* Scratch of the documents of one fill call: the table of recent 4-byte
- * strings.  An entry is (tag << 21) | (position + 1); entries of another
- * document's tag count as empty, so the table is cleared once per 2047
- * documents rather than once per document. */
-typedef struct doc_work {
-    uint32_t *recent;
-    uint32_t tag;
-    uint32_t *starts; /* where the document's copies began, in order */
-    uint32_t *below;  /* below[k]: the copies that began before k * 64 */
-} doc_work;
 
 #define BELOW_SHIFT 6
 
@@ -610,45 +691,53 @@ static void gen_doc(const like_state *st, uint64_t j, uint8_t *out, uint32_t end
     }
 }
 
+/* What w lacks for documents of length L (with aside: a document made
+ * aside as well).  A new table of recent strings is zeroed: tag 0 is no
+ * document's, so the first document need not clear it. */
+static int work_alloc(doc_work *w, uint32_t L, int aside)
+{
+    if (!w->recent) {
+        /* one more slot than the table: the tail of the inserts stores there */
+        w->recent = calloc((1u << recent_bits(L)) + 1, sizeof(uint32_t));
+        w->tag = 0;
+    }
+    /* a copy is at least 4 bytes but the last, cut at the document's end */
+    if (!w->starts)
+        w->starts = malloc(sizeof(uint32_t) * (L / TD_LIKE_MINMATCH + 1));
+    if (!w->below)
+        w->below = malloc(sizeof(uint32_t) * ((L >> BELOW_SHIFT) + 1));
+    if (aside && !w->aside)
+        w->aside = malloc(L);
+    return w->recent && w->starts && w->below && (!aside || w->aside) ? TD_OK : TD_ENOMEM;
+}
+
 /* Bytes [from, to) of the base block: block 0's documents end to end, the
  * last one cut at the block's end.  A document begun before from is made
  * again aside and only its new bytes are copied (readers may be reading its
- * old ones). */
+ * old ones).  The scratch is the profile's when no other fill holds it. */
 static int base_fill(const like_state *st, uint8_t *buf, uint32_t from, uint32_t to)
 {
     const uint32_t L = st->doc;
-    uint8_t *aside = NULL;
-    doc_work w;
-
-    /* one more slot than the table: the tail of the inserts stores there */
-    w.recent = malloc((sizeof(uint32_t) << recent_bits(L)) + sizeof(uint32_t));
-    /* a copy is at least 4 bytes but the last, cut at the document's end */
-    w.starts = malloc(sizeof(uint32_t) * (L / TD_LIKE_MINMATCH + 1));
-    w.below = malloc(sizeof(uint32_t) * ((L >> BELOW_SHIFT) + 1));
-    if (from % L)
-        aside = malloc(L);
-    if (!w.recent || !w.starts || !w.below || (from % L && !aside)) {
-        free(w.recent);
-        free(w.starts);
-        free(w.below);
-        free(aside);
-        return TD_ENOMEM;
-    }
-    w.tag = 2047; /* the first document clears the table */
-    for (uint32_t d = from / L, at = d * L; at < to; d++, at += L) {
+    like_tables *tb = st->tabs;
+    doc_work own = {0}, *w = &own;
+    int lent = !atomic_exchange_explicit(&tb->busy, 1, memory_order_acquire);
+    if (lent)
+        w = &tb->work;
+    int rc = work_alloc(w, L, from % L != 0);
+    for (uint32_t d = from / L, at = d * L; rc == TD_OK && at < to; d++, at += L) {
         uint32_t lim = TD_MIN(L, TD_LIKE_BLOCK - at), end = TD_MIN(lim, to - at);
         if (at < from) {
-            gen_doc(st, d, aside, end, lim, &w);
-            memcpy(buf + from, aside + (from - at), end - (from - at));
+            gen_doc(st, d, w->aside, end, lim, w);
+            memcpy(buf + from, w->aside + (from - at), end - (from - at));
         } else {
-            gen_doc(st, d, buf + at, end, lim, &w);
+            gen_doc(st, d, buf + at, end, lim, w);
         }
     }
-    free(w.recent);
-    free(w.starts);
-    free(w.below);
-    free(aside);
-    return TD_OK;
+    if (lent)
+        atomic_store_explicit(&tb->busy, 0, memory_order_release);
+    else
+        work_free(&own);
+    return rc;
 }
 
 /* Makes the base block final up to at least end. */
@@ -659,8 +748,10 @@ static int base_need(const like_state *st, uint32_t end)
         !td__once_take(&b->once, end, 1))
         return TD_OK;
     uint32_t ready = atomic_load(&b->once.ready);
-    /* at least doubled, so reads that grow by small steps cost O(total) */
-    uint32_t to = TD_MIN(TD_LIKE_BLOCK, TD_MAX(end, TD_MAX(2 * ready, 65536u)));
+    /* at least doubled, so reads that grow by small steps cost O(total);
+     * a first read makes 16 KiB, not a whole document, as small reads
+     * (td_fill of 4 KiB, dedup's pieces) need little */
+    uint32_t to = TD_MIN(TD_LIKE_BLOCK, TD_MAX(end, TD_MAX(2 * ready, 16384u)));
     int rc = base_fill(st, b->buf, ready, to);
     td__once_done(&b->once, rc == TD_OK ? to : 0);
     return rc;

@@ -137,7 +137,14 @@ struct td_profile {
     double fp_ns[TD_LIKE_NFP];
     td__like_model m;
     uint8_t digest[32];         /* BLAKE2b-256 of the canonical model JSON */
+    /* gen_like.c's sampling tables for m, made on the first prepare and
+     * shared, counted, by the states made from it: a cache, so a const
+     * profile still sets it (atomically).  NULL until then. */
+    void *tables;
 };
+
+/* Drops the profile's reference to its tables (td_profile_free). */
+TD_HIDDEN void td__like_tables_unref(void *tables);
 
 /* Canonical JSON of a model (appended to o); the digest is over these bytes. */
 TD_HIDDEN void td__like_model_json(const td__like_model *m, td__json_out *o);

@@ -1663,8 +1663,10 @@ int td_profile_open(td_profile **out, const char *name_or_path, char *msg, size_
 
 void td_profile_free(td_profile *p)
 {
-    if (p && !p->builtin)
+    if (p && !p->builtin) {
+        td__like_tables_unref(p->tables);
         free(p);
+    }
 }
 
 /* ------------------------------------------------------------------------ */

@@ -4,13 +4,17 @@
  * next to memset as the ceiling.
  *
  *   bench_gen [--seconds S] [--buf BYTES] [--threads N] [--stream 1] [--seek R]
- *             [SPEC...]
+ *             [--per-call 1] [SPEC...]
  *   SPEC: memset | KIND[:key=value[,key=value...]]   e.g. random:algorithm=fast
  * Prints one line per spec: "name GB/s".  With --stream 1, each spec is read
  * through one td_stream instead (a kind's state made once, as a long run
  * makes it: text with a dedup ratio, like); with --seek R as well, the
  * stream seeks to a pseudo-random offset below 2^40 before every R reads
- * (random access), and the line also gives microseconds per seek.
+ * (random access), and the line also gives microseconds per seek.  With
+ * --per-call 1 (and no --stream), every call fills bytes [0, BYTES) and
+ * the line also gives microseconds per td_fill call: the fixed cost of a
+ * small one-shot fill (each call makes the kind's state anew), without
+ * what a kind makes ahead of a later offset (like's base block up to it).
  */
 #include <testdata.h>
 
@@ -57,7 +61,7 @@ int main(int argc, char **argv)
     double seconds = 1.0;
     size_t bufsize = 1 << 20;
     uint32_t threads = 1;
-    int stream = 0, seek = 0, i = 1;
+    int stream = 0, seek = 0, per_call = 0, i = 1;
     for (; i < argc && strncmp(argv[i], "--", 2) == 0; i += 2) {
         if (i + 1 >= argc)
             return 2;
@@ -71,6 +75,8 @@ int main(int argc, char **argv)
             stream = atoi(argv[i + 1]);
         else if (strcmp(argv[i], "--seek") == 0)
             seek = atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "--per-call") == 0)
+            per_call = atoi(argv[i + 1]);
         else
             return 2;
     }
@@ -106,7 +112,7 @@ int main(int argc, char **argv)
                 else if (s ? td_stream_read(s, buf, bufsize, &got) != TD_OK || got != bufsize
                            : td_fill(kind, &o, offset, buf, bufsize) != TD_OK)
                     return 1;
-                offset += bufsize;
+                offset += per_call ? 0 : bufsize;
                 bytes += bufsize;
             }
             __asm__ volatile("" : : "r"(buf) : "memory");
@@ -116,6 +122,9 @@ int main(int argc, char **argv)
         if (seeks)
             printf("%s %.3f GB/s, %.1f us per seek\n", argv[i], (double)bytes / t / 1e9,
                    t / (double)seeks * 1e6);
+        else if (per_call && !s)
+            printf("%s %.3f GB/s, %.1f us per call\n", argv[i], (double)bytes / t / 1e9,
+                   t / (double)(bytes / bufsize) * 1e6);
         else
             printf("%s %.3f\n", argv[i], (double)bytes / t / 1e9);
         fflush(stdout);

@@ -813,9 +813,6 @@ Test(like, cli_gen_verify_profile)
 }
 #endif
 
-/* The bytes never depend on what the caller's buffer held: a copy from
- * closer than 4 bytes looks past the bytes made so far (found by valgrind
- * over the fuzz_parse corpus). */
 /* Built-ins are parsed lazily, each on its own first use: threads that ask
  * for them at once, in different orders, get the same objects. */
 #define BUILTIN_THREADS 4
@@ -862,6 +859,78 @@ Test(like, builtins_concurrent_first_use)
     }
 }
 
+/* A profile's sampling tables are made on its first use and shared by
+ * every state made from it (gen_like.c, like_tables): threads that use a
+ * fresh profile at once get the bytes of its built-in twin, and a stream
+ * keeps working after the profile it was made from is freed (ASan,
+ * valgrind and TSan runs of this test check the counting). */
+#define SHARED_THREADS 4
+#define SHARED_LEN (96 * 1024)
+struct shared_fill {
+    const td_profile *p;
+    uint64_t seed, offset;
+    uint8_t out[SHARED_LEN];
+    int rc;
+};
+
+static void *shared_fill_thread(void *arg)
+{
+    struct shared_fill *f = arg;
+    td_options o;
+    td_options_init(&o);
+    o.profile = f->p;
+    o.seed = f->seed;
+    f->rc = td_fill(TD_LIKE, &o, f->offset, f->out, SHARED_LEN);
+    return NULL;
+}
+
+Test(like, tables_shared_between_states)
+{
+    static struct shared_fill f[SHARED_THREADS];
+    static uint8_t want[SHARED_LEN];
+    const char *names[] = {"json", "html"};
+    for (unsigned k = 0; k < 2; k++) {
+        const td_profile *b = td_profile_builtin(names[k]);
+        size_t len;
+        char *j = save_alloc(b, &len);
+        td_profile *q;
+        cr_assert_eq(td_profile_load(&q, j, len), TD_OK);
+        free(j);
+        pthread_t t[SHARED_THREADS];
+        for (unsigned i = 0; i < SHARED_THREADS; i++) {
+            f[i] = (struct shared_fill){.p = q, .seed = i % 2, .offset = i * 1000003u};
+            cr_assert_eq(pthread_create(&t[i], NULL, shared_fill_thread, &f[i]), 0);
+        }
+        for (unsigned i = 0; i < SHARED_THREADS; i++)
+            cr_assert_eq(pthread_join(t[i], NULL), 0);
+        for (unsigned i = 0; i < SHARED_THREADS; i++) {
+            td_options o = like_opts(names[k], i % 2);
+            cr_assert_eq(f[i].rc, TD_OK);
+            cr_assert_eq(td_fill(TD_LIKE, &o, f[i].offset, want, SHARED_LEN), TD_OK);
+            cr_assert(memcmp(f[i].out, want, SHARED_LEN) == 0, "%s, thread %u", names[k], i);
+        }
+        /* a stream made from q outlives it */
+        td_options o;
+        td_options_init(&o);
+        o.profile = q;
+        o.seed = 5;
+        td_stream *s;
+        cr_assert_eq(td_stream_open(&s, TD_LIKE, 3u << 20, &o), TD_OK);
+        td_profile_free(q);
+        td_options w = like_opts(names[k], 5);
+        size_t got;
+        cr_assert_eq(td_stream_seek(s, (2u << 20) + 777), TD_OK);
+        cr_assert_eq(td_stream_read(s, f[0].out, SHARED_LEN, &got), TD_OK);
+        cr_assert_eq(got, SHARED_LEN);
+        cr_assert_eq(td_fill(TD_LIKE, &w, (2u << 20) + 777, want, SHARED_LEN), TD_OK);
+        cr_assert(memcmp(f[0].out, want, SHARED_LEN) == 0, "%s, after td_profile_free", names[k]);
+        td_stream_free(s);
+    }
+}
+
+/* The bytes never depend on what the caller's buffer held: a copy from
+ * closer than 4 bytes looks past the bytes made so far (found by valgrind
+ * over the fuzz_parse corpus). */
 Test(like, independent_of_buffer_contents)
 {
     const size_t n = 256 * 1024;
