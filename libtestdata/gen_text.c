@@ -415,13 +415,15 @@ static void gen_blocks(const text_state *st, uint64_t bi, unsigned n, uint8_t *c
         for (unsigned i = 0; i < n; i++)
             if (!L[i].done)
                 phase_emit(m, &L[i]);
-        /* A prefix is enough (fill_block's end): the bytes before pos are
-         * final (the pending separator's gap and tail, where a line may
-         * break, come after it). */
+        /* A prefix is enough (a cut block's end): the bytes are final up
+         * to the pending separator's gap and tail, which the next word
+         * moves to a new line when it does not fit. */
         if (stop < TEXT_BLOCK)
-            for (unsigned i = 0; i < n; i++)
-                if (L[i].pos >= stop)
+            for (unsigned i = 0; i < n; i++) {
+                const tm_str *pend = L[i].pend;
+                if (L[i].pos - (pend ? pend->gap_len + pend->tail_len : 0u) >= stop)
                     L[i].done = 1;
+            }
     }
 }
 
@@ -480,7 +482,10 @@ static int gen_range(const text_state *st, uint64_t offset, uint8_t *buf, size_t
                 lg[i].rot = rot;
                 logs[i] = &lg[i];
             }
-        gen_blocks(st, bi, n, out, x, TEXT_BLOCK, tc, logs);
+        /* one block, cut and not kept: its prefix up to the range's end
+         * is enough (a small read costs what it reads, not 64 KiB) */
+        size_t stop = n == 1 && !logs[0] ? from[0] + take[0] : TEXT_BLOCK;
+        gen_blocks(st, bi, n, out, x, stop, tc, logs);
         for (unsigned i = 0; i < n; i++)
             if (logs[i])
                 (void)base_publish((text_base *)&st->base[bi + i], out[i], NULL, logs[i], TD_OK);

@@ -180,6 +180,51 @@ Test(text, golden_small_model)
 /* Fills below a stream buffer spell rare words; large ones build the
  * model's spelling cache and copy from it: the same bytes either way
  * (small pieces of a fresh model first, then one large fill). */
+/* A small read of the first MiB makes its block only up to the read's end
+ * (gen_range): it must give what the whole block has there, line breaks
+ * included (a word that does not fit moves the separator before it to a
+ * new line), with "\r\n" (the built-in model) and "\n" line ends. */
+Test(text, small_reads_are_prefixes)
+{
+    uint8_t *t = gen(5, 0, 64 * 1024, 1);
+    size_t n = 0;
+    for (size_t i = 0; i < 64 * 1024; i++)
+        if (t[i] != '\r')
+            t[n++] = t[i];
+    td_model_builder *b;
+    td_model *lf = NULL;
+    cr_assert_eq(td_model_builder_new(&b), TD_OK);
+    cr_assert_eq(td_model_builder_update(b, t, n), TD_OK);
+    cr_assert_eq(td_model_builder_finish(b, &lf), TD_OK, "%s", td_model_builder_message(b));
+    td_model_builder_free(b);
+    free(t);
+    const td_model *models[2] = {NULL, lf};
+    const size_t len = 3 * TEXT_BLOCK;
+    uint8_t piece[TEXT_BLOCK];
+    for (int k = 0; k < 2; k++) {
+        uint8_t *whole = gen_m(models[k], 3, 0, len, 1);
+        cr_assert(k == 0 ? memchr(whole, '\r', len) != NULL : memchr(whole, '\r', len) == NULL);
+        td_options o;
+        td_options_init(&o);
+        o.seed = 3;
+        o.threads = 1;
+        o.model = models[k];
+        uint64_t r = 12345;
+        for (int i = 0; i < 400; i++) {
+            r = r * 6364136223846793005u + 1442695040888963407u;
+            size_t at = (size_t)(r >> 33) % len;
+            size_t room = TEXT_BLOCK - at % TEXT_BLOCK; /* within one block */
+            size_t l = 1 + (size_t)(r >> 13) % (i % 2 ? 300 : room);
+            if (l > room)
+                l = room;
+            cr_assert_eq(td_fill(TD_TEXT, &o, at, piece, l), TD_OK);
+            cr_assert(memcmp(piece, whole + at, l) == 0, "model %d, [%zu, +%zu)", k, at, l);
+        }
+        free(whole);
+    }
+    td_model_free(lf);
+}
+
 Test(text, spelling_cache_same_bytes)
 {
     td_model *m = small_model(24 * 1024);
