@@ -669,15 +669,57 @@ typedef struct round_call {
     text_round *R;
 } round_call;
 
+/* At most this much of a base block that is not made yet is made apart,
+ * for one call, rather than whole and kept (base_prefix). */
+#define PREFIX_MAX (TEXT_BLOCK / 2)
+
+static void base_drop(text_base *b)
+{
+    free(b->tok);
+    free(b->tails);
+    free(b->buf);
+}
+
+/* Block c of round 0 up to at least stop, with its words, into *b, for the
+ * caller alone (base_drop frees it).  A round block's first end bytes come
+ * from the base block's first end bytes (round_block keeps every word's
+ * place), so a small read of a later round (a one-shot td_fill, a dedup
+ * piece) costs what it reads, not a whole block made word by word.  The
+ * bytes past the prefix stay zero (round_block copies up to 32 past end). */
+static int base_prefix(const text_state *st, unsigned c, uint32_t stop, text_base *b)
+{
+    tok_log g = {.rot = td__tm_rot(st->m)};
+    tok_log *lg = &g;
+    text_scratch *x = calloc(1, sizeof *x);
+    uint8_t *buf = calloc(1, TEXT_BLOCK + TEXT_SLACK);
+    int rc = TD_ENOMEM;
+    if (g.rot && x && buf) {
+        gen_blocks(st, c, 1, &buf, x, stop, __atomic_load_n(&st->m->tcache, __ATOMIC_ACQUIRE), &lg);
+        if (!g.failed)
+            rc = TD_OK;
+    }
+    free(x);
+    *b = (text_base){.ntok = g.ntok, .tok = g.tok, .tails = g.tails, .buf = buf};
+    if (rc != TD_OK)
+        base_drop(b);
+    return rc;
+}
+
 static int round_fill_block(const void *state, uint64_t bi, uint8_t *out, uint32_t end)
 {
     const round_call *c = state;
-    int rc = base_need(c->st, (unsigned)(bi & (ROUND_BLOCKS - 1)));
+    unsigned k = (unsigned)(bi & (ROUND_BLOCKS - 1));
+    const text_base *b = &c->st->base[k];
+    text_base mine;
+    int rc, apart = end <= PREFIX_MAX && !atomic_load_explicit(&b->once.ready, memory_order_acquire);
+    rc = apart ? base_prefix(c->st, k, end, &mine) : base_need(c->st, k);
     if (rc != TD_OK)
         return rc;
     if (c->R->j != bi >> ROUND_SHIFT)
         round_init(c->st, c->rt, bi >> ROUND_SHIFT, c->R);
-    round_block(c->st, c->rt, c->R, &c->st->base[bi & (ROUND_BLOCKS - 1)], out, end);
+    round_block(c->st, c->rt, c->R, apart ? &mine : b, out, end);
+    if (apart)
+        base_drop(&mine);
     return TD_OK;
 }
 

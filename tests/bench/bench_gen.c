@@ -4,7 +4,7 @@
  * next to memset as the ceiling.
  *
  *   bench_gen [--seconds S] [--buf BYTES] [--threads N] [--stream 1] [--seek R]
- *             [--per-call 1] [SPEC...]
+ *             [--per-call 1] [--offset O] [SPEC...]
  *   SPEC: memset | KIND[:key=value[,key=value...]]   e.g. random:algorithm=fast
  * Prints one line per spec: "name GB/s".  With --stream 1, each spec is read
  * through one td_stream instead (a kind's state made once, as a long run
@@ -15,6 +15,7 @@
  * the line also gives microseconds per td_fill call: the fixed cost of a
  * small one-shot fill (each call makes the kind's state anew), without
  * what a kind makes ahead of a later offset (like's base block up to it).
+ * --offset O starts there (with --per-call 1, every call reads [O, O+BYTES)).
  */
 #include <testdata.h>
 
@@ -62,6 +63,7 @@ int main(int argc, char **argv)
     size_t bufsize = 1 << 20;
     uint32_t threads = 1;
     int stream = 0, seek = 0, per_call = 0, i = 1;
+    uint64_t start = 0;
     for (; i < argc && strncmp(argv[i], "--", 2) == 0; i += 2) {
         if (i + 1 >= argc)
             return 2;
@@ -77,6 +79,8 @@ int main(int argc, char **argv)
             seek = atoi(argv[i + 1]);
         else if (strcmp(argv[i], "--per-call") == 0)
             per_call = atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "--offset") == 0)
+            start = strtoull(argv[i + 1], NULL, 0);
         else
             return 2;
     }
@@ -91,10 +95,11 @@ int main(int argc, char **argv)
             fprintf(stderr, "bench_gen: bad spec '%s'\n", argv[i]);
             return 2;
         }
-        uint64_t bytes = 0, offset = 0, rng = 88172645463325252u, seeks = 0;
+        uint64_t bytes = 0, offset = start, rng = 88172645463325252u, seeks = 0;
         td_stream *s = NULL;
         double t0 = now(), t;
-        if (stream && !is_memset && td_stream_open(&s, kind, UINT64_C(1) << 50, &o) != TD_OK)
+        if (stream && !is_memset &&
+            (td_stream_open(&s, kind, UINT64_C(1) << 50, &o) != TD_OK || td_stream_seek(s, start) != TD_OK))
             return 1;
         do {
             for (int r = 0; r < 8; r++) {

@@ -180,10 +180,11 @@ Test(text, golden_small_model)
 /* Fills below a stream buffer spell rare words; large ones build the
  * model's spelling cache and copy from it: the same bytes either way
  * (small pieces of a fresh model first, then one large fill). */
-/* A small read of the first MiB makes its block only up to the read's end
- * (gen_range): it must give what the whole block has there, line breaks
- * included (a word that does not fit moves the separator before it to a
- * new line), with "\r\n" (the built-in model) and "\n" line ends. */
+/* A small read makes its block only up to the read's end: in the first
+ * MiB word by word (gen_range), later from a prefix of the base block made
+ * apart (base_prefix).  It must give what the whole block has there, line
+ * breaks included (a word that does not fit moves the separator before it
+ * to a new line), with "\r\n" (the built-in model) and "\n" line ends. */
 Test(text, small_reads_are_prefixes)
 {
     uint8_t *t = gen(5, 0, 64 * 1024, 1);
@@ -201,14 +202,15 @@ Test(text, small_reads_are_prefixes)
     const td_model *models[2] = {NULL, lf};
     const size_t len = 3 * TEXT_BLOCK;
     uint8_t piece[TEXT_BLOCK];
-    for (int k = 0; k < 2; k++) {
-        uint8_t *whole = gen_m(models[k], 3, 0, len, 1);
-        cr_assert(k == 0 ? memchr(whole, '\r', len) != NULL : memchr(whole, '\r', len) == NULL);
+    for (int k = 0; k < 4; k++) {
+        const uint64_t at0 = k < 2 ? 0 : 37 * (uint64_t)TEXT_BLOCK; /* round 0, round 2 */
+        uint8_t *whole = gen_m(models[k % 2], 3, at0, len, 1);
+        cr_assert(k % 2 ? memchr(whole, '\r', len) == NULL : memchr(whole, '\r', len) != NULL);
         td_options o;
         td_options_init(&o);
         o.seed = 3;
         o.threads = 1;
-        o.model = models[k];
+        o.model = models[k % 2];
         uint64_t r = 12345;
         for (int i = 0; i < 400; i++) {
             r = r * 6364136223846793005u + 1442695040888963407u;
@@ -217,8 +219,8 @@ Test(text, small_reads_are_prefixes)
             size_t l = 1 + (size_t)(r >> 13) % (i % 2 ? 300 : room);
             if (l > room)
                 l = room;
-            cr_assert_eq(td_fill(TD_TEXT, &o, at, piece, l), TD_OK);
-            cr_assert(memcmp(piece, whole + at, l) == 0, "model %d, [%zu, +%zu)", k, at, l);
+            cr_assert_eq(td_fill(TD_TEXT, &o, at0 + at, piece, l), TD_OK);
+            cr_assert(memcmp(piece, whole + at, l) == 0, "case %d, [%zu, +%zu)", k, at, l);
         }
         free(whole);
     }
