@@ -31,8 +31,8 @@ static const uint8_t zero_chunk[ZERO_CHUNK];
 static const uint8_t chacha_nonce[crypto_stream_chacha20_NONCEBYTES];
 
 #ifdef TD_HAVE_OPENSSL
-/* libcrypto is opened when the first chacha20 stream is prepared, not
- * linked: loading and relocating it at start-up cost every process about
+/* libcrypto is opened once the process has made EVP_AFTER chacha20
+ * bytes with libsodium, not linked: loading and relocating it at start-up cost every process about
  * 3 ms and 120 page faults (`testdata --version`: 6 ms of CPU against 3),
  * and most processes never make a chacha20 byte.  Where it cannot be
  * opened, libsodium computes the same bytes.  The table is written once,
@@ -68,20 +68,38 @@ static void evp_load(void)
         EVP_SYM(h, ctx_free, "EVP_CIPHER_CTX_free") && EVP_SYM(h, init, "EVP_EncryptInit_ex2") &&
         EVP_SYM(h, update, "EVP_EncryptUpdate") && EVP_SYM(h, fetch, "EVP_CIPHER_fetch") &&
         EVP_SYM(h, cipher_free, "EVP_CIPHER_free"))
-        evp_loaded = &evp_table;
+        __atomic_store_n(&evp_loaded, &evp_table, __ATOMIC_RELEASE);
 }
 
 /* libcrypto's functions, or NULL where it cannot be opened. */
 static const evp_api *evp(void)
 {
-    return pthread_once(&evp_once, evp_load) == 0 ? evp_loaded : NULL;
+    return pthread_once(&evp_once, evp_load) == 0 ? __atomic_load_n(&evp_loaded, __ATOMIC_ACQUIRE)
+                                                  : NULL;
 }
+
+/* libcrypto's functions if some stream opened it already, else NULL. */
+static const evp_api *evp_if_loaded(void)
+{
+    return __atomic_load_n(&evp_loaded, __ATOMIC_ACQUIRE);
+}
+
+/* Opening libcrypto and fetching the cipher cost about 7 ms of CPU
+ * (`testdata gen random 4K`: 14 ms against 5), which is what libsodium
+ * takes for several MiB.  So it is opened once the process has made this
+ * much with libsodium: a small output never pays for it, a loop of small
+ * fills (a new state each) soon gets the faster cipher.  The count is a
+ * process-wide hint, like the table: it changes no byte. */
+#define EVP_AFTER ((uint64_t)1 << 20)
+static uint64_t sodium_bytes;
 
 /* Contexts already keyed, each owned by one call at a time (busy): a call
  * then only sets the counter, where making, keying and freeing a context
  * cost as much as 4 KiB of keystream (many small files).  A call that finds
  * none free uses a context of its own, as before. */
 typedef struct ctx_cache {
+    EVP_CIPHER *cipher; /* fetched once (implicit fetches per call are slow); NULL until then */
+    int failed;         /* libcrypto or its cipher is not there: libsodium for good */
     EVP_CIPHER_CTX *ctx[CTX_SLOTS];
     int busy[CTX_SLOTS];
 } ctx_cache;
@@ -92,19 +110,44 @@ typedef struct random_state {
     uint8_t key[crypto_stream_chacha20_KEYBYTES];
     uint64_t fast_key;
 #ifdef TD_HAVE_OPENSSL
-    const evp_api *evp; /* libcrypto, when st->cipher is set */
-    EVP_CIPHER *cipher; /* fetched once: implicit fetches per call are slow */
-    ctx_cache *cache;   /* the state's one mutable part (synchronised on its own) */
+    ctx_cache *cache; /* the state's one mutable part (synchronised on its own) */
 #endif
 } random_state;
 
 #ifdef TD_HAVE_OPENSSL
-/* A new context keyed with st->key, or NULL. */
-static EVP_CIPHER_CTX *ctx_new_keyed(const random_state *st)
+/* The state's cipher, or NULL for libsodium (a fill of len bytes is
+ * about to be made): fetched, opening libcrypto if need be, once the
+ * process has made EVP_AFTER bytes without it.  Two threads may both fetch
+ * it; one is kept. */
+static EVP_CIPHER *cipher_get(const random_state *st, size_t len)
 {
-    EVP_CIPHER_CTX *c = st->evp->ctx_new();
-    if (c && !st->evp->init(c, st->cipher, st->key, NULL, NULL)) {
-        st->evp->ctx_free(c);
+    ctx_cache *cc = st->cache;
+    EVP_CIPHER *c = __atomic_load_n(&cc->cipher, __ATOMIC_ACQUIRE);
+    if (c || __atomic_load_n(&cc->failed, __ATOMIC_RELAXED))
+        return c;
+    if (!evp_if_loaded() &&
+        __atomic_fetch_add(&sodium_bytes, len, __ATOMIC_RELAXED) + len < EVP_AFTER)
+        return NULL;
+    const evp_api *e = evp();
+    if (!e || !(c = e->fetch(NULL, "ChaCha20", NULL))) {
+        __atomic_store_n(&cc->failed, 1, __ATOMIC_RELAXED);
+        return NULL;
+    }
+    EVP_CIPHER *was = NULL;
+    if (!__atomic_compare_exchange_n(&cc->cipher, &was, c, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+        e->cipher_free(c);
+        c = was;
+    }
+    return c;
+}
+
+/* A new context keyed with st->key, or NULL. */
+static EVP_CIPHER_CTX *ctx_new_keyed(const random_state *st, EVP_CIPHER *cipher)
+{
+    const evp_api *e = evp_if_loaded();
+    EVP_CIPHER_CTX *c = e->ctx_new();
+    if (c && !e->init(c, cipher, st->key, NULL, NULL)) {
+        e->ctx_free(c);
         c = NULL;
     }
     return c;
@@ -112,14 +155,14 @@ static EVP_CIPHER_CTX *ctx_new_keyed(const random_state *st)
 
 /* A context keyed with st->key for the caller alone (*slot: its slot, or -1
  * for one of its own), or NULL. */
-static EVP_CIPHER_CTX *ctx_get(const random_state *st, int *slot)
+static EVP_CIPHER_CTX *ctx_get(const random_state *st, EVP_CIPHER *cipher, int *slot)
 {
     ctx_cache *cc = st->cache;
     for (unsigned k = 0; cc && k < CTX_SLOTS; k++) {
         if (__atomic_exchange_n(&cc->busy[k], 1, __ATOMIC_ACQUIRE))
             continue;
         if (!cc->ctx[k]) {
-            EVP_CIPHER_CTX *c = ctx_new_keyed(st);
+            EVP_CIPHER_CTX *c = ctx_new_keyed(st, cipher);
             if (!c) {
                 __atomic_store_n(&cc->busy[k], 0, __ATOMIC_RELEASE);
                 break;
@@ -130,7 +173,7 @@ static EVP_CIPHER_CTX *ctx_get(const random_state *st, int *slot)
         return cc->ctx[k];
     }
     *slot = -1;
-    return ctx_new_keyed(st);
+    return ctx_new_keyed(st, cipher);
 }
 
 static void ctx_put(const random_state *st, EVP_CIPHER_CTX *c, int slot)
@@ -138,7 +181,7 @@ static void ctx_put(const random_state *st, EVP_CIPHER_CTX *c, int slot)
     if (slot >= 0)
         __atomic_store_n(&st->cache->busy[slot], 0, __ATOMIC_RELEASE);
     else
-        st->evp->ctx_free(c);
+        evp_if_loaded()->ctx_free(c);
 }
 #endif
 
@@ -147,7 +190,9 @@ static void chacha_blocks(const random_state *st, uint64_t ic, uint8_t *buf, siz
 {
 #ifdef TD_HAVE_OPENSSL
     int slot = -1;
-    EVP_CIPHER_CTX *ctx = st->cipher ? ctx_get(st, &slot) : NULL;
+    EVP_CIPHER *cipher = st->cache ? cipher_get(st, len) : NULL;
+    EVP_CIPHER_CTX *ctx = cipher ? ctx_get(st, cipher, &slot) : NULL;
+    const evp_api *e = evp_if_loaded();
     if (ctx) {
         int ok = 1;
         while (len && ok) {
@@ -156,12 +201,12 @@ static void chacha_blocks(const random_state *st, uint64_t ic, uint8_t *buf, siz
             size_t n = (uint64_t)len / CHACHA_BLOCK > room ? (size_t)(room * CHACHA_BLOCK) : len;
             uint8_t iv[16] = {0};
             td__store64le(iv, ic);
-            ok = st->evp->init(ctx, NULL, NULL, iv, NULL);
+            ok = e->init(ctx, NULL, NULL, iv, NULL);
             for (size_t done = 0; ok && done < n;) {
                 int step = n - done < ZERO_CHUNK ? (int)(n - done) : (int)ZERO_CHUNK, outl;
                 /* In place over zeroed L1-hot memory beats reading a zero source. */
                 memset(buf + done, 0, (size_t)step);
-                ok = st->evp->update(ctx, buf + done, &outl, buf + done, step);
+                ok = e->update(ctx, buf + done, &outl, buf + done, step);
                 done += (size_t)step;
             }
             if (ok) {
@@ -313,9 +358,7 @@ static int random_prepare(const td_options *o, void **state)
     } else {
         td__derive_key("libtestdata/random/chacha20/1", o->seed, st->key);
 #ifdef TD_HAVE_OPENSSL
-        st->evp = evp();
-        st->cipher = st->evp ? st->evp->fetch(NULL, "ChaCha20", NULL) : NULL; /* NULL: libsodium */
-        st->cache = st->cipher ? calloc(1, sizeof *st->cache) : NULL; /* NULL: no cache */
+        st->cache = calloc(1, sizeof *st->cache); /* NULL: libsodium only */
 #endif
     }
     *state = st;
@@ -326,11 +369,12 @@ static void random_release(void *state)
 {
     random_state *st = state;
 #ifdef TD_HAVE_OPENSSL
-    for (unsigned k = 0; st->cache && k < CTX_SLOTS; k++)
-        st->evp->ctx_free(st->cache->ctx[k]);
+    if (st->cache && st->cache->cipher) { /* then libcrypto is open */
+        for (unsigned k = 0; k < CTX_SLOTS; k++)
+            evp_if_loaded()->ctx_free(st->cache->ctx[k]);
+        evp_if_loaded()->cipher_free(st->cache->cipher);
+    }
     free(st->cache);
-    if (st->cipher)
-        st->evp->cipher_free(st->cipher);
 #endif
     sodium_memzero(st->key, sizeof st->key);
     free(st);
