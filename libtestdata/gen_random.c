@@ -31,10 +31,10 @@ static const uint8_t zero_chunk[ZERO_CHUNK];
 static const uint8_t chacha_nonce[crypto_stream_chacha20_NONCEBYTES];
 
 #ifdef TD_HAVE_OPENSSL
-/* libcrypto is opened once the process has made EVP_AFTER chacha20
- * bytes with libsodium, not linked: loading and relocating it at start-up cost every process about
- * 3 ms and 120 page faults (`testdata --version`: 6 ms of CPU against 3),
- * and most processes never make a chacha20 byte.  Where it cannot be
+/* libcrypto is opened once the process has made EVP_AFTER chacha20 bytes
+ * with libsodium, not linked: loading and relocating it at start-up cost
+ * every process about 3 ms and 120 page faults (`testdata --version`: 6 ms
+ * of CPU against 3), and most processes never make a chacha20 byte.  Where it cannot be
  * opened, libsodium computes the same bytes.  The table is written once,
  * under evp_once, and only read after; the library is never unloaded
  * (RTLD_NODELETE: it registers exit handlers). */

@@ -10,12 +10,11 @@
  * through one td_stream instead (a kind's state made once, as a long run
  * makes it: text with a dedup ratio, like); with --seek R as well, the
  * stream seeks to a pseudo-random offset below 2^40 before every R reads
- * (random access), and the line also gives microseconds per seek.  With
- * --per-call 1 (and no --stream), every call fills bytes [0, BYTES) and
- * the line also gives microseconds per td_fill call: the fixed cost of a
- * small one-shot fill (each call makes the kind's state anew), without
- * what a kind makes ahead of a later offset (like's base block up to it).
- * --offset O starts there (with --per-call 1, every call reads [O, O+BYTES)).
+ * (random access), and the line also gives microseconds per seek.
+ * --offset O starts the reads (or the stream) at O.  With --per-call 1 (and
+ * no --stream), every call fills the same bytes, [O, O+BYTES), and the line
+ * also gives microseconds per td_fill call: the cost of a small one-shot
+ * fill (each call makes the kind's state anew).
  */
 #include <testdata.h>
 
@@ -99,7 +98,8 @@ int main(int argc, char **argv)
         td_stream *s = NULL;
         double t0 = now(), t;
         if (stream && !is_memset &&
-            (td_stream_open(&s, kind, UINT64_C(1) << 50, &o) != TD_OK || td_stream_seek(s, start) != TD_OK))
+            (td_stream_open(&s, kind, UINT64_C(1) << 50, &o) != TD_OK ||
+             td_stream_seek(s, start) != TD_OK))
             return 1;
         do {
             for (int r = 0; r < 8; r++) {
