@@ -187,9 +187,9 @@ Test(text, golden_small_model)
  * to a new line), with "\r\n" (the built-in model) and "\n" line ends. */
 Test(text, small_reads_are_prefixes)
 {
-    uint8_t *t = gen(5, 0, 64 * 1024, 1);
+    uint8_t *t = gen(5, 0, 32 * 1024, 1);
     size_t n = 0;
-    for (size_t i = 0; i < 64 * 1024; i++)
+    for (size_t i = 0; i < 32 * 1024; i++)
         if (t[i] != '\r')
             t[n++] = t[i];
     td_model_builder *b;
@@ -212,7 +212,7 @@ Test(text, small_reads_are_prefixes)
         o.threads = 1;
         o.model = models[k % 2];
         uint64_t r = 12345;
-        for (int i = 0; i < 400; i++) {
+        for (int i = 0; i < 120; i++) {
             r = r * 6364136223846793005u + 1442695040888963407u;
             size_t at = (size_t)(r >> 33) % len;
             size_t room = TEXT_BLOCK - at % TEXT_BLOCK; /* within one block */
