@@ -8,6 +8,8 @@
  * Like Criterion, each test runs in a child process of its own; a failed
  * cr_assert ends that test, a failed cr_expect marks it failed and goes on.
  * A failure prints the expression, its line and the message.  Only for use from the test's own thread.
+ * Of Criterion's test attributes, .init, .fini and .disabled are honoured
+ * and .timeout is left to CTest.
  */
 #ifndef TD_MINI_CRITERION_H
 #define TD_MINI_CRITERION_H
@@ -20,19 +22,39 @@
 #include <time.h>
 #include <unistd.h>
 
+/* The Test() attributes the suites use, with Criterion's names. */
+typedef struct mc_attr {
+    int unused_;
+    void (*init)(void), (*fini)(void);
+    int disabled;
+    double timeout; /* not enforced: CTest's own timeout applies */
+} mc_attr;
+
 typedef struct mc_test {
     const char *suite, *name;
     void (*fn)(void);
+    const mc_attr *attr;
 } mc_test;
 
 static mc_test mc_tests[256];
 static int mc_ntests;
 static int mc_failed;
+static void (*mc_fini)(void); /* the running test's .fini, also run when an assert ends it */
 
-static inline void mc_register(const char *suite, const char *name, void (*fn)(void))
+static inline void mc_end(int status)
+{
+    void (*fini)(void) = mc_fini;
+    mc_fini = NULL; /* once, even if it fails an assert itself */
+    if (fini)
+        fini();
+    exit(status);
+}
+
+static inline void mc_register(const char *suite, const char *name, void (*fn)(void),
+                               const mc_attr *attr)
 {
     if (mc_ntests < 256)
-        mc_tests[mc_ntests++] = (mc_test){suite, name, fn};
+        mc_tests[mc_ntests++] = (mc_test){suite, name, fn, attr};
 }
 
 __attribute__((format(printf, 5, 6))) static inline void
@@ -47,14 +69,15 @@ mc_fail(int fatal, const char *file, int line, const char *expr, const char *fmt
     fputc('\n', stderr);
     mc_failed = 1;
     if (fatal)
-        exit(1);
+        mc_end(1);
 }
 
 #define Test(suite, name, ...)                                                                 \
     static void suite##_##name(void);                                                          \
+    static const mc_attr mc_attr_##suite##_##name = {0, __VA_ARGS__};                          \
     __attribute__((constructor)) static void mc_reg_##suite##_##name(void)                     \
     {                                                                                          \
-        mc_register(#suite, #name, suite##_##name);                                            \
+        mc_register(#suite, #name, suite##_##name, &mc_attr_##suite##_##name);                 \
     }                                                                                          \
     static void suite##_##name(void)
 
@@ -77,7 +100,7 @@ mc_fail(int fatal, const char *file, int line, const char *expr, const char *fmt
         fputs("skipped: ", stderr);                                                            \
         fprintf(stderr, __VA_ARGS__);                                                          \
         fputc('\n', stderr);                                                                   \
-        exit(mc_failed);                                                                       \
+        mc_end(mc_failed);                                                                     \
     } while (0)
 #define cr_assert(cond, ...) MC_(1, cond, #cond, __VA_ARGS__)
 #define cr_expect(cond, ...) MC_(0, cond, #cond, __VA_ARGS__)
@@ -131,7 +154,14 @@ int main(int argc, char **argv)
             jobs = atol(argv[++a]);
     if (jobs < 1)
         jobs = 1;
+    int skipped = 0;
     while (next < mc_ntests || running) {
+        if (next < mc_ntests && mc_tests[next].attr->disabled) {
+            printf("[SKIP] %s::%s (disabled)\n", mc_tests[next].suite, mc_tests[next].name);
+            pid_of[next++] = 0;
+            skipped++;
+            continue;
+        }
         if (next < mc_ntests && running < jobs) {
             fflush(NULL);
             pid_t pid = fork();
@@ -140,7 +170,15 @@ int main(int argc, char **argv)
                 return 1;
             }
             if (pid == 0) {
+                const mc_attr *a = mc_tests[next].attr;
+                if (a->init)
+                    a->init();
+                mc_fini = a->fini;
                 mc_tests[next].fn();
+                void (*fini)(void) = mc_fini;
+                mc_fini = NULL;
+                if (fini)
+                    fini();
                 fflush(NULL);
                 _exit(mc_failed ? 1 : 0);
             }
@@ -168,8 +206,8 @@ int main(int argc, char **argv)
             printf("       (killed by signal %d)\n", WTERMSIG(status));
         failed += !ok;
     }
-    printf("Synthesis: Tested: %d | Passing: %d | Failing: %d\n", mc_ntests, mc_ntests - failed,
-           failed);
+    printf("Synthesis: Tested: %d | Passing: %d | Failing: %d | Skipped: %d\n",
+           mc_ntests - skipped, mc_ntests - skipped - failed, failed, skipped);
     return failed != 0;
 }
 

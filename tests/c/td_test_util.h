@@ -104,6 +104,19 @@ static inline void td_test_read_chunked(td_stream *s, unsigned char *out, size_t
 #define TD_TEST_REPS(n)                                                                            \
     (TD_TEST_TSAN && (n) >= 10 ? (n) / 10 : TD_TEST_ASAN && (n) >= 4 ? (n) / 4 : (n))
 
+/* Test attribute for a test that starts no thread, as in
+ *   Test(suite, name, TD_ONE_THREAD) { ... }
+ * ThreadSanitizer runs skip such a test: a race detector finds nothing in one
+ * thread, and the plain, ASan and valgrind runs still run it.  Those runs
+ * also hold the mark to its word: td_test_threads.c aborts a marked test
+ * that starts a thread. */
+extern int td_test_threads_forbidden;
+static inline void td_test_forbid_threads(void)
+{
+    td_test_threads_forbidden = 1;
+}
+#define TD_ONE_THREAD .init = td_test_forbid_threads, .disabled = TD_TEST_TSAN
+
 /* The one invariance check every kind's tests run: bytes [base, base+n) of
  * (kind, *o) are the same
  *   - from one td_fill, and from td_fill with threads 0, 1, 2, 3, 7, 1024;

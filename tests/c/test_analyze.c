@@ -46,7 +46,7 @@ static unsigned char *mixed(size_t len, uint64_t seed)
     return buf;
 }
 
-Test(analyze, zero_data)
+Test(analyze, zero_data, TD_ONE_THREAD)
 {
     unsigned char *buf = make(TD_ZERO, 2 * MIB, 0);
     td_analysis r;
@@ -65,7 +65,7 @@ Test(analyze, zero_data)
     free(buf);
 }
 
-Test(analyze, random_data)
+Test(analyze, random_data, TD_ONE_THREAD)
 {
     unsigned char *buf = make(TD_RANDOM, 3 * MIB + 123, 7);
     td_analysis r;
@@ -82,7 +82,7 @@ Test(analyze, random_data)
     free(buf);
 }
 
-Test(analyze, chunking_does_not_matter)
+Test(analyze, chunking_does_not_matter, TD_ONE_THREAD)
 {
     size_t len = 2 * MIB + 5000;
     unsigned char *buf = make(TD_RANDOM, len, 1);
@@ -114,7 +114,7 @@ Test(analyze, chunking_does_not_matter)
     free(buf);
 }
 
-Test(analyze, sampling_bounded_known_size)
+Test(analyze, sampling_bounded_known_size, TD_ONE_THREAD)
 {
     /* 20 MiB with a 4 MiB budget: 4 blocks compressed, flagged as sampled. */
     size_t len = 20 * MIB;
@@ -137,7 +137,7 @@ Test(analyze, sampling_bounded_known_size)
     free(buf);
 }
 
-Test(analyze, sampling_bounded_unknown_size)
+Test(analyze, sampling_bounded_unknown_size, TD_ONE_THREAD)
 {
     /* Unknown size: the stride doubles; samples stay within budget and spread. */
     size_t len = 37 * MIB + 17;
@@ -168,7 +168,7 @@ Test(analyze, sampling_bounded_unknown_size)
     free(buf);
 }
 
-Test(analyze, mixed_entropy)
+Test(analyze, mixed_entropy, TD_ONE_THREAD)
 {
     /* Two values, equally often: exactly 1 bit per byte. */
     size_t len = 1 << 16;
@@ -181,7 +181,7 @@ Test(analyze, mixed_entropy)
     free(buf);
 }
 
-Test(analyze, empty_input)
+Test(analyze, empty_input, TD_ONE_THREAD)
 {
     td_analysis r;
     cr_assert_eq(td_analyze_buffer(NULL, 0, NULL, &r), TD_OK);
@@ -191,7 +191,7 @@ Test(analyze, empty_input)
     cr_expect(strncmp(r.verdict, "empty", 5) == 0, "%s", r.verdict);
 }
 
-Test(analyze, errors)
+Test(analyze, errors, TD_ONE_THREAD)
 {
     td_analyzer *a = (td_analyzer *)1;
     td_analysis r;
@@ -222,7 +222,7 @@ Test(analyze, errors)
     cr_expect_eq(td_analysis_verdict(&r, line, 0), TD_EINVAL);
 }
 
-Test(analyze, codec_names)
+Test(analyze, codec_names, TD_ONE_THREAD)
 {
     static const char *names[] = {"gzip", "zstd", "lz4", "xz"};
     for (int c = 0; c < TD_CODEC_COUNT; c++) {
@@ -277,7 +277,7 @@ Test(analyze, threads_do_not_change_results)
     free(buf);
 }
 
-Test(analyze, options)
+Test(analyze, options, TD_ONE_THREAD)
 {
     td_analyze_options o;
     td_analyzer *a;
@@ -294,7 +294,7 @@ Test(analyze, options)
 
 /* Speed beside ratio; the flat codec fingerprint of generated data is
  * called synthetic, English-like text and incompressible data are not. */
-Test(analyze, speed_and_synthetic_verdict)
+Test(analyze, speed_and_synthetic_verdict, TD_ONE_THREAD)
 {
     const size_t len = 2 * MIB;
     unsigned char *buf = malloc(len);

@@ -46,7 +46,7 @@ static const golden goldens[] = {
 #include "golden_compressible.inc"
 };
 
-Test(compressible, golden_vectors)
+Test(compressible, golden_vectors, TD_ONE_THREAD)
 {
     for (size_t i = 0; i < sizeof goldens / sizeof goldens[0]; i++) {
         const golden *g = &goldens[i];
@@ -62,7 +62,7 @@ Test(compressible, golden_vectors)
     }
 }
 
-Test(compressible, kind_registered)
+Test(compressible, kind_registered, TD_ONE_THREAD)
 {
     int k = -1;
     cr_assert_eq(td_kind_from_name("compressible", &k), TD_OK);
@@ -89,7 +89,7 @@ Test(compressible, chunking_seek_threads_compress_block)
     }
 }
 
-Test(compressible, seeds_and_ratios_differ)
+Test(compressible, seeds_and_ratios_differ, TD_ONE_THREAD)
 {
     td_options a = opts(0, 3.0), b = opts(1, 3.0), c = opts(0, 3.5), d = opts(0, 3.0);
     d.compress_block = 4096;
@@ -167,7 +167,7 @@ static double piece_ratio(int codec, const uint8_t *p, size_t n, size_t B)
     return (double)n / (double)tot;
 }
 
-Test(compressible, ratio_whole_stream, .timeout = 300)
+Test(compressible, ratio_whole_stream, .timeout = 300, TD_ONE_THREAD)
 {
     /* Calibrated within 3% up to R = 10; above, gzip's 258-byte match cap
      * and zstd's free long matches pull apart (docs/format.md). */
@@ -186,7 +186,7 @@ Test(compressible, ratio_whole_stream, .timeout = 300)
 }
 
 /* The ratio holds for independent compress_block pieces, at several sizes. */
-Test(compressible, ratio_compress_block_pieces, .timeout = 300)
+Test(compressible, ratio_compress_block_pieces, .timeout = 300, TD_ONE_THREAD)
 {
     static const struct {
         uint32_t B;
@@ -207,7 +207,7 @@ Test(compressible, ratio_compress_block_pieces, .timeout = 300)
     }
 }
 
-Test(compressible, ratio_one_is_incompressible)
+Test(compressible, ratio_one_is_incompressible, TD_ONE_THREAD)
 {
     td_options o = opts(5, 1.0);
     uint8_t *b = gen(&o, 0, MIB);
@@ -216,7 +216,7 @@ Test(compressible, ratio_one_is_incompressible)
     free(b);
 }
 
-Test(compressible, byte_histogram_not_bimodal)
+Test(compressible, byte_histogram_not_bimodal, TD_ONE_THREAD)
 {
     td_options o = opts(3, 3.0);
     uint8_t *b = gen(&o, 0, 4 * MIB);
@@ -258,7 +258,7 @@ static double chain_share(const uint8_t *b, size_t n, unsigned succ, uint8_t *to
  * of adjacent pairs are steps; format 3, which broke it twice per copy, had
  * 93%), and the step set of one 2 MiB epoch is not the next one's (14 of 38
  * shared; format 3: the same set), so xz -6's window does not see one set. */
-Test(compressible, chain_crosses_copies_and_moves_per_epoch)
+Test(compressible, chain_crosses_copies_and_moves_per_epoch, TD_ONE_THREAD)
 {
     td_options o = opts(11, 3.0);
     uint8_t *a = gen(&o, 0, MIB), *c = gen(&o, 2 * MIB, MIB);
@@ -275,7 +275,7 @@ Test(compressible, chain_crosses_copies_and_moves_per_epoch)
     free(c);
 }
 
-Test(compressible, bad_ratio_values)
+Test(compressible, bad_ratio_values, TD_ONE_THREAD)
 {
     td_options o;
     td_options_init(&o);
@@ -309,7 +309,7 @@ Test(compressible, bad_ratio_values)
     }
 }
 
-Test(compressible, bad_compress_block_values)
+Test(compressible, bad_compress_block_values, TD_ONE_THREAD)
 {
     static const char *const bad[] = {"3", "256", "511", "513", "1000", "3K", "2M", "4G",
                                       "12288", "1048577"};
@@ -347,7 +347,7 @@ Test(compressible, bad_compress_block_values)
 }
 
 #ifdef TD_CLI
-Test(compressible, cli_rejects_bad_compress_block)
+Test(compressible, cli_rejects_bad_compress_block, TD_ONE_THREAD)
 {
     char cmd[1024], msg[512] = {0};
     const char *err = "cli_bad_cb.err";
@@ -369,7 +369,7 @@ Test(compressible, cli_rejects_bad_compress_block)
     cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }
 
-Test(compressible, cli_rejects_bad_ratio)
+Test(compressible, cli_rejects_bad_ratio, TD_ONE_THREAD)
 {
     char cmd[1024], msg[512] = {0};
     const char *err = "cli_bad_ratio.err";

@@ -12,6 +12,8 @@
 #include "td_test_util.h"
 
 #include <pthread.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define KIB 1024u
@@ -351,4 +353,26 @@ Test(concurrency, write_file_from_many_threads)
         setup(&jobs[i], i, want, len);
     run_all(write_thread, jobs, NTHREADS);
     free_expected(want);
+}
+
+/* TD_ONE_THREAD (td_test_util.h) keeps a test out of the ThreadSanitizer run;
+ * a marked test that starts a thread must not pass, or the mark could go stale. */
+Test(concurrency, one_thread_mark_is_checked)
+{
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        if (!freopen("/dev/null", "w", stderr))
+            _exit(4);
+        td_test_forbid_threads();
+        td_options o;
+        td_options_init(&o);
+        o.threads = 2;
+        size_t n = 16 * MIB;
+        void *buf = malloc(n);
+        _exit(buf && td_fill(TD_RANDOM, &o, 0, buf, n) == TD_OK ? 0 : 3);
+    }
+    int status = 0;
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    cr_expect(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT, "status %#x", status);
 }

@@ -88,7 +88,7 @@ static void check_ratio(td_kind kind, double dedup, uint32_t bs, uint64_t nblock
                   (unsigned long long)second, (unsigned long long)dups);
 }
 
-Test(dedup, ratio_random, .timeout = 120)
+Test(dedup, ratio_random, .timeout = 120, TD_ONE_THREAD)
 {
     check_ratio(TD_RANDOM, 2.0, 4096, 10000);
     check_ratio(TD_RANDOM, 1.5, 4096, 12000);
@@ -96,7 +96,7 @@ Test(dedup, ratio_random, .timeout = 120)
     check_ratio(TD_RANDOM, 1.0, 4096, 10000);
 }
 
-Test(dedup, ratio_random_fast)
+Test(dedup, ratio_random_fast, TD_ONE_THREAD)
 {
     td_options o = dd_opts(3, 5.0, 1024);
     uint64_t u;
@@ -106,20 +106,20 @@ Test(dedup, ratio_random_fast)
               (unsigned long long)u);
 }
 
-Test(dedup, ratio_compressible, .timeout = 120)
+Test(dedup, ratio_compressible, .timeout = 120, TD_ONE_THREAD)
 {
     check_ratio(TD_COMPRESSIBLE, 2.0, 4096, 10000);
     check_ratio(TD_COMPRESSIBLE, 4.0, 8192, 10000);
     check_ratio(TD_COMPRESSIBLE, 1.3, 65536, 10000);
 }
 
-Test(dedup, text_ratio)
+Test(dedup, text_ratio, TD_ONE_THREAD)
 {
     check_ratio(TD_TEXT, 2.0, 4096, 10000);
     check_ratio(TD_TEXT, 3.3, 4096, 10000);
 }
 
-Test(dedup, combines_with_ratio)
+Test(dedup, combines_with_ratio, TD_ONE_THREAD)
 {
     /* dedup 2 over ratio 3: every block is still ratio-3 data */
     td_options o = dd_opts(1, 2.0, 4096);
@@ -153,7 +153,7 @@ Test(dedup, invariance_compressible)
     invariance(TD_COMPRESSIBLE, dd_opts(UINT64_MAX, 3.0, 1u << 20));
 }
 
-Test(dedup, golden_vectors)
+Test(dedup, golden_vectors, TD_ONE_THREAD)
 {
     static const struct {
         td_kind kind;
@@ -178,7 +178,7 @@ Test(dedup, golden_vectors)
     free(b);
 }
 
-Test(dedup, bad_values)
+Test(dedup, bad_values, TD_ONE_THREAD)
 {
     td_options o;
     td_options_init(&o);

@@ -16,7 +16,7 @@
 /* Usable where a constant expression is needed. */
 static const td_options static_defaults = TD_OPTIONS_INIT;
 
-Test(ecosystem, options_init_macro_equals_function)
+Test(ecosystem, options_init_macro_equals_function, TD_ONE_THREAD)
 {
     td_options f, m = TD_OPTIONS_INIT;
     memset(&f, 0xa5, sizeof f); /* td_options_init must set every byte */
@@ -28,7 +28,7 @@ Test(ecosystem, options_init_macro_equals_function)
             cr_expect_eq(td_options_check(k, &m), TD_OK, "kind %d", k);
 }
 
-Test(ecosystem, sizes_take_every_head_suffix)
+Test(ecosystem, sizes_take_every_head_suffix, TD_ONE_THREAD)
 {
     static const struct {
         const char *text;
@@ -79,7 +79,7 @@ Test(ecosystem, sizes_take_every_head_suffix)
     }
 }
 
-Test(ecosystem, kind_is_text)
+Test(ecosystem, kind_is_text, TD_ONE_THREAD)
 {
     cr_expect_eq(td_kind_is_text(TD_TEXT), 1);
     cr_expect_eq(td_kind_is_text(TD_ZERO), 0);
@@ -131,7 +131,7 @@ static td_analyze_options small_sample(void)
     return ao;
 }
 
-Test(ecosystem, dedup_ratio_is_the_streams)
+Test(ecosystem, dedup_ratio_is_the_streams, TD_ONE_THREAD)
 {
     static const double targets[] = {1, 1.5, 2, 4, 10};
     const size_t len = 4 * MIB;
@@ -152,7 +152,7 @@ Test(ecosystem, dedup_ratio_is_the_streams)
     }
 }
 
-Test(ecosystem, dedup_of_zeros_partial_blocks_and_chunking)
+Test(ecosystem, dedup_of_zeros_partial_blocks_and_chunking, TD_ONE_THREAD)
 {
     td_analysis r, parts;
     td_analyzer *a;
@@ -192,7 +192,7 @@ Test(ecosystem, dedup_of_zeros_partial_blocks_and_chunking)
 
 /* Past TD__BLOCKCOUNT_EXACT distinct blocks the count is an estimate, in
  * bounded memory; hashes stand in for blocks (the analyzer hashes each). */
-Test(ecosystem, dedup_estimate_beyond_the_exact_range)
+Test(ecosystem, dedup_estimate_beyond_the_exact_range, TD_ONE_THREAD)
 {
     static const struct {
         uint64_t distinct, copies;
@@ -223,7 +223,7 @@ Test(ecosystem, dedup_estimate_beyond_the_exact_range)
     }
 }
 
-Test(ecosystem, block_hash_separates_near_blocks)
+Test(ecosystem, block_hash_separates_near_blocks, TD_ONE_THREAD)
 {
     unsigned char a[4096], b[4096];
     memset(a, 0, sizeof a);
@@ -243,7 +243,7 @@ Test(ecosystem, block_hash_separates_near_blocks)
     cr_expect_neq(td__block_hash(a, sizeof a), td__block_hash(b, sizeof b));
 }
 
-Test(ecosystem, analysis_json)
+Test(ecosystem, analysis_json, TD_ONE_THREAD)
 {
     td_analysis r;
     char buf[8192];

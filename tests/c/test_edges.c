@@ -124,7 +124,7 @@ static void expect_done(const variant *v, td_stream *s)
 
 /* ------------------------------------------------------------------------ */
 
-Test(sizes, zero)
+Test(sizes, zero, TD_ONE_THREAD)
 {
     FOR_EACH_VARIANT(v)
     {
@@ -146,7 +146,7 @@ Test(sizes, zero)
     }
 }
 
-Test(sizes, one)
+Test(sizes, one, TD_ONE_THREAD)
 {
     FOR_EACH_VARIANT(v)
     {
@@ -172,7 +172,7 @@ Test(sizes, one)
     }
 }
 
-Test(sizes, max_2_64_minus_1)
+Test(sizes, max_2_64_minus_1, TD_ONE_THREAD)
 {
     /* UINT64_MAX is both the largest size and TD_SIZE_UNBOUNDED: the last
      * byte of such a stream is at offset 2^64-2. */
@@ -193,7 +193,7 @@ Test(sizes, max_2_64_minus_1)
     }
 }
 
-Test(offsets, near_2_64_fill_and_verify)
+Test(offsets, near_2_64_fill_and_verify, TD_ONE_THREAD)
 {
     FOR_EACH_VARIANT(v)
     {
@@ -240,7 +240,7 @@ Test(offsets, near_2_64_with_threads)
     free(b);
 }
 
-Test(seek, to_end_and_beyond)
+Test(seek, to_end_and_beyond, TD_ONE_THREAD)
 {
     FOR_EACH_VARIANT(v)
     {
@@ -266,7 +266,7 @@ Test(seek, to_end_and_beyond)
     }
 }
 
-Test(read, after_end_repeatedly)
+Test(read, after_end_repeatedly, TD_ONE_THREAD)
 {
     FOR_EACH_VARIANT(v)
     {
@@ -286,7 +286,7 @@ Test(read, after_end_repeatedly)
     }
 }
 
-Test(read, huge_cap_is_clipped_to_what_is_left)
+Test(read, huge_cap_is_clipped_to_what_is_left, TD_ONE_THREAD)
 {
     /* cap is clipped to the bytes left in the stream: with a buffer of
      * exactly that size, ASan/valgrind would catch any write beyond it. */
@@ -352,7 +352,7 @@ Test(threads, zero_one_and_1024)
     free(got);
 }
 
-Test(seeds, extreme_seeds)
+Test(seeds, extreme_seeds, TD_ONE_THREAD)
 {
     static const uint64_t seeds[] = {0, 1, 2, UINT64_C(1) << 32, UINT64_C(1) << 63,
                                      UINT64_MAX - 1, UINT64_MAX};
@@ -420,7 +420,7 @@ static void expect_usable_if_accepted(int kind, const td_options *o, const char 
     td_stream_free(s);
 }
 
-Test(options, extreme_values_in_the_struct)
+Test(options, extreme_values_in_the_struct, TD_ONE_THREAD)
 {
     const double bad[] = {NAN, -NAN, INFINITY, -INFINITY, -1.0, 0.0, -0.0, 0.5, 1e-300};
     const double odd[] = {1.0, 1.0000001, 2.0, 1e6, 1e300, DBL_MAX};
@@ -489,7 +489,7 @@ Test(options, extreme_values_in_the_struct)
     }
 }
 
-Test(options, extreme_values_as_strings)
+Test(options, extreme_values_as_strings, TD_ONE_THREAD)
 {
     static const char *const keys[] = {"seed", "threads", "algorithm", "ratio", "dedup",
                                        "dedup_block", "", "SEED", "seed ", "nonsense"};
@@ -532,7 +532,7 @@ Test(options, extreme_values_as_strings)
     }
 }
 
-Test(options, integers_are_plain_decimal_or_hex_seed)
+Test(options, integers_are_plain_decimal_or_hex_seed, TD_ONE_THREAD)
 {
     /* Regression: strtoull() let white space, signs and octal through, so
      * seed "\t-1" silently became 2^64-1 and "010" became 8. */
@@ -606,7 +606,7 @@ Test(internal, thread_split_does_not_wrap_near_2_64)
 /* A size inside the bounds of a power-of-two option that is not a power of
  * two was called "out of range" (--compress-block 3000); it is named for
  * what it is, and a size outside the bounds is still out of range. */
-Test(options, not_a_power_of_two_is_named)
+Test(options, not_a_power_of_two_is_named, TD_ONE_THREAD)
 {
     static const struct {
         int kind;
@@ -640,7 +640,7 @@ Test(options, not_a_power_of_two_is_named)
 /* A size option's value that is not a size is explained as a SIZE argument
  * is, from td_parse_size_msg's words (it said only "not a size"), followed
  * by the option's own range; a tree's --total too. */
-Test(options, bad_size_value_lists_the_valid_forms)
+Test(options, bad_size_value_lists_the_valid_forms, TD_ONE_THREAD)
 {
     static const struct {
         int kind;
@@ -682,7 +682,7 @@ Test(options, bad_size_value_lists_the_valid_forms)
 
 /* An empty --model is refused as empty; the message table had no entry for
  * text options, so it printed whatever string followed the table ("seed"). */
-Test(options, empty_model_is_named)
+Test(options, empty_model_is_named, TD_ONE_THREAD)
 {
     td_options o;
     char msg[512] = "";

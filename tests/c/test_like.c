@@ -33,7 +33,7 @@ static td_options like_opts(const char *profile, uint64_t seed)
     return o;
 }
 
-Test(like, kind_registered)
+Test(like, kind_registered, TD_ONE_THREAD)
 {
     int k = -1;
     cr_assert_eq(td_kind_from_name("like", &k), TD_OK);
@@ -41,7 +41,7 @@ Test(like, kind_registered)
     cr_assert_str_eq(td_kind_name(TD_LIKE), "like");
 }
 
-Test(like, golden_vectors)
+Test(like, golden_vectors, TD_ONE_THREAD)
 {
     for (size_t i = 0; i < sizeof golden / sizeof golden[0]; i++) {
         td_options o = like_opts(golden[i].profile, golden[i].seed);
@@ -52,7 +52,7 @@ Test(like, golden_vectors)
     }
 }
 
-Test(like, builtins_exist_and_load)
+Test(like, builtins_exist_and_load, TD_ONE_THREAD)
 {
     unsigned n = 0;
     for (unsigned i = 0; td_profile_builtin_name(i); i++, n++) {
@@ -116,7 +116,7 @@ Test(like, chunking_seek_threads_dedup)
     td_test_check_invariance(TD_LIKE, &o, 4096 * 3 + 17, 1u << 19);
 }
 
-Test(like, profiles_and_seeds_differ)
+Test(like, profiles_and_seeds_differ, TD_ONE_THREAD)
 {
     unsigned char a[65536], b[65536];
     td_options o1 = like_opts("english", 1), o2 = like_opts("english", 2), o3 = like_opts("html", 1);
@@ -151,7 +151,7 @@ static int perm_class(unsigned b)
 /* Every block is block 0 through a byte permutation that keeps classes,
  * and no two blocks share their strings: zstd -3 (2 MiB window) finds as
  * little in two blocks together as in each alone. */
-Test(like, blocks_permute_one_base)
+Test(like, blocks_permute_one_base, TD_ONE_THREAD)
 {
     const size_t B = 1u << 20;
     const char *names[] = {"english", "executable"};
@@ -195,7 +195,7 @@ Test(like, blocks_permute_one_base)
 
 /* Every translation the CPU can run gives the portable one's bytes, for
  * any length and alignment, and all 256 input values. */
-Test(like, translators_agree)
+Test(like, translators_agree, TD_ONE_THREAD)
 {
     td__like_translate_fn *fn[3];
     unsigned n = td__like_translators(fn);
@@ -227,7 +227,7 @@ Test(like, translators_agree)
     }
 }
 
-Test(like, options_set_profile)
+Test(like, options_set_profile, TD_ONE_THREAD)
 {
     td_options o;
     td_options_init(&o);
@@ -269,7 +269,7 @@ static char *save_alloc(const td_profile *p, size_t *len)
     return j;
 }
 
-Test(like, save_load_round_trip)
+Test(like, save_load_round_trip, TD_ONE_THREAD)
 {
     for (unsigned i = 0; td_profile_builtin_name(i); i++) {
         const td_profile *p = td_profile_builtin(td_profile_builtin_name(i));
@@ -408,7 +408,7 @@ static void expect_digest_of_saved(const td_profile *p, const char *j, size_t le
 
 /* The same with a dedup ratio, the one model field set after the size
  * checks: 4 KiB blocks of a 64 KiB sample repeated 8 times. */
-Test(like, builder_digest_with_dedup)
+Test(like, builder_digest_with_dedup, TD_ONE_THREAD)
 {
     size_t n = 8u << 16;
     unsigned char *s = make_records(1u << 16), *r = malloc(n);
@@ -438,7 +438,7 @@ Test(like, builder_digest_with_dedup)
  * faster parse or statistics pass must leave every profile (and so the
  * built-in profiles, the like goldens and the fidelity figures) as it was;
  * a change of the statistics has to re-pin these on purpose. */
-Test(like, builder_output_pinned)
+Test(like, builder_output_pinned, TD_ONE_THREAD)
 {
     static const struct {
         const char *what;
@@ -481,7 +481,7 @@ Test(like, builder_output_pinned)
     }
 }
 
-Test(like, builder_chunking_invariant)
+Test(like, builder_chunking_invariant, TD_ONE_THREAD)
 {
     size_t n = 3u << 20;
     unsigned char *s = make_sample(n);
@@ -525,7 +525,7 @@ Test(like, builder_chunking_invariant)
     free(s);
 }
 
-Test(like, tiny_and_empty_samples)
+Test(like, tiny_and_empty_samples, TD_ONE_THREAD)
 {
     unsigned char one = 'x', zeros[5000] = {0};
     td_profile_options po;
@@ -566,7 +566,7 @@ static int load_str(const char *s, char *msg, size_t cap)
     return rc;
 }
 
-Test(like, bad_profile_input)
+Test(like, bad_profile_input, TD_ONE_THREAD)
 {
     char msg[256];
     size_t len;
@@ -666,7 +666,7 @@ Test(like, bad_profile_input)
 
 /* An unknown key in the model, a literal bin or the junction is refused
  * with the object named (one check, known_keys, for the three). */
-Test(like, unknown_model_keys_are_named)
+Test(like, unknown_model_keys_are_named, TD_ONE_THREAD)
 {
     static const struct {
         const char *after, *msg;
@@ -735,7 +735,7 @@ static void check_no_runs(const unsigned char *s, size_t n, const char *what)
     td_profile_free(p);
 }
 
-Test(like, profile_holds_no_content)
+Test(like, profile_holds_no_content, TD_ONE_THREAD)
 {
     static const char *const files[] = {
         "realdata/cp.html", "realdata/fields.c", "realdata/fireworks.jpeg", "realdata/geo.protodata",
@@ -771,7 +771,7 @@ Test(like, profile_holds_no_content)
         cr_log_warn("no real samples found under %s: only the synthetic one was checked", TD_SHARED_DIR);
 }
 
-Test(like, fingerprint_measured)
+Test(like, fingerprint_measured, TD_ONE_THREAD)
 {
     unsigned char *s = make_sample(300000);
     td_profile_options po;
@@ -794,7 +794,7 @@ Test(like, fingerprint_measured)
 }
 
 #ifdef TD_CLI
-Test(like, cli_gen_verify_profile)
+Test(like, cli_gen_verify_profile, TD_ONE_THREAD)
 {
     char cmd[1024];
     snprintf(cmd, sizeof cmd,
@@ -931,7 +931,7 @@ Test(like, tables_shared_between_states)
 /* The bytes never depend on what the caller's buffer held: a copy from
  * closer than 4 bytes looks past the bytes made so far (found by valgrind
  * over the fuzz_parse corpus). */
-Test(like, independent_of_buffer_contents)
+Test(like, independent_of_buffer_contents, TD_ONE_THREAD)
 {
     const size_t n = 256 * 1024;
     uint8_t *a = malloc(n), *b = malloc(n);
@@ -1013,7 +1013,7 @@ Test(like, sample_dedup_through_dedup_layer)
 /* Writing a stream never replaces the profile (or text model) file it is
  * generated from, by any name; other paths, and streams from built-ins,
  * are fine. */
-Test(like, output_never_replaces_its_profile)
+Test(like, output_never_replaces_its_profile, TD_ONE_THREAD)
 {
     char dir[] = "/tmp/td_like_XXXXXX", p[64], h[64], o[64], msg[256];
     cr_assert_not_null(mkdtemp(dir));

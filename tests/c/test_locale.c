@@ -69,7 +69,7 @@ check:
     return strcmp(localeconv()->decimal_point, ",") == 0;
 }
 
-Test(locale, parse_double_ignores_lc_numeric, .fini = cleanup_locdir)
+Test(locale, parse_double_ignores_lc_numeric, .fini = cleanup_locdir, TD_ONE_THREAD)
 {
     double v = 0;
     if (!comma_locale()) {
@@ -103,7 +103,7 @@ Test(locale, parse_double_ignores_lc_numeric, .fini = cleanup_locdir)
     cleanup_locdir();
 }
 
-Test(locale, verdict_uses_a_decimal_point, .fini = cleanup_locdir)
+Test(locale, verdict_uses_a_decimal_point, .fini = cleanup_locdir, TD_ONE_THREAD)
 {
     td_analysis r;
     char line[256], c_line[256];
@@ -148,7 +148,7 @@ Test(locale, verdict_uses_a_decimal_point, .fini = cleanup_locdir)
     cleanup_locdir();
 }
 
-Test(locale, analysis_json_numbers_use_a_point, .fini = cleanup_locdir)
+Test(locale, analysis_json_numbers_use_a_point, .fini = cleanup_locdir, TD_ONE_THREAD)
 {
     td_analysis r;
     char c_json[4096], json[4096];

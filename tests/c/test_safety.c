@@ -106,7 +106,7 @@ static td_options seeded(uint64_t seed)
 /* A copy of /dev/full (a node made with mknod in a scratch directory): the
  * same device, and a regression could only ever turn the copy into a file,
  * never the machine's /dev/full. */
-Test(output, dev_full_stays_a_device)
+Test(output, dev_full_stays_a_device, TD_ONE_THREAD)
 {
     char full[300];
     struct stat st;
@@ -126,7 +126,7 @@ Test(output, dev_full_stays_a_device)
     remove_dir();
 }
 
-Test(output, copy_of_a_device_node_stays_a_device)
+Test(output, copy_of_a_device_node_stays_a_device, TD_ONE_THREAD)
 {
     char node[300];
     struct stat st;
@@ -201,7 +201,7 @@ Test(output, symlink_is_followed)
  * descriptors: written through it, as a shell's "> /dev/stdout", never
  * reopened.  Reopened, a file the descriptor appends to lost its contents
  * (truncated), and a file open only for reading was written into. */
-Test(output, own_descriptor_through_proc_is_written_through)
+Test(output, own_descriptor_through_proc_is_written_through, TD_ONE_THREAD)
 {
     char path[300], via[64];
     struct stat st;
@@ -288,7 +288,7 @@ Test(output, others_symlink_in_a_sticky_directory_is_not_followed)
  * user's file in a sticky world-writable directory is not replaced (the
  * new file would take that user's ownership with the caller's data),
  * unless it is the directory owner's; by path and in a tree. */
-Test(output, others_file_in_a_sticky_directory_is_not_replaced)
+Test(output, others_file_in_a_sticky_directory_is_not_replaced, TD_ONE_THREAD)
 {
     char sticky[300], f[400];
     td_options o = seeded(1);
@@ -328,7 +328,7 @@ Test(output, others_file_in_a_sticky_directory_is_not_replaced)
     remove_dir();
 }
 
-Test(output, directory_is_an_error)
+Test(output, directory_is_an_error, TD_ONE_THREAD)
 {
     td_options o = seeded(3);
     make_dir();
@@ -370,7 +370,7 @@ Test(output, failure_leaves_the_old_file)
     remove_dir();
 }
 
-Test(output, replacement_keeps_the_mode)
+Test(output, replacement_keeps_the_mode, TD_ONE_THREAD)
 {
     char path[300];
     struct stat st;
@@ -389,7 +389,7 @@ Test(output, replacement_keeps_the_mode)
  * not a file capability: that grants privileges to the old program.  The
  * output of 0 bytes is written with no write(), which would drop the
  * capability on its own. */
-Test(output, replacement_keeps_acl_and_xattrs)
+Test(output, replacement_keeps_acl_and_xattrs, TD_ONE_THREAD)
 {
     char path[300];
     td_options o = seeded(1);
@@ -448,7 +448,7 @@ Test(output, replacement_keeps_acl_and_xattrs)
  * a symlink where the file was, must not redirect the write (as root, to
  * any file on the system).  Before 2026-12-04 the replacement went through
  * td_output_open(dirpath/name), which followed the symlink. */
-Test(output, tree_replacement_stays_in_its_directory)
+Test(output, tree_replacement_stays_in_its_directory, TD_ONE_THREAD)
 {
     char a[300], b[300], fa[320], fb[320], victim[300];
     td_output *out;
@@ -508,7 +508,7 @@ Test(output, long_file_name)
     remove_dir();
 }
 
-Test(output, endless_stream_cannot_replace_a_file)
+Test(output, endless_stream_cannot_replace_a_file, TD_ONE_THREAD)
 {
     char path[300];
     td_options o = seeded(1);
@@ -726,7 +726,7 @@ static int counting_block(const void *state, uint64_t bi, uint8_t *out, uint32_t
 static const td_kind_vtbl counting = {
     .name = "counting", .block = 65536, .slack = 0, .fill_block = counting_block};
 
-Test(dedup, duplicates_cost_what_unique_blocks_cost)
+Test(dedup, duplicates_cost_what_unique_blocks_cost, TD_ONE_THREAD)
 {
     const size_t n = 16 * MIB;
     const uint32_t blocks[] = {512, 4096, 16384};

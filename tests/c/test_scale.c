@@ -28,7 +28,7 @@ static void check_split(uint64_t size, uint64_t parts, uint64_t align)
     cr_assert_eq(next, size);
 }
 
-Test(split_range, tiles_exactly)
+Test(split_range, tiles_exactly, TD_ONE_THREAD)
 {
     static const uint64_t sizes[] = {0, 1, 2, 3, 10, 4095, 4096, 4097, 1 << 20, (1 << 20) + 1,
                                      10 * 1000 * 1000 + 7};
@@ -40,7 +40,7 @@ Test(split_range, tiles_exactly)
                 check_split(sizes[s], parts[p], aligns[a]);
 }
 
-Test(split_range, documented_values)
+Test(split_range, documented_values, TD_ONE_THREAD)
 {
     uint64_t off, len;
     /* 10 MiB + 1 over 3 parts, 1 MiB aligned: P = 4 MiB. */
@@ -60,7 +60,7 @@ Test(split_range, documented_values)
     cr_assert_eq(len, 0);
 }
 
-Test(split_range, extremes_and_errors)
+Test(split_range, extremes_and_errors, TD_ONE_THREAD)
 {
     uint64_t off = 5, len = 5;
     const uint64_t big = UINT64_MAX - 1;
@@ -83,7 +83,7 @@ Test(split_range, extremes_and_errors)
     cr_assert_eq(len, 5);
 }
 
-Test(write_file_at, shards_concatenate_to_the_stream)
+Test(write_file_at, shards_concatenate_to_the_stream, TD_ONE_THREAD)
 {
     const uint64_t total = 3 * 1024 * 1024 + 11, shard = 1024 * 1024 + 3;
     const uint64_t n = (total + shard - 1) / shard;

@@ -85,7 +85,7 @@ static void assert_same_file(const td_model *a, const td_model *b, const char *w
 
 /* ---- registration ------------------------------------------------------ */
 
-Test(text, registered)
+Test(text, registered, TD_ONE_THREAD)
 {
     int k = -1;
     cr_assert_eq(td_kind_from_name("text", &k), TD_OK);
@@ -133,7 +133,7 @@ static int check_golden(const td_model *m, const char *what, const char *expect,
     return 0;
 }
 
-Test(text, golden_builtin)
+Test(text, golden_builtin, TD_ONE_THREAD)
 {
     int bad = 0;
     for (size_t i = 0; i < sizeof golden / sizeof golden[0]; i++)
@@ -143,7 +143,7 @@ Test(text, golden_builtin)
 
 /* The built-in model itself: its content hash pins the builder and the
  * corpus it was made from (tools/gen_text_model.py). */
-Test(text, golden_builtin_model)
+Test(text, golden_builtin_model, TD_ONE_THREAD)
 {
     td_model_info info;
     char hex[65];
@@ -160,7 +160,7 @@ Test(text, golden_builtin_model)
 
 /* A model built here, from text of the built-in model: pins the builder
  * (its file) and generation from a model that is not the built-in one. */
-Test(text, golden_small_model)
+Test(text, golden_small_model, TD_ONE_THREAD)
 {
     td_model *m = small_model(48 * 1024);
     const void *data;
@@ -185,7 +185,7 @@ Test(text, golden_small_model)
  * apart (base_prefix).  It must give what the whole block has there, line
  * breaks included (a word that does not fit moves the separator before it
  * to a new line), with "\r\n" (the built-in model) and "\n" line ends. */
-Test(text, small_reads_are_prefixes)
+Test(text, small_reads_are_prefixes, TD_ONE_THREAD)
 {
     uint8_t *t = gen(5, 0, 32 * 1024, 1);
     size_t n = 0;
@@ -227,7 +227,7 @@ Test(text, small_reads_are_prefixes)
     td_model_free(lf);
 }
 
-Test(text, spelling_cache_same_bytes)
+Test(text, spelling_cache_same_bytes, TD_ONE_THREAD)
 {
     td_model *m = small_model(24 * 1024);
     const size_t len = 1536 * 1024, piece = 60000;
@@ -251,7 +251,7 @@ Test(text, spelling_cache_same_bytes)
     td_model_free(m);
 }
 
-Test(text, seeds_and_models_differ)
+Test(text, seeds_and_models_differ, TD_ONE_THREAD)
 {
     uint8_t *a = gen(0, 0, 4096, 1), *b = gen(1, 0, 4096, 1);
     cr_assert_neq(memcmp(a, b, 4096), 0);
@@ -321,7 +321,7 @@ static void chunking_with(const td_model *m)
     free(got);
 }
 
-Test(text, chunking)
+Test(text, chunking, TD_ONE_THREAD)
 {
     chunking_with(NULL);
     td_model *m = small_model(24 * 1024);
@@ -329,7 +329,7 @@ Test(text, chunking)
     td_model_free(m);
 }
 
-Test(text, seek_and_unaligned_fill)
+Test(text, seek_and_unaligned_fill, TD_ONE_THREAD)
 {
     uint8_t *ref = gen(7, 0, INV_LEN, 1);
     uint8_t *got = malloc(INV_LEN);
@@ -359,7 +359,7 @@ Test(text, seek_and_unaligned_fill)
     free(got);
 }
 
-Test(text, end_of_address_space)
+Test(text, end_of_address_space, TD_ONE_THREAD)
 {
     /* The last bytes of the 2^64-1 byte stream can be made on their own. */
     uint8_t a[101], b[300];
@@ -418,7 +418,7 @@ static size_t distinct_words(const uint8_t *p, size_t n, uint64_t *seen, size_t 
     return d;
 }
 
-Test(text, rounds_keep_layout_and_change_words)
+Test(text, rounds_keep_layout_and_change_words, TD_ONE_THREAD)
 {
     const size_t R = 4;
     uint8_t *b = gen(7, 0, R * MIB, 1);
@@ -460,7 +460,7 @@ Test(text, rounds_keep_layout_and_change_words)
 
 /* ---- models: round trip, ownership ---------------------------------------- */
 
-Test(text, model_round_trip)
+Test(text, model_round_trip, TD_ONE_THREAD)
 {
     td_model *m = small_model(40 * 1024), *m2 = NULL, *m3 = NULL;
     char path[] = "/tmp/td_test_model_XXXXXX";
@@ -498,7 +498,7 @@ Test(text, model_round_trip)
 
 /* td_model_builder_save writes the file finish() would make, without
  * compiling it; its errors are finish's and the output's. */
-Test(text, builder_save_same_file)
+Test(text, builder_save_same_file, TD_ONE_THREAD)
 {
     const size_t len = 40 * 1024;
     td_model *m = small_model(len), *m2 = NULL;
@@ -533,7 +533,7 @@ Test(text, builder_save_same_file)
 
 /* fill_block (the dedup layer's entry) stops soon after `end`: the prefix
  * it makes is the block's, for the built-in model and a small one. */
-Test(text, fill_block_prefix)
+Test(text, fill_block_prefix, TD_ONE_THREAD)
 {
     const td_kind_vtbl *vt = td__kind_get(TD_TEXT);
     td_model *sm = small_model(20 * 1024);
@@ -569,7 +569,7 @@ Test(text, fill_block_prefix)
 /* The option "model" (the table's row): td_options_set loads the file; the
  * bytes are those of o.model set by hand; other kinds refuse it; bad files
  * are named.  td_model_builder_add_file is update + break over a file. */
-Test(text, model_option_and_files)
+Test(text, model_option_and_files, TD_ONE_THREAD)
 {
     td_model *m = small_model(40 * 1024), *f2 = NULL;
     char path[] = "/tmp/td_test_model_XXXXXX", cpath[] = "/tmp/td_test_corpus_XXXXXX";
@@ -638,7 +638,7 @@ Test(text, model_option_and_files)
 }
 
 /* A stream keeps its own reference: the caller may free the model. */
-Test(text, stream_keeps_model)
+Test(text, stream_keeps_model, TD_ONE_THREAD)
 {
     td_model *m = small_model(16 * 1024);
     uint8_t *ref = gen_m(m, 2, 0, 200000, 1), *got = malloc(200000);
@@ -663,7 +663,7 @@ Test(text, stream_keeps_model)
 }
 
 /* A corpus in any language: UTF-8 comes back as UTF-8, words stay words. */
-Test(text, any_language)
+Test(text, any_language, TD_ONE_THREAD)
 {
     static const char *const words[] = {"Straße", "größer", "Übung", "città", "perché",
                                         "проверка", "мир", "λόγος", "中文", "日本語", "naïve",
@@ -719,7 +719,7 @@ static int build_from(const void *p, size_t n, td_model **out, char *msg, size_t
  * is a word (joined by empty separators), and hard-wrapped lines join with
  * nothing.  Before, a clause was one word (nearly all seen once: the corpus
  * was refused as too small), and line breaks became spaces. */
-Test(text, cjk_characters_are_words)
+Test(text, cjk_characters_are_words, TD_ONE_THREAD)
 {
     static const char *const chars[] = {"山", "水", "人", "月", "风", "花", "天", "日", "不", "有",
                                         "之", "而", "中", "大", "春", "秋", "の", "に", "は", "を",
@@ -783,7 +783,7 @@ static int build_from(const void *p, size_t n, td_model **out, char *msg, size_t
 
 /* save never replaces a file the builder read (by device and inode), and a
  * refused save leaves the builder usable. */
-Test(text, builder_save_keeps_corpus)
+Test(text, builder_save_keeps_corpus, TD_ONE_THREAD)
 {
     char dir[] = "/tmp/td_text_XXXXXX", c[64], l[64], m[64];
     cr_assert_not_null(mkdtemp(dir));
@@ -818,7 +818,7 @@ Test(text, builder_save_keeps_corpus)
     free(t);
 }
 
-Test(text, bad_corpus)
+Test(text, bad_corpus, TD_ONE_THREAD)
 {
     char msg[256];
     td_model *m = (td_model *)1;
@@ -878,7 +878,7 @@ static void reseal(uint8_t *f, size_t n)
     crypto_generichash(f + 24, 32, f + 56, n - 56, NULL, 0);
 }
 
-Test(text, bad_model_file)
+Test(text, bad_model_file, TD_ONE_THREAD)
 {
     td_model *m = small_model(12 * 1024), *x = (td_model *)1;
     const void *d;
@@ -960,7 +960,7 @@ static pid_t feed_fifo(const char *path, const void *d, size_t n)
 /* A directory is named as one, whatever errno held before (it used to
  * report the stale errno: "No such file or directory", or EINVAL); a file
  * that is not regular (a FIFO, /dev/stdin, <(...)) is read as a stream. */
-Test(text, model_file_not_regular)
+Test(text, model_file_not_regular, TD_ONE_THREAD)
 {
     td_model *m = small_model(12 * 1024), *x = (td_model *)1;
     char dir[] = "/tmp/td_test_model_dir_XXXXXX";
@@ -1005,7 +1005,7 @@ Test(text, model_file_not_regular)
 
 /* ---- shape of the prose ------------------------------------------------- */
 
-Test(text, prose_shape)
+Test(text, prose_shape, TD_ONE_THREAD)
 {
     const size_t len = 4u * MIB;
     uint8_t *b = gen(11, 5 * TEXT_BLOCK, len, 1);
@@ -1130,7 +1130,7 @@ static uint64_t gram8(const uint64_t *w)
     return h;
 }
 
-Test(text, no_regurgitation)
+Test(text, no_regurgitation, TD_ONE_THREAD)
 {
     const char *dir = TD_CORPUS_DIR;
     DIR *d = opendir(dir);
@@ -1185,7 +1185,7 @@ Test(text, no_regurgitation)
  * zstd -19 3.16 (docs/format.md).  Text of the same size lies within 5%. */
 #define COMP_LEN 1185883u
 
-Test(text, gzip_ratio, .timeout = 120)
+Test(text, gzip_ratio, .timeout = 120, TD_ONE_THREAD)
 {
     uint8_t *b = gen(9, 0, COMP_LEN, 1);
     uLongf clen = compressBound(COMP_LEN);
@@ -1209,7 +1209,7 @@ static double zstd_ratio(const uint8_t *b, size_t n, int level)
     return (double)n / (double)clen;
 }
 
-Test(text, zstd_ratio, .timeout = 120)
+Test(text, zstd_ratio, .timeout = 120, TD_ONE_THREAD)
 {
     uint8_t *b = gen(9, 0, COMP_LEN, 1);
     double r3 = zstd_ratio(b, COMP_LEN, 3);
@@ -1272,7 +1272,7 @@ static uint8_t *repetitive(const uint8_t *base, size_t n0, size_t *len)
     return rep;
 }
 
-Test(text, builder_calibrates_repetition, .timeout = 120)
+Test(text, builder_calibrates_repetition, .timeout = 120, TD_ONE_THREAD)
 {
     size_t n0 = 256 * 1024, n;
     uint8_t *base = gen(7, 0, n0, 1), *rep = repetitive(base, n0, &n);

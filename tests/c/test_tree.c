@@ -60,7 +60,7 @@ static const golden goldens[] = {
 
 #include "golden_tree.inc" /* golden_tree_sha256[] */
 
-Test(tree, golden_manifests)
+Test(tree, golden_manifests, TD_ONE_THREAD)
 {
     for (size_t g = 0; g < sizeof goldens / sizeof goldens[0]; g++) {
         td_tree *t = make(goldens[g].kv);
@@ -78,7 +78,7 @@ Test(tree, golden_manifests)
     }
 }
 
-Test(tree, total_exact_and_sizes_sum)
+Test(tree, total_exact_and_sizes_sum, TD_ONE_THREAD)
 {
     static const char *const cases[][8] = {
         {"files", "7", "total", "1000003", NULL},
@@ -107,7 +107,7 @@ Test(tree, total_exact_and_sizes_sum)
     }
 }
 
-Test(tree, stateless_any_order_any_thread_safe_and_unique_paths)
+Test(tree, stateless_any_order_any_thread_safe_and_unique_paths, TD_ONE_THREAD)
 {
     static const char *const kv[] = {"files", "3000", "depth", "2", "fanout", "6", NULL};
     td_tree *t = make(kv), *u = make(kv);
@@ -134,7 +134,7 @@ Test(tree, stateless_any_order_any_thread_safe_and_unique_paths)
     td_tree_free(u);
 }
 
-Test(tree, bad_options_name_field_and_values)
+Test(tree, bad_options_name_field_and_values, TD_ONE_THREAD)
 {
     td_tree *t;
     char msg[256];
@@ -324,7 +324,7 @@ static int cancel_at_once(void *ctx, uint64_t files, uint64_t bytes)
     return files >= 64;
 }
 
-Test(tree, cancel_leaves_complete_files)
+Test(tree, cancel_leaves_complete_files, TD_ONE_THREAD)
 {
     static const char *const kv[] = {"files", "5000", "sizes", "fixed:1000", NULL};
     char dir[] = "/tmp/td-tree-cancel-XXXXXX";
@@ -472,7 +472,7 @@ Test(tree, extra_entries_at_every_level_as_a_full_walk)
  * (verify), and what it points to is never touched.  td_tree_write used
  * to replace the file a link named and write a directory's files through
  * a link to another directory. */
-Test(tree, symlinks_are_never_followed)
+Test(tree, symlinks_are_never_followed, TD_ONE_THREAD)
 {
     static const char *const kv[] = {"files", "40", "sizes", "fixed:100", "depth", "1",
                                      "fanout", "2", NULL};
