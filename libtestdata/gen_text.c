@@ -544,27 +544,38 @@ static int base_publish(text_base *b, const uint8_t *block, uint8_t *own, tok_lo
     return rc;
 }
 
+/* Block c of round 0 up to at least stop, its words logged in *g, into a
+ * new buffer at *out (zeroed first when zero is set; NULL if out of memory). */
+static int base_make(const text_state *st, unsigned c, uint32_t stop, const uint8_t *tc,
+                     int zero, uint8_t **out, tok_log *g)
+{
+    *g = (tok_log){.rot = td__tm_rot(st->m)};
+    tok_log *lg = g;
+    text_scratch *x = calloc(1, sizeof *x);
+    uint8_t *buf = zero ? calloc(1, TEXT_BLOCK + TEXT_SLACK) : malloc(TEXT_BLOCK + TEXT_SLACK);
+    int rc = TD_ENOMEM;
+    if (g->rot && x && buf) {
+        gen_blocks(st, c, 1, &buf, x, stop, tc, &lg);
+        rc = TD_OK;
+    }
+    free(x);
+    *out = buf;
+    return rc;
+}
+
 /* Makes base block c (with its words) if nobody has yet. */
 static int base_need(const text_state *st, unsigned c)
 {
     text_base *b = (text_base *)&st->base[c];
     if (atomic_load_explicit(&b->once.ready, memory_order_acquire) || !td__once_take(&b->once, 1, 1))
         return TD_OK;
-    tok_log g = {.rot = td__tm_rot(st->m)};
-    tok_log *lg = &g;
-    text_scratch *x = calloc(1, sizeof *x);
-    uint8_t *buf = malloc(TEXT_BLOCK + TEXT_SLACK);
-    int rc = TD_ENOMEM;
-    if (g.rot && x && buf) {
-        gen_blocks(st, c, 1, &buf, x, TEXT_BLOCK,
-                   st->once ? __atomic_load_n(&st->m->tcache, __ATOMIC_ACQUIRE)
-                            : td__tm_tail_cache(st->m),
-                   &lg);
-        rc = TD_OK;
-    }
-    rc = base_publish(b, buf, buf, &g, rc); /* takes buf over */
-    free(x);
-    return rc;
+    tok_log g;
+    uint8_t *buf;
+    int rc = base_make(st, c, TEXT_BLOCK,
+                       st->once ? __atomic_load_n(&st->m->tcache, __ATOMIC_ACQUIRE)
+                                : td__tm_tail_cache(st->m),
+                       0, &buf, &g);
+    return base_publish(b, buf, buf, &g, rc); /* takes buf over */
 }
 
 /* What round j (>= 1) does to the base: the rotation of each class and how
@@ -688,17 +699,11 @@ static void base_drop(text_base *b)
  * bytes past the prefix stay zero (round_block copies up to 32 past end). */
 static int base_prefix(const text_state *st, unsigned c, uint32_t stop, text_base *b)
 {
-    tok_log g = {.rot = td__tm_rot(st->m)};
-    tok_log *lg = &g;
-    text_scratch *x = calloc(1, sizeof *x);
-    uint8_t *buf = calloc(1, TEXT_BLOCK + TEXT_SLACK);
-    int rc = TD_ENOMEM;
-    if (g.rot && x && buf) {
-        gen_blocks(st, c, 1, &buf, x, stop, __atomic_load_n(&st->m->tcache, __ATOMIC_ACQUIRE), &lg);
-        if (!g.failed)
-            rc = TD_OK;
-    }
-    free(x);
+    tok_log g;
+    uint8_t *buf;
+    int rc = base_make(st, c, stop, __atomic_load_n(&st->m->tcache, __ATOMIC_ACQUIRE), 1, &buf, &g);
+    if (rc == TD_OK && g.failed)
+        rc = TD_ENOMEM;
     *b = (text_base){.ntok = g.ntok, .tok = g.tok, .tails = g.tails, .buf = buf};
     if (rc != TD_OK)
         base_drop(b);
