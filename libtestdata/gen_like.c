@@ -83,8 +83,8 @@ typedef struct doc_work {
     uint8_t *aside;   /* a document begun before the range (base_fill) */
 } doc_work;
 
-typedef struct like_state {
-    uint64_t k[4];
+/* What a profile's states share, made once per profile (like_tables). */
+typedef struct like_tab {
     uint32_t doc;
     uint32_t nx, xdist[TD_LIKE_NX], per[2];
     uint32_t same[TD_LIKE_NOC];
@@ -100,24 +100,29 @@ typedef struct like_state {
     uint8_t jmap[256];
     uint32_t *jw;                         /* [group][byte] -> weight >= 1 */
     uint32_t ndocs;                       /* documents per block: ceil(block / doc) */
-    td_dedup *dd;                         /* the sample's own duplicates, or NULL */
     uint8_t *mlbuf;
-    like_base *base;                      /* the documents' block that every block permutes */
     uint8_t cls[256];                     /* bytes of the permutations' classes, class by class */
     uint16_t cls_end[NCLASS];             /* end of each class in cls[] */
     td__like_translate_fn *translate;     /* the widest this CPU runs */
-    struct like_tables *tabs;             /* what owns lit_tab, jw and mlbuf */
+} like_tab;
+
+/* A stream's state: its key, its base block and dedup, and the tables. */
+typedef struct like_state {
+    const like_tab *t;         /* tabs->s */
+    uint64_t k[4];
+    like_base *base;           /* the documents' block that every block permutes */
+    td_dedup *dd;              /* the sample's own duplicates, or NULL */
+    struct like_tables *tabs;  /* what owns t, with its lit_tab, jw and mlbuf */
 } like_state;
 
-/* A profile's sampling tables: a like_state but for its key, base block
- * and dedup, which every state of the profile copies.  They take up to
- * about 1 MiB and 1-3 ms to make, far more than a small read costs, so
- * they are made once per profile (td_profile.tables) and counted: the
- * profile holds one reference and each state one, since a stream outlives
- * its options. */
+/* A profile's sampling tables, which every state of the profile points
+ * at.  They take up to about 1 MiB and 1-3 ms to make, far more than a
+ * small read costs, so they are made once per profile (td_profile.tables)
+ * and counted: the profile holds one reference and each state one, since a
+ * stream outlives its options. */
 typedef struct like_tables {
     _Atomic uint32_t refs;
-    like_state s;
+    like_tab s;
     /* base_fill's scratch, lent to one fill at a time (busy): its pages
      * stay faulted in from one state to the next, where fresh ones (about
      * 10 µs each in a VM) were most of a small read of a long document */
@@ -188,7 +193,7 @@ static int tables_new(const td__like_model *m, like_tables **out)
     if (!tb)
         return TD_ENOMEM;
     atomic_init(&tb->refs, 1);
-    like_state *st = &tb->s;
+    like_tab *st = &tb->s;
     st->doc = m->doc;
     st->ndocs = (TD_LIKE_BLOCK + m->doc - 1) / m->doc;
     st->nx = m->nx;
@@ -321,12 +326,12 @@ static int like_prepare(const td_options *o, void **state)
         return TD_EINVAL;
     if ((rc = tables_get(p, &tb)) != TD_OK)
         return rc;
-    st = malloc(sizeof *st);
+    st = calloc(1, sizeof *st);
     if (!st) {
         td__like_tables_unref(tb);
         return TD_ENOMEM;
     }
-    memcpy(st, &tb->s, sizeof *st);
+    st->t = &tb->s;
     st->tabs = tb;
     /* key = BLAKE2b-256(domain || u64le(seed) || profile digest) */
     {
@@ -429,10 +434,11 @@ static inline uint32_t recent_slot(uint32_t v, unsigned rb)
 static void gen_doc(const like_state *st, uint64_t j, uint8_t *out, uint32_t end, uint32_t lim,
                     doc_work *w)
 {
+    const like_tab *tab = st->t;
     const uint32_t L = lim;
     uint64_t s = td__wymix(st->k[0] ^ j, st->k[1] ^ TD_WY_P1) ^ st->k[2];
     uint32_t pos = 0, rep[3] = {0, 0, 0}, lastd = 0, pll = 0, pml = 0;
-    unsigned nrep = 0, rb = recent_bits(st->doc);
+    unsigned nrep = 0, rb = recent_bits(tab->doc);
     uint32_t *recent = w->recent, rins = 0; /* positions < rins are in recent[] */
     uint32_t *starts = w->starts, *below = w->below, nstarts = 0, filled = 0;
     int have_prev = 0;
@@ -444,27 +450,27 @@ static void gen_doc(const like_state *st, uint64_t j, uint8_t *out, uint32_t end
     const uint32_t tag = w->tag << 21;
     while (pos < end) {
         uint64_t r = like_rand(&s);
-        unsigned e = st->seq_tab[r & 4095];
+        unsigned e = tab->seq_tab[r & 4095];
         for (int t = 1; t < TD_LIKE_RETRY; t++) {
             unsigned oc0 = e >> 6, lc0 = e & 63;
             /* A repeat class needs its repeat offset (rep[i] != 0 exactly
              * when i < nrep). */
-            uint32_t need = st->need[oc0];
+            uint32_t need = tab->need[oc0];
             if (oc0 < TD_LIKE_OC_X && !rep[oc0])
                 need = INVALID;
-            if (need != INVALID && need <= pos + st->vbase[lc0])
+            if (need != INVALID && need <= pos + tab->vbase[lc0])
                 break;
             r = like_rand(&s);
-            e = st->seq_tab[r & 4095];
+            e = tab->seq_tab[r & 4095];
         }
         unsigned oc = e >> 6, lc = e & 63;
-        uint32_t ll = st->vbase[lc] + (uint32_t)((((r >> 12) & 0xfffff) * st->vspan[lc]) >> 20);
-        unsigned mc = st->ml_tab[oc][(r >> 32) & 4095];
-        uint32_t ml = TD_LIKE_MINMATCH + st->vbase[mc] + (uint32_t)((((r >> 44) & 0xfffff) * st->vspan[mc]) >> 20);
+        uint32_t ll = tab->vbase[lc] + (uint32_t)((((r >> 12) & 0xfffff) * tab->vspan[lc]) >> 20);
+        unsigned mc = tab->ml_tab[oc][(r >> 32) & 4095];
+        uint32_t ml = TD_LIKE_MINMATCH + tab->vbase[mc] + (uint32_t)((((r >> 44) & 0xfffff) * tab->vspan[mc]) >> 20);
         /* r2: distance in a bucket (bits 0-31), same lengths (32-47), pick (48-63). */
         uint64_t r2 = like_rand(&s);
         {
-            int same = have_prev & (((r2 >> 32) & 0xffff) < st->same[oc]);
+            int same = have_prev & (((r2 >> 32) & 0xffff) < tab->same[oc]);
             ll = sel32(same, pll, ll);
             ml = sel32(same, pml, ml);
         }
@@ -477,10 +483,10 @@ static void gen_doc(const like_state *st, uint64_t j, uint8_t *out, uint32_t end
             dist = oc < nrep ? rep[oc] : INVALID;
             rp = (int)oc;
         } else if (oc < TD_LIKE_OC_B) {
-            dist = st->xdist[oc - TD_LIKE_OC_X];
+            dist = tab->xdist[oc - TD_LIKE_OC_X];
         } else {
             unsigned b = oc - TD_LIKE_OC_B;
-            dist = st->vbase[b] + (uint32_t)(((r2 & 0xffffffff) * st->vspan[b]) >> 32);
+            dist = tab->vbase[b] + (uint32_t)(((r2 & 0xffffffff) * tab->vspan[b]) >> 32);
             if (!dist)
                 dist = 1;
         }
@@ -497,7 +503,7 @@ static void gen_doc(const like_state *st, uint64_t j, uint8_t *out, uint32_t end
         int phrase = 0;
         if (oc >= TD_LIKE_OC_B) {
             unsigned b = oc - TD_LIKE_OC_B;
-            uint32_t span = st->vspan[b], base = st->vbase[b], at = pos + ll;
+            uint32_t span = tab->vspan[b], base = tab->vbase[b], at = pos + ll;
             uint64_t rc = like_rand(&s);
             /* Half the copies at a distance from a bucket (bit 63 of rc,
              * which the candidates leave unused) start where an earlier
@@ -534,13 +540,13 @@ static void gen_doc(const like_state *st, uint64_t j, uint8_t *out, uint32_t end
             /* The first literal after a match (never in the uniform path). */
             unsigned bin = td__like_bin(pos);
             uint64_t rr = like_rand(&s);
-            unsigned cat = st->cat_tab[bin][1][(rr >> 40) & 4095];
-            uint32_t cd = cat < 3 ? rep[cat] : cat < 5 ? st->per[cat - 3] : 0;
+            unsigned cat = tab->cat_tab[bin][1][(rr >> 40) & 4095];
+            uint32_t cd = cat < 3 ? rep[cat] : cat < 5 ? tab->per[cat - 3] : 0;
             uint8_t b;
             if (cat < 5 && cd && cd <= pos && out[pos - cd] != out[pos - lastd]) {
                 b = out[pos - cd];
             } else {
-                const uint8_t *lt = st->lit_ctx[bin][out[pos - 1]];
+                const uint8_t *lt = tab->lit_ctx[bin][out[pos - 1]];
                 b = lt[rr & 4095];
                 /* The byte after a match never extends it (the parse
                  * would have taken the longer match). */
@@ -559,12 +565,12 @@ static void gen_doc(const like_state *st, uint64_t j, uint8_t *out, uint32_t end
          * category's distance is looked up, not branched on (cd = 0 for
          * "fresh"), and the previous byte stays in a register: the chain
          * from one literal to the next is two loads and a select. */
-        uint32_t cdv[TD_LIKE_NCAT] = {rep[0], rep[1], rep[2], st->per[0], st->per[1], 0};
+        uint32_t cdv[TD_LIKE_NCAT] = {rep[0], rep[1], rep[2], tab->per[0], tab->per[1], 0};
         while (k < ll) {
             unsigned bin = td__like_bin(pos);
             uint32_t n = TD_MIN(ll - k, td__like_bin_end(bin) - pos);
             k += n;
-            if (st->uniform[bin]) {
+            if (tab->uniform[bin]) {
                 /* Eight uniform bytes per draw, little-endian. */
                 for (; n && nraw; n--, nraw--, raw >>= 8)
                     out[pos++] = (uint8_t)raw;
@@ -578,8 +584,8 @@ static void gen_doc(const like_state *st, uint64_t j, uint8_t *out, uint32_t end
                 }
                 continue;
             }
-            const uint8_t *ct = st->cat_tab[bin][0];
-            const uint8_t *const *lx = st->lit_ctx[bin];
+            const uint8_t *ct = tab->cat_tab[bin][0];
+            const uint8_t *const *lx = tab->lit_ctx[bin];
             if (pos == 0) {
                 uint64_t rr = like_rand(&s);
                 out[pos++] = lx[0][rr & 4095];
@@ -605,7 +611,7 @@ static void gen_doc(const like_state *st, uint64_t j, uint8_t *out, uint32_t end
             dist = pdist;
         else if (oc >= TD_LIKE_OC_B && dist <= pos) {
             uint64_t wt[TD_LIKE_CAND], W = 0;
-            const uint32_t *jw = st->jw + (size_t)st->jmap[out[pos - 1]] * 256;
+            const uint32_t *jw = tab->jw + (size_t)tab->jmap[out[pos - 1]] * 256;
             for (int c = 0; c < TD_LIKE_CAND; c++) {
                 wt[c] = cand[c] <= pos ? jw[out[pos - cand[c]]] : 0;
                 W += wt[c];
@@ -717,7 +723,8 @@ static int work_alloc(doc_work *w, uint32_t L, int aside)
  * old ones).  The scratch is the profile's when no other fill holds it. */
 static int base_fill(const like_state *st, uint8_t *buf, uint32_t from, uint32_t to)
 {
-    const uint32_t L = st->doc;
+    const like_tab *tab = st->t;
+    const uint32_t L = tab->doc;
     like_tables *tb = st->tabs;
     doc_work own = {0}, *w = &own;
     int lent = !atomic_exchange_explicit(&tb->busy, 1, memory_order_acquire);
@@ -761,18 +768,19 @@ static int base_need(const like_state *st, uint32_t end)
  * by Fisher-Yates, from its top. */
 static void block_perm(const like_state *st, uint64_t bi, uint8_t p[256])
 {
+    const like_tab *tab = st->t;
     uint64_t s = td__wymix(st->k[3] ^ bi, st->k[0] ^ TD_WY_P1);
     uint8_t v[256];
-    memcpy(v, st->cls, 256);
-    for (unsigned c = 0, lo = 0; c < NCLASS; lo = st->cls_end[c++])
-        for (unsigned i = st->cls_end[c] - 1u; i > lo; i--) {
+    memcpy(v, tab->cls, 256);
+    for (unsigned c = 0, lo = 0; c < NCLASS; lo = tab->cls_end[c++])
+        for (unsigned i = tab->cls_end[c] - 1u; i > lo; i--) {
             unsigned j = lo + (unsigned)(((like_rand(&s) >> 32) * (i - lo + 1)) >> 32);
             uint8_t t = v[i];
             v[i] = v[j];
             v[j] = t;
         }
     for (unsigned t = 0; t < 256; t++)
-        p[st->cls[t]] = v[t];
+        p[tab->cls[t]] = v[t];
 }
 
 /* out[i] = p[in[i]] for i < n: the block's permutation applied.  The
@@ -864,7 +872,7 @@ static int docs_fill(const void *state, uint64_t offset, uint8_t *buf, size_t le
         if (rc != TD_OK)
             return rc;
         block_perm(st, bi, p);
-        st->translate(p, st->base->buf + at, buf, n);
+        st->t->translate(p, st->base->buf + at, buf, n);
         buf += n;
         len -= n;
         offset += n;
