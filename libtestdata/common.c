@@ -275,7 +275,9 @@ static void once_wait(td_once *o, uint32_t seen, unsigned *n)
     }
 #ifdef __linux__
     struct timespec ts = {0, 1000000};
+    atomic_fetch_add(&o->sleepers, 1);
     syscall(SYS_futex, (uint32_t *)&o->ready, FUTEX_WAIT_PRIVATE, seen, &ts, NULL, 0);
+    atomic_fetch_sub(&o->sleepers, 1);
 #else
     (void)o;
     (void)seen;
@@ -320,6 +322,9 @@ void td__once_done(td_once *o, uint32_t ready)
         atomic_store(&o->ready, ready);
     atomic_store(&o->owner, 0);
 #ifdef __linux__
-    syscall(SYS_futex, (uint32_t *)&o->ready, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+    /* A sleeper counted after this load sleeps on a ready that has already
+     * changed, so it does not sleep, or (nothing made) for 1 ms at most. */
+    if (atomic_load(&o->sleepers))
+        syscall(SYS_futex, (uint32_t *)&o->ready, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
 #endif
 }

@@ -218,6 +218,7 @@ static inline uint64_t td__load64le(const uint8_t *p)
 typedef struct td_once {
     _Atomic uint64_t owner; /* 0: nobody */
     _Atomic uint32_t ready;
+    _Atomic uint32_t sleepers; /* threads asleep on ready, or about to be */
 } td_once;
 
 /* 1 if the caller now owns o and o->ready < need: it makes more, then

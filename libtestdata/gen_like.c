@@ -354,6 +354,7 @@ static int like_prepare(const td_options *o, void **state)
     }
     atomic_init(&st->base->once.owner, 0);
     atomic_init(&st->base->once.ready, 0);
+    atomic_init(&st->base->once.sleepers, 0);
     if (p->m.dedup > 65536) {
         uint8_t k[32];
         td__derive_key("libtestdata/like/dedup/1", o->seed, k);
