@@ -625,18 +625,16 @@ int td__output_openat(td_output **out, int dirfd, const char *dirpath, const cha
             for (int k = 0; k < nkeep && !kept; k++)
                 kept = td__file_id_eq(keep[k], id);
             struct stat d;
-            if (!kept && st.st_uid != geteuid() &&
-                (fstat(dirfd, &d) != 0 || !sticky_allows(&d, &st))) {
-                free(path);
-                errno = EACCES;
-                return TD_EIO;
-            }
-            if (kept) {
-                free(path);
+            if (kept) /* an input, or not a regular file: never written */
                 errno = EEXIST;
+            else if (st.st_uid != geteuid() && (fstat(dirfd, &d) != 0 || !sticky_allows(&d, &st)))
+                errno = EACCES;
+            else
+                replaces = 1;
+            if (!replaces) {
+                free(path);
                 return TD_EIO;
             }
-            replaces = 1;
         } else if (errno != ENOENT) {
             free(path);
             return TD_EIO;
