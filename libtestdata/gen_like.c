@@ -108,11 +108,10 @@ typedef struct like_tab {
 
 /* A stream's state: its key, its base block and dedup, and the tables. */
 typedef struct like_state {
-    const like_tab *t;         /* tabs->s */
     uint64_t k[4];
     like_base *base;           /* the documents' block that every block permutes */
     td_dedup *dd;              /* the sample's own duplicates, or NULL */
-    struct like_tables *tabs;  /* what owns t, with its lit_tab, jw and mlbuf */
+    struct like_tables *tabs;  /* the profile's tables (tab_of), with their lit_tab, jw, mlbuf */
 } like_state;
 
 /* A profile's sampling tables, which every state of the profile points
@@ -129,6 +128,11 @@ typedef struct like_tables {
     _Atomic int busy;
     doc_work work;
 } like_tables;
+
+static inline const like_tab *tab_of(const like_state *st)
+{
+    return &st->tabs->s;
+}
 
 static void work_free(doc_work *w)
 {
@@ -193,30 +197,30 @@ static int tables_new(const td__like_model *m, like_tables **out)
     if (!tb)
         return TD_ENOMEM;
     atomic_init(&tb->refs, 1);
-    like_tab *st = &tb->s;
-    st->doc = m->doc;
-    st->ndocs = (TD_LIKE_BLOCK + m->doc - 1) / m->doc;
-    st->nx = m->nx;
-    memcpy(st->xdist, m->xdist, sizeof st->xdist);
-    memcpy(st->per, m->per, sizeof st->per);
-    memcpy(st->same, m->same, sizeof st->same);
+    like_tab *lt = &tb->s;
+    lt->doc = m->doc;
+    lt->ndocs = (TD_LIKE_BLOCK + m->doc - 1) / m->doc;
+    lt->nx = m->nx;
+    memcpy(lt->xdist, m->xdist, sizeof lt->xdist);
+    memcpy(lt->per, m->per, sizeof lt->per);
+    memcpy(lt->same, m->same, sizeof lt->same);
     for (unsigned c = 0; c < TD_LIKE_NVC; c++) {
-        st->vbase[c] = td__like_vbase(c);
-        st->vspan[c] = td__like_vspan(c);
+        lt->vbase[c] = td__like_vbase(c);
+        lt->vspan[c] = td__like_vspan(c);
     }
     for (unsigned oc = 0; oc < TD_LIKE_NOC; oc++)
-        st->need[oc] = oc < TD_LIKE_OC_X ? 0 : oc < TD_LIKE_OC_B ? m->xdist[oc - TD_LIKE_OC_X] : td__like_vbase(oc - TD_LIKE_OC_B);
+        lt->need[oc] = oc < TD_LIKE_OC_X ? 0 : oc < TD_LIKE_OC_B ? m->xdist[oc - TD_LIKE_OC_X] : td__like_vbase(oc - TD_LIKE_OC_B);
     rc = td__like_slots(&m->seq[0][0], TD_LIKE_NOC * TD_LIKE_NVC, t);
     if (rc != TD_OK)
         goto fail;
     for (unsigned i = 0; i < TD_LIKE_SLOTS; i++)
-        st->seq_tab[i] = (uint16_t)(((t[i] / TD_LIKE_NVC) << 6) | (t[i] % TD_LIKE_NVC));
+        lt->seq_tab[i] = (uint16_t)(((t[i] / TD_LIKE_NVC) << 6) | (t[i] % TD_LIKE_NVC));
     {
         unsigned used = 0;
         for (unsigned oc = 0; oc < TD_LIKE_NOC; oc++)
             used += td__like_sum(m->seq[oc], TD_LIKE_NVC) != 0;
-        st->mlbuf = malloc((size_t)(used ? used : 1) * TD_LIKE_SLOTS);
-        if (!st->mlbuf) {
+        lt->mlbuf = malloc((size_t)(used ? used : 1) * TD_LIKE_SLOTS);
+        if (!lt->mlbuf) {
             rc = TD_ENOMEM;
             goto fail;
         }
@@ -227,28 +231,28 @@ static int tables_new(const td__like_model *m, like_tables **out)
             rc = td__like_slots(m->ml[oc], TD_LIKE_NVC, t);
             if (rc != TD_OK)
                 goto fail;
-            st->ml_tab[oc] = st->mlbuf + (size_t)used++ * TD_LIKE_SLOTS;
+            lt->ml_tab[oc] = lt->mlbuf + (size_t)used++ * TD_LIKE_SLOTS;
             for (unsigned i = 0; i < TD_LIKE_SLOTS; i++)
-                st->ml_tab[oc][i] = (uint8_t)t[i];
+                lt->ml_tab[oc][i] = (uint8_t)t[i];
         }
     }
     for (unsigned bin = 0; bin < TD_LIKE_NBINS; bin++) {
         for (unsigned f = 0; f < 2; f++) {
             if (!td__like_sum(m->cat[bin][f], TD_LIKE_NCAT)) {
-                memset(st->cat_tab[bin][f], TD_LIKE_NCAT - 1, TD_LIKE_SLOTS);
+                memset(lt->cat_tab[bin][f], TD_LIKE_NCAT - 1, TD_LIKE_SLOTS);
                 continue;
             }
             rc = td__like_slots(m->cat[bin][f], TD_LIKE_NCAT, t);
             if (rc != TD_OK)
                 goto fail;
             for (unsigned i = 0; i < TD_LIKE_SLOTS; i++)
-                st->cat_tab[bin][f][i] = (uint8_t)t[i];
+                lt->cat_tab[bin][f][i] = (uint8_t)t[i];
         }
-        rc = ctx_tables(&m->lit[bin], st->lmap[bin], &st->lit_tab[bin]);
+        rc = ctx_tables(&m->lit[bin], lt->lmap[bin], &lt->lit_tab[bin]);
         if (rc != TD_OK)
             goto fail;
         for (unsigned b = 0; b < 256; b++)
-            st->lit_ctx[bin][b] = st->lit_tab[bin] + (size_t)st->lmap[bin][b] * TD_LIKE_SLOTS;
+            lt->lit_ctx[bin][b] = lt->lit_tab[bin] + (size_t)lt->lmap[bin][b] * TD_LIKE_SLOTS;
         /* Uniform: one group, all 256 counts equal, categories all fresh. */
         int u = m->lit[bin].ngroups == 1;
         for (int b = 1; b < 256 && u; b++)
@@ -256,32 +260,32 @@ static int tables_new(const td__like_model *m, like_tables **out)
         for (unsigned f = 0; f < 2 && u; f++)
             for (unsigned c = 0; c + 1 < TD_LIKE_NCAT; c++)
                 u &= m->cat[bin][f][c] == 0;
-        st->uniform[bin] = (uint8_t)u;
+        lt->uniform[bin] = (uint8_t)u;
     }
-    memcpy(st->jmap, m->jun.map, 256);
-    st->jw = malloc((size_t)m->jun.ngroups * 256 * sizeof *st->jw);
-    if (!st->jw) {
+    memcpy(lt->jmap, m->jun.map, 256);
+    lt->jw = malloc((size_t)m->jun.ngroups * 256 * sizeof *lt->jw);
+    if (!lt->jw) {
         rc = TD_ENOMEM;
         goto fail;
     }
     for (unsigned g = 0; g < m->jun.ngroups; g++) {
         uint64_t T = td__like_sum(m->jun.cnt[g], 256);
         for (int b = 0; b < 256; b++)
-            st->jw[g * 256 + b] = (uint32_t)((uint64_t)m->jun.cnt[g][b] * 65536 / T) + 1;
+            lt->jw[g * 256 + b] = (uint32_t)((uint64_t)m->jun.cnt[g][b] * 65536 / T) + 1;
     }
     {
         unsigned n = 0;
         for (unsigned c = 0; c < NCLASS; c++) {
             for (unsigned b = 0; b < 256; b++)
                 if (byte_class(b) == c)
-                    st->cls[n++] = (uint8_t)b;
-            st->cls_end[c] = (uint16_t)n;
+                    lt->cls[n++] = (uint8_t)b;
+            lt->cls_end[c] = (uint16_t)n;
         }
     }
     {
         td__like_translate_fn *fn[3];
         td__like_translators(fn);
-        st->translate = fn[0];
+        lt->translate = fn[0];
     }
     *out = tb;
     return TD_OK;
@@ -331,7 +335,6 @@ static int like_prepare(const td_options *o, void **state)
         td__like_tables_unref(tb);
         return TD_ENOMEM;
     }
-    st->t = &tb->s;
     st->tabs = tb;
     /* key = BLAKE2b-256(domain || u64le(seed) || profile digest) */
     {
@@ -435,7 +438,7 @@ static inline uint32_t recent_slot(uint32_t v, unsigned rb)
 static void gen_doc(const like_state *st, uint64_t j, uint8_t *out, uint32_t end, uint32_t lim,
                     doc_work *w)
 {
-    const like_tab *tab = st->t;
+    const like_tab *tab = tab_of(st);
     const uint32_t L = lim;
     uint64_t s = td__wymix(st->k[0] ^ j, st->k[1] ^ TD_WY_P1) ^ st->k[2];
     uint32_t pos = 0, rep[3] = {0, 0, 0}, lastd = 0, pll = 0, pml = 0;
@@ -724,7 +727,7 @@ static int work_alloc(doc_work *w, uint32_t L, int aside)
  * old ones).  The scratch is the profile's when no other fill holds it. */
 static int base_fill(const like_state *st, uint8_t *buf, uint32_t from, uint32_t to)
 {
-    const like_tab *tab = st->t;
+    const like_tab *tab = tab_of(st);
     const uint32_t L = tab->doc;
     like_tables *tb = st->tabs;
     doc_work own = {0}, *w = &own;
@@ -769,7 +772,7 @@ static int base_need(const like_state *st, uint32_t end)
  * by Fisher-Yates, from its top. */
 static void block_perm(const like_state *st, uint64_t bi, uint8_t p[256])
 {
-    const like_tab *tab = st->t;
+    const like_tab *tab = tab_of(st);
     uint64_t s = td__wymix(st->k[3] ^ bi, st->k[0] ^ TD_WY_P1);
     uint8_t v[256];
     memcpy(v, tab->cls, 256);
@@ -873,7 +876,7 @@ static int docs_fill(const void *state, uint64_t offset, uint8_t *buf, size_t le
         if (rc != TD_OK)
             return rc;
         block_perm(st, bi, p);
-        st->t->translate(p, st->base->buf + at, buf, n);
+        tab_of(st)->translate(p, st->base->buf + at, buf, n);
         buf += n;
         len -= n;
         offset += n;

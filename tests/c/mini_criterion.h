@@ -24,7 +24,7 @@
 
 /* The Test() attributes the suites use, with Criterion's names. */
 typedef struct mc_attr {
-    int unused_;
+    int unused_; /* so that Test() without attributes expands to {0} */
     void (*init)(void), (*fini)(void);
     int disabled;
     double timeout; /* not enforced: CTest's own timeout applies */
