@@ -1073,7 +1073,7 @@ int td__tm_load(td_model **out, const void *buf, size_t len, int flags)
     if (rc != TD_OK)
         return rc;
     uint8_t h[32];
-    if (flags & TM_LOAD_TRUSTED) {
+    if (flags & (TM_LOAD_TRUSTED | TM_LOAD_BUILTIN)) {
         memcpy(h, b + 24, 32);
     } else {
         crypto_generichash(h, 32, b + TM_HEADER, (unsigned long long)plen, NULL, 0);
@@ -1087,7 +1087,7 @@ int td__tm_load(td_model **out, const void *buf, size_t len, int flags)
         return TD_ENOMEM;
     m->refs = 1;
     m->builtin = (flags & TM_LOAD_BUILTIN) != 0;
-    if (flags & TM_LOAD_OWN) {
+    if (flags & (TM_LOAD_OWN | TM_LOAD_BUILTIN)) {
         m->data = (uint8_t *)(uintptr_t)buf;
     } else {
         m->data = malloc(len);
@@ -1336,7 +1336,7 @@ fail:
     free(L.cnt);
     free(tmpv);
     free(tmpc);
-    if (m && (flags & TM_LOAD_OWN))
+    if (m && (flags & (TM_LOAD_OWN | TM_LOAD_BUILTIN)))
         m->data = NULL; /* still the caller's */
     model_free(m);
     return rc;
@@ -1466,7 +1466,8 @@ const td_model *td_model_builtin(void)
     td_model *expect = NULL;
     if (!__atomic_compare_exchange_n(&builtin_model, &expect, m, 0, __ATOMIC_ACQ_REL,
                                      __ATOMIC_ACQUIRE)) {
-        m->builtin = 0; /* another thread won: free ours */
+        m->builtin = 0; /* another thread won: free ours, not the array */
+        m->data = NULL;
         model_free(m);
         return expect;
     }
