@@ -62,13 +62,15 @@ static unsigned byte_class(unsigned b)
     return b < 0xc0 ? 10 : b < 0xe0 ? 11 : b < 0xf0 ? 12 : 13;
 }
 
-/* The base block (block 0's documents), made as far as it has been read, so
- * that reading a few bytes does not pay for a whole block of documents:
- * bytes [0, once.ready) are final and never written again; one thread at a
- * time makes more (td_once). */
+/* The base block (block 0's documents), each document made as far as it
+ * has been read, so that reading a few bytes does not pay for a whole block
+ * of documents, nor a read deep in the block for the documents before it:
+ * bytes [0, doc[d].ready) of document d (at buf + d * doc length) are final
+ * and never written again; one thread at a time makes more of it
+ * (td_once). */
 typedef struct like_base {
-    td_once once;
-    uint8_t buf[];
+    uint8_t *buf; /* TD_LIKE_BLOCK bytes, after doc[] */
+    td_once doc[];
 } like_base;
 
 /* Scratch of the documents of base_fill: the table of recent 4-byte
@@ -350,14 +352,18 @@ static int like_prepare(const td_options *o, void **state)
         for (int i = 0; i < 4; i++)
             st->k[i] = td__load64le(key + 8 * i);
     }
-    st->base = malloc(sizeof *st->base + TD_LIKE_BLOCK);
+    size_t head = (sizeof *st->base + tb->s.ndocs * sizeof st->base->doc[0] + 63) / 64 * 64;
+    st->base = malloc(head + TD_LIKE_BLOCK);
     if (!st->base) {
         rc = TD_ENOMEM;
         goto fail;
     }
-    atomic_init(&st->base->once.owner, 0);
-    atomic_init(&st->base->once.ready, 0);
-    atomic_init(&st->base->once.sleepers, 0);
+    st->base->buf = (uint8_t *)st->base + head;
+    for (uint32_t d = 0; d < tb->s.ndocs; d++) {
+        atomic_init(&st->base->doc[d].owner, 0);
+        atomic_init(&st->base->doc[d].ready, 0);
+        atomic_init(&st->base->doc[d].sleepers, 0);
+    }
     if (p->m.dedup > 65536) {
         uint8_t k[32];
         td__derive_key("libtestdata/like/dedup/1", o->seed, k);
@@ -751,21 +757,33 @@ static int base_fill(const like_state *st, uint8_t *buf, uint32_t from, uint32_t
     return rc;
 }
 
-/* Makes the base block final up to at least end. */
-static int base_need(const like_state *st, uint32_t end)
+/* Makes bytes [from, end) of the base block final: each document they
+ * touch, as far as they reach into it. */
+static int base_need(const like_state *st, uint32_t from, uint32_t end)
 {
     like_base *b = st->base;
-    if (atomic_load_explicit(&b->once.ready, memory_order_acquire) >= end ||
-        !td__once_take(&b->once, end, 1))
-        return TD_OK;
-    uint32_t ready = atomic_load(&b->once.ready);
-    /* at least doubled, so reads that grow by small steps cost O(total);
-     * a first read makes 16 KiB, not a whole document, as small reads
-     * (td_fill of 4 KiB, dedup's pieces) need little */
-    uint32_t to = TD_MIN(TD_LIKE_BLOCK, TD_MAX(end, TD_MAX(2 * ready, 16384u)));
-    int rc = base_fill(st, b->buf, ready, to);
-    td__once_done(&b->once, rc == TD_OK ? to : 0);
-    return rc;
+    const uint32_t L = tab_of(st)->doc;
+    for (uint32_t d = from / L, at = d * L; at < end; d++, at += L) {
+        td_once *o = &b->doc[d];
+        uint32_t lim = TD_MIN(L, TD_LIKE_BLOCK - at), need = TD_MIN(lim, end - at);
+        if (atomic_load_explicit(&o->ready, memory_order_acquire) >= need ||
+            !td__once_take(o, need, 1))
+            continue;
+        uint32_t ready = atomic_load(&o->ready);
+        /* A first read of a document makes what it needs, at least 16 KiB:
+         * a one-shot read (td_fill of 4 KiB, dedup's pieces) needs little.
+         * A second makes the rest, as does a first one after a whole
+         * document (a reader going forward): a document is then made at
+         * most once more than whole, however a stream reads it. */
+        uint32_t to = ready ? lim : TD_MIN(lim, TD_MAX(need, 16384u));
+        if (d && atomic_load_explicit(&b->doc[d - 1].ready, memory_order_relaxed) == L)
+            to = lim;
+        int rc = base_fill(st, b->buf, at + ready, at + to);
+        td__once_done(o, rc == TD_OK ? to : 0);
+        if (rc != TD_OK)
+            return rc;
+    }
+    return TD_OK;
 }
 
 /* The byte permutation of block bi: each class of byte_class() shuffled
@@ -872,7 +890,7 @@ static int docs_fill(const void *state, uint64_t offset, uint8_t *buf, size_t le
         uint64_t bi = offset / TD_LIKE_BLOCK;
         uint32_t at = (uint32_t)(offset % TD_LIKE_BLOCK);
         size_t n = TD_MIN((size_t)(TD_LIKE_BLOCK - at), len);
-        int rc = base_need(st, at + (uint32_t)n);
+        int rc = base_need(st, at, at + (uint32_t)n);
         if (rc != TD_OK)
             return rc;
         block_perm(st, bi, p);

@@ -928,6 +928,66 @@ Test(like, tables_shared_between_states)
     }
 }
 
+/* The base block's documents are made on demand, each as far as it is read
+ * (base_need): reads that touch a document first deep in the block, then
+ * a second time, then after a whole document, and threads that make the
+ * documents of one state at once, all give the bytes of one sequential
+ * read.  source has six documents per block, html nine. */
+Test(like, documents_made_on_demand)
+{
+    const char *names[] = {"source", "html"};
+    const size_t n = 3u << 20;
+    uint8_t *ref = malloc(n), *b = malloc(n);
+    cr_assert(ref && b);
+    for (unsigned k = 0; k < 2; k++) {
+        td_options o = like_opts(names[k], 11);
+        const uint32_t L = o.profile->m.doc;
+        td_stream *s;
+        size_t got;
+        cr_assert_lt(L, TD_LIKE_BLOCK / 4, "%s: several documents per block", names[k]);
+        cr_assert_eq(td_stream_open(&s, TD_LIKE, n, &o), TD_OK);
+        for (size_t at = 0; at < n; at += got)
+            cr_assert_eq(td_stream_read(s, ref + at, 65536, &got), TD_OK);
+        td_stream_free(s);
+        /* one stream: the last document first, a read of two documents
+         * from the end of one, the same documents again, then backwards */
+        const uint64_t at[] = {TD_LIKE_BLOCK - 100, 3 * L - 50, 3 * L + 20000, 2 * L + 5,
+                               TD_LIKE_BLOCK + 3 * L - 7, L - 1, 5, 2 * TD_LIKE_BLOCK + L + 9};
+        cr_assert_eq(td_stream_open(&s, TD_LIKE, n, &o), TD_OK);
+        for (size_t i = 0; i < sizeof at / sizeof at[0]; i++) {
+            size_t len = TD_MIN((size_t)(n - at[i]), (size_t)(i % 2 ? 150000 : 300));
+            cr_assert_eq(td_stream_seek(s, at[i]), TD_OK);
+            cr_assert_eq(td_stream_read(s, b, len, &got), TD_OK);
+            cr_assert_eq(got, len);
+            cr_assert(memcmp(b, ref + at[i], len) == 0, "%s: read %zu at %llu", names[k], i,
+                      (unsigned long long)at[i]);
+        }
+        td_stream_free(s);
+        /* one-shot reads, deepest document first; between them, a whole
+         * block of another seed, so that a base block's memory used again
+         * holds other bytes than the one read */
+        td_options other = like_opts(names[k], 12);
+        for (uint64_t off = TD_LIKE_BLOCK + TD_LIKE_BLOCK - 4096; off > TD_LIKE_BLOCK; off -= L / 2) {
+            cr_assert_eq(td_fill(TD_LIKE, &other, 0, b, TD_LIKE_BLOCK), TD_OK);
+            cr_assert_eq(td_fill(TD_LIKE, &o, off, b, 4096), TD_OK);
+            cr_assert(memcmp(b, ref + off, 4096) == 0, "%s: one-shot at %llu", names[k],
+                      (unsigned long long)off);
+        }
+        /* threads make one state's documents at once: a fill's threads
+         * each read another block, from a document deep in the first */
+        for (uint32_t th = 2; th <= 4; th++) {
+            td_options ot = o;
+            ot.threads = th;
+            uint64_t from = 3 * L + 17 * th;
+            memset(b, 0, n);
+            cr_assert_eq(td_fill(TD_LIKE, &ot, from, b, n - from), TD_OK);
+            cr_assert(memcmp(b, ref + from, n - from) == 0, "%s: %u threads", names[k], th);
+        }
+    }
+    free(ref);
+    free(b);
+}
+
 /* The bytes never depend on what the caller's buffer held: a copy from
  * closer than 4 bytes looks past the bytes made so far (found by valgrind
  * over the fuzz_parse corpus). */
