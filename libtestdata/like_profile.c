@@ -164,32 +164,47 @@ done:
     *len = need;
 }
 
+/* The hash chains of lz_parse, for regions of up to n bytes: made once for
+ * all the regions of a sample, on huge pages (td__alloc_large: in a VM the
+ * 4 KiB pages of these 5 MiB were most of profiling 1 MiB). */
+typedef struct lz_scratch {
+    uint32_t *off, *top, *chain;
+} lz_scratch;
+
+static int lz_scratch_new(lz_scratch *z, uint32_t n)
+{
+    z->off = td__alloc_large(sizeof(uint32_t) * (((size_t)1 << HBITS) + 1));
+    z->top = td__alloc_large(sizeof(uint32_t) << HBITS);
+    z->chain = td__alloc_large(sizeof(uint32_t) * ((size_t)n + 1));
+    return z->off && z->top && z->chain ? TD_OK : TD_ENOMEM;
+}
+
+static void lz_scratch_free(lz_scratch *z)
+{
+    free(z->off);
+    free(z->top);
+    free(z->chain);
+}
+
 /* Longest-match lazy parse of buf[0..n): matches of >= 4 bytes found through
  * hash chains (32 candidates) and the three repeat offsets, one step of lazy
  * evaluation, extended backwards into the pending literals.  Repeat
  * offsets start unset (the generator starts each document the same way). */
-static int lz_parse(const uint8_t *buf, uint32_t n, pseq **out, size_t *nout)
+static int lz_parse(const lz_scratch *z, const uint8_t *buf, uint32_t n, pseq **out, size_t *nout)
 {
     /* The positions of hash h, in order, are chain[off[h] .. off[h + 1]),
      * placed before the parse; those inserted so far (the parse's hash
      * chain) are chain[off[h] .. top[h]). */
-    uint32_t *off = malloc(sizeof(uint32_t) * (((size_t)1 << HBITS) + 1));
-    uint32_t *top = malloc(sizeof(uint32_t) << HBITS);
-    uint32_t *chain = malloc(sizeof(uint32_t) * ((size_t)n + 1));
-    pseq *s = malloc(sizeof(pseq) * ((size_t)n / 4 + 2));
+    uint32_t *off = z->off, *top = z->top, *chain = z->chain;
+    pseq *s = td__alloc_large(sizeof(pseq) * ((size_t)n / 4 + 2));
     uint32_t rep[3] = {0, 0, 0}, i = 0, anchor = 0, ins = 0;
     uint32_t lazy_at = UINT32_MAX, lazy_len = 0, lazy_dist = 0; /* the last lazy step's chain walk */
     unsigned nrep = 0;
     size_t ns = 0;
     const uint8_t *end = buf + n;
 
-    if (!off || !top || !chain || !s) {
-        free(off);
-        free(top);
-        free(chain);
-        free(s);
+    if (!s)
         return TD_ENOMEM;
-    }
     memset(off, 0, sizeof(uint32_t) * (((size_t)1 << HBITS) + 1));
     for (uint32_t p = 0; p + 4 <= n; p++)
         off[h4(buf + p) + 1]++;
@@ -280,9 +295,6 @@ static int lz_parse(const uint8_t *buf, uint32_t n, pseq **out, size_t *nout)
 #undef INSERT_UPTO
 #undef WALK
     s[ns++] = (pseq){n - anchor, 0, 0, -1};
-    free(off);
-    free(top);
-    free(chain);
     *out = s;
     *nout = ns;
     return TD_OK;
@@ -404,7 +416,7 @@ int td_profile_builder_new(td_profile_builder **out, const td_profile_options *o
             b->hint_regions = nreg;
     }
     b->r = calloc((size_t)b->max_regions, sizeof *b->r);
-    b->cur = malloc(REGION);
+    b->cur = td__alloc_large(REGION);
     if (!b->r || !b->cur) {
         td_profile_builder_free(b);
         return TD_ENOMEM;
@@ -712,24 +724,25 @@ static void period_counts(const uint8_t *buf, const pseq *s, size_t ns, const ui
 static int build_model(td_profile_builder *b, td_profile *p, td__json_out *json)
 {
     td__like_model *m = &p->m;
-    acc *a = calloc(1, sizeof *a);
+    acc *a = td__calloc_large(sizeof *a);
     uint32_t maxlen = 0;
     for (size_t i = 0; i < b->nr; i++)
         if (b->r[i].len > maxlen)
             maxlen = b->r[i].len;
-    uint32_t *dh = calloc((size_t)maxlen + 1, sizeof *dh); /* uses of each distance */
+    uint32_t *dh = td__calloc_large(((size_t)maxlen + 1) * sizeof *dh); /* uses of each distance */
     pseq **ps = calloc(b->nr ? b->nr : 1, sizeof *ps);
     size_t *nps = calloc(b->nr ? b->nr : 1, sizeof *nps);
+    lz_scratch z = {0};
     uint64_t nm = 0;
     int rc = TD_ENOMEM;
 
-    if (!a || !dh || !ps || !nps)
+    if (!a || !dh || !ps || !nps || lz_scratch_new(&z, maxlen) != TD_OK)
         goto out;
     m->doc = maxlen < TD_LIKE_DOC_MIN ? TD_LIKE_DOC_MIN : maxlen;
 
     /* 1. Parse every region; histogram of explicit distances. */
     for (size_t i = 0; i < b->nr; i++) {
-        rc = lz_parse(b->r[i].buf, b->r[i].len, &ps[i], &nps[i]);
+        rc = lz_parse(&z, b->r[i].buf, b->r[i].len, &ps[i], &nps[i]);
         if (rc != TD_OK)
             goto out;
         for (size_t k = 0; k < nps[i]; k++)
@@ -957,6 +970,7 @@ out:
     free(nps);
     free(dh);
     free(a);
+    lz_scratch_free(&z);
     return rc;
 }
 
@@ -967,7 +981,7 @@ int td_profile_builder_update_fd(td_profile_builder *b, int fd)
     int rc = TD_OK;
     if (!b || fd < 0)
         return TD_EINVAL;
-    buf = malloc(cap);
+    buf = td__alloc_large(cap);
     if (!buf)
         return TD_ENOMEM;
 #ifdef POSIX_FADV_SEQUENTIAL
