@@ -478,8 +478,7 @@ typedef struct acc {
     uint64_t cat[TD_LIKE_NBINS][2][TD_LIKE_NCAT];
     uint64_t lit[TD_LIKE_NBINS][256][256];
     uint64_t jun[256][256];
-    /* Row totals of lit and jun: rows that stay zero are never read, so a
-     * small sample does not touch (fault in) the 2.5 MiB of these tables. */
+    /* Row totals of lit and jun: rows that stay zero are never read. */
     uint64_t litrow[TD_LIKE_NBINS][256];
     uint64_t junrow[256];
 } acc;
