@@ -47,7 +47,10 @@ static int new_node(parser *ps, uint8_t type, uint32_t *idx)
         return fail(ps, TD_ERANGE, "too many values");
     if (d->nnodes == d->capnodes) {
         uint32_t nc = d->capnodes ? d->capnodes * 2 : 64;
-        td__json_node *n = realloc(d->nodes, (size_t)nc * sizeof *n);
+        /* on huge pages once large: a profile's few tens of thousands of
+         * nodes were some 200 page faults, most of loading a built-in */
+        td__json_node *n = td__realloc_large(d->nodes, (size_t)d->capnodes * sizeof *n,
+                                             (size_t)nc * sizeof *n);
         if (!n)
             return fail(ps, TD_ENOMEM, "out of memory");
         d->nodes = n;
