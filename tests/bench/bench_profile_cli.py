@@ -46,8 +46,11 @@ def default_inputs(cli, tmp):
                     with open(os.path.join(SHARED, d, f), "rb") as i:
                         o.write(i.read())
         files.append(concat)
-    for name, args in (("text-8M", ["text", "8M"]), ("like-database-20M", ["like", "20M", "--profile", "database"]),
-                       ("text-64M", ["text", "64M"]), ("like-english-256M", ["like", "256M", "--profile", "english"])):
+    made = (("text-8M", ["text", "8M"]),
+            ("like-database-20M", ["like", "20M", "--profile", "database"]),
+            ("text-64M", ["text", "64M"]),
+            ("like-english-256M", ["like", "256M", "--profile", "english"]))
+    for name, args in made:
         p = os.path.join(tmp, name)
         subprocess.run([cli, "gen"] + args + ["-o", p], check=True)
         files.append(p)
@@ -58,7 +61,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--cli", default=os.path.join(ROOT, "build", "programs", "testdata"))
     ap.add_argument("--compare", help="another testdata binary (e.g. a build of an earlier commit)")
-    ap.add_argument("--fingerprint", action="store_true", help="time the default run (with the fingerprint)")
+    ap.add_argument("--fingerprint", action="store_true",
+                    help="time the default run (with the fingerprint)")
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("files", nargs="*")
     a = ap.parse_args()
@@ -74,7 +78,8 @@ def main():
             for _ in range(a.reps):
                 for k, c in enumerate(clis):
                     best[k] = min(best[k], cpu_ms(c, f, out, a.fingerprint))
-            print("| %s | %d | %s | %s |" % (os.path.basename(f), n, " → ".join("%.1f" % b for b in best),
+            print("| %s | %d | %s | %s |" % (os.path.basename(f), n,
+                                            " → ".join("%.1f" % b for b in best),
                                             " → ".join("%.0f" % (n / b / 1e3) for b in best)))
             sys.stdout.flush()
 
