@@ -221,6 +221,14 @@ typedef struct td_once {
     _Atomic uint32_t sleepers; /* threads asleep on ready, or about to be */
 } td_once;
 
+/* Nothing made, nobody at it, nobody asleep. */
+static inline void td__once_init(td_once *o)
+{
+    atomic_init(&o->owner, 0);
+    atomic_init(&o->ready, 0);
+    atomic_init(&o->sleepers, 0);
+}
+
 /* 1 if the caller now owns o and o->ready < need: it makes more, then
  * calls td__once_done.  0 if o->ready >= need, or, without wait, if another
  * thread of this process is at it (with wait, that thread is waited for). */

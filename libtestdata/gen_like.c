@@ -359,11 +359,8 @@ static int like_prepare(const td_options *o, void **state)
         goto fail;
     }
     st->base->buf = (uint8_t *)st->base + head;
-    for (uint32_t d = 0; d < tb->s.ndocs; d++) {
-        atomic_init(&st->base->doc[d].owner, 0);
-        atomic_init(&st->base->doc[d].ready, 0);
-        atomic_init(&st->base->doc[d].sleepers, 0);
-    }
+    for (uint32_t d = 0; d < tb->s.ndocs; d++)
+        td__once_init(&st->base->doc[d]);
     if (p->m.dedup > 65536) {
         uint8_t k[32];
         td__derive_key("libtestdata/like/dedup/1", o->seed, k);

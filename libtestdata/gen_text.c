@@ -808,10 +808,8 @@ static int text_prepare(const td_options *o, void **state)
     if (!st)
         return TD_ENOMEM;
     st->keep_n = ROUND_BLOCKS;
-    for (unsigned c = 0; c < ROUND_BLOCKS; c++) {
-        atomic_init(&st->base[c].once.owner, 0);
-        atomic_init(&st->base[c].once.ready, 0);
-    }
+    for (unsigned c = 0; c < ROUND_BLOCKS; c++)
+        td__once_init(&st->base[c].once);
     /* The model is part of the key: its hash goes into the domain. */
     memcpy(domain, "libtestdata/text/2/", 19);
     for (int i = 0; i < 32; i++)

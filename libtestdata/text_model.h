@@ -178,9 +178,9 @@ static inline uint32_t tm_sample32(const tm_alias *e, uint32_t n, uint32_t h)
 }
 
 /* Parse and compile a model file (copied).  flags: TM_LOAD_BUILTIN (the
- * built-in model, never freed; buf is used in place and its hash is not
- * checked: it is linked in, and test_text checks it), TM_LOAD_TRUSTED (the
- * header's hash was just computed by the caller: not checked again),
+ * built-in model, never freed; buf, linked in, is used in place),
+ * TM_LOAD_TRUSTED (the header's hash is known good: computed by the caller,
+ * or the built-in's: not checked again),
  * TM_LOAD_OWN (buf is malloc'd and taken, not copied, on success).  TD_OK,
  * TD_EMODEL, TD_EMODELVERSION, TD_ENOMEM. */
 #define TM_LOAD_BUILTIN 1

@@ -16,10 +16,12 @@ into a temporary directory.
 """
 import argparse
 import os
-import resource
 import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_like import child_cpu  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SHARED = next((d for d in (os.path.join(ROOT, "..", "shared"), "/work/shared")
@@ -27,11 +29,8 @@ SHARED = next((d for d in (os.path.join(ROOT, "..", "shared"), "/work/shared")
 
 
 def cpu_ms(cli, path, out, fingerprint):
-    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    subprocess.run([cli, "profile", path, "-o", out] + ([] if fingerprint else ["--no-fingerprint"]),
-                   check=True, stderr=subprocess.DEVNULL)
-    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return (r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime) * 1e3
+    cmd = [cli, "profile", path, "-o", out] + ([] if fingerprint else ["--no-fingerprint"])
+    return child_cpu(cmd, check=True, stderr=subprocess.DEVNULL)[1] * 1e3
 
 
 def default_inputs(cli, tmp):
