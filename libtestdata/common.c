@@ -129,6 +129,15 @@ int td__msg(char *buf, size_t cap, const char *fmt, ...)
     return (size_t)n >= cap ? TD_ERANGE : TD_OK;
 }
 
+const char *td__opt_spelled(const char *given, char *buf, size_t cap)
+{
+    if (given[0] == '-' && given[1] == '-')
+        (void)td__msg(buf, cap, "%s", given);
+    else
+        (void)td__msg(buf, cap, "option '%s'", given);
+    return buf;
+}
+
 char *td__join(char *buf, size_t cap, const char *const *names)
 {
     size_t at = 0;

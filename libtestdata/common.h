@@ -109,6 +109,11 @@ TD_HIDDEN int td__parse_double(const char *s, double *out);
 TD_HIDDEN int td__msg(char *buf, size_t cap, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* An option's name as its caller spelled it, for a message: "--files" as
+ * given (the CLI, which reads the same spelling back), or "option 'files'"
+ * (a program).  Written into buf; returns buf. */
+TD_HIDDEN const char *td__opt_spelled(const char *given, char *buf, size_t cap);
+
 /* The NULL-terminated names joined with ", " into buf (truncated as by
  * td__msg); returns buf. */
 TD_HIDDEN char *td__join(char *buf, size_t cap, const char *const *names);

@@ -364,18 +364,6 @@ const char *td_suggest(const char *word, const char *const *candidates)
     return closest(word, candidates, n, 0);
 }
 
-/* An option as the caller spelled it: the CLI passes "--dedup-block" and
- * reads "--dedup-block" back; a program passes "dedup_block" and reads
- * "option 'dedup_block'". */
-static const char *spelled(const char *given, char *buf, size_t cap)
-{
-    if (given[0] == '-' && given[1] == '-')
-        (void)td__msg(buf, cap, "%s", given);
-    else
-        (void)td__msg(buf, cap, "option '%s'", given);
-    return buf;
-}
-
 static void unknown_key_msg(const char *key, int kind, char *msg, size_t cap)
 {
     const char *keys[NROWS];
@@ -420,7 +408,7 @@ static void bad_value_msg(const opt_row *r, const char *given, const char *value
                                          [TD_OPTION_CHOICE] = "",
                                          [TD_OPTION_TEXT] = "empty"};
     char name[80];
-    spelled(given, name, sizeof name);
+    td__opt_spelled(given, name, sizeof name);
     if (r->info.values) {
         char list[192];
         size_t n = 0;
@@ -475,7 +463,7 @@ int td_options_set_msg(td_options *o, int kind, const char *key, const char *val
     if (!(r->info.kinds & K(kind))) {
         char name[80];
         td__msg(msg, cap, "%s does not apply to kind %s (it applies to: %s)",
-                spelled(key, name, sizeof name), vt->name, kinds_of(r, kinds, sizeof kinds));
+                td__opt_spelled(key, name, sizeof name), vt->name, kinds_of(r, kinds, sizeof kinds));
         return TD_EOPTION;
     }
     rc = parse_value(r, value, &v, &u);
@@ -491,7 +479,7 @@ int td_options_set_msg(td_options *o, int kind, const char *key, const char *val
         char name[80];
         rc = td_model_load_file(&m, value);
         if (rc != TD_OK) {
-            td__msg(msg, cap, "bad value '%s' for %s: %s", value, spelled(key, name, sizeof name),
+            td__msg(msg, cap, "bad value '%s' for %s: %s", value, td__opt_spelled(key, name, sizeof name),
                     rc == TD_EIO ? strerror(errno) : td_strerror(rc));
             return rc;
         }
@@ -503,7 +491,7 @@ int td_options_set_msg(td_options *o, int kind, const char *key, const char *val
         if (rc == TD_EIO && errno == ENOENT) /* most likely a misspelt name */
             bad_value_msg(r, key, value, 0, TD_ERANGE, msg, cap);
         else if (rc != TD_OK)
-            td__msg(msg, cap, "bad value '%s' for %s: %s", value, spelled(key, name, sizeof name),
+            td__msg(msg, cap, "bad value '%s' for %s: %s", value, td__opt_spelled(key, name, sizeof name),
                     why);
         if (rc != TD_OK)
             return rc;

@@ -960,6 +960,21 @@ static void model_free(td_model *m)
     free(m);
 }
 
+/* Room for k more alias entries at the end of T->ent, and scratch for
+ * building k of them. */
+static int tabs_reserve(tabs *T, uint32_t k)
+{
+    if (T->n + k > T->cap) {
+        size_t cap = TD_MAX(T->n + k, 2 * T->cap);
+        tm_alias *e = td__realloc_large(T->ent, T->cap * sizeof *e, cap * sizeof *e);
+        if (!e)
+            return TD_ENOMEM;
+        T->ent = e;
+        T->cap = cap;
+    }
+    return tabs_room(T, k);
+}
+
 /* A distribution over v[] with weights c[], its alias table made at the end
  * of T->ent; with wb != NO_BACKOFF the weights are 256 c and one more slot,
  * TM_BACKOFF, weighs wb * n (Witten-Bell: back off in proportion to the
@@ -973,15 +988,7 @@ static int add_dist(tabs *T, tm_dist *d, const uint32_t *v, const uint64_t *c, u
     if (!n)
         return TD_OK;
     uint32_t k = n + (wb != NO_BACKOFF && wb);
-    if (T->n + k > T->cap) {
-        size_t cap = TD_MAX(T->n + k, 2 * T->cap);
-        tm_alias *e = td__realloc_large(T->ent, T->cap * sizeof *e, cap * sizeof *e);
-        if (!e)
-            return TD_ENOMEM;
-        T->ent = e;
-        T->cap = cap;
-    }
-    if (tabs_room(T, k) != TD_OK)
+    if (tabs_reserve(T, k) != TD_OK)
         return TD_ENOMEM;
     for (uint32_t i = 0; i < n; i++) {
         T->v[i] = v[i];
@@ -1013,15 +1020,7 @@ static int rd_dist(rd *r, tabs *T, tm_dist *d, uint32_t lim, uint32_t wb, uint64
     if (!n)
         return TD_OK;
     uint32_t k = n + (wb != NO_BACKOFF && wb);
-    if (T->n + k > T->cap) {
-        size_t cap = TD_MAX(T->n + k, 2 * T->cap);
-        tm_alias *e = td__realloc_large(T->ent, T->cap * sizeof *e, cap * sizeof *e);
-        if (!e)
-            return TD_ENOMEM;
-        T->ent = e;
-        T->cap = cap;
-    }
-    if (tabs_room(T, k) != TD_OK)
+    if (tabs_reserve(T, k) != TD_OK)
         return TD_ENOMEM;
     uint64_t total = 0, prev = 0;
     for (uint32_t i = 0; i < n; i++) {

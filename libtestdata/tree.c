@@ -85,16 +85,6 @@ const td_option_info *td_tree_option_find(const char *key)
     return r < 0 ? NULL : &tree_rows[r];
 }
 
-/* "--files" as given, or "option 'files'". */
-static const char *spelled(const char *given, char *buf, size_t cap)
-{
-    if (given[0] == '-' && given[1] == '-')
-        (void)td__msg(buf, cap, "%s", given);
-    else
-        (void)td__msg(buf, cap, "option '%s'", given);
-    return buf;
-}
-
 /* ---- the object ---------------------------------------------------------- */
 
 int td_tree_new(td_tree **out)
@@ -139,7 +129,7 @@ static int set_u64(const char *key, const char *value, int size, uint64_t max, u
     if (rc != TD_OK) {
         const td_option_info *r = td_tree_option_find(key);
         const char *range = r ? r->range : "out of range";
-        spelled(key, sp, sizeof sp);
+        td__opt_spelled(key, sp, sizeof sp);
         if (rc == TD_ESYNTAX) /* what a size is, as for a SIZE argument */
             td__msg(msg, cap, "bad value '%s' for %s: %s (valid: %s)", value, sp,
                     size ? why : "not a whole number", range);
@@ -208,7 +198,7 @@ int td_tree_set(td_tree *t, const char *key, const char *value, char *msg, size_
         rc = set_u64(key, value, 0, TD_TREE_MAX_FANOUT, &v, msg, cap);
         if (rc == TD_OK && v == 0) {
             td__msg(msg, cap, "bad value '%s' for %s: 1 to 65536", value,
-                    spelled(key, sp, sizeof sp));
+                    td__opt_spelled(key, sp, sizeof sp));
             return TD_ERANGE;
         }
         if (rc == TD_OK) {
@@ -563,7 +553,7 @@ static int parse_dist(td_tree *t, const char *key, const char *text, char *msg, 
     uint64_t a = 0, b = 0;
     int rc;
 
-    spelled(key, sp, sizeof sp);
+    td__opt_spelled(key, sp, sizeof sp);
     if (nl < sizeof name) {
         memcpy(name, text, nl);
         name[nl] = '\0';

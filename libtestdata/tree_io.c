@@ -985,26 +985,12 @@ static int run_tree(const td_tree *t, const char *dir, const td_tree_io *io_in,
     rc = td__gen_init(&r.gen, t->kind, &go);
     if (rc != TD_OK)
         return rc;
-    if (!verify && (rc = make_root(dir)) != TD_OK) {
-        int e = errno;
-        td__gen_fini(&r.gen);
-        if (result)
-            result->error = e;
-        if (path_buf)
-            (void)td__msg(path_buf, cap, "%s", dir);
-        errno = e;
-        return rc;
-    }
+    if (!verify && (rc = make_root(dir)) != TD_OK)
+        goto root_failed;
     r.rootfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (r.rootfd < 0) {
-        int e = errno;
-        td__gen_fini(&r.gen);
-        if (result)
-            result->error = e;
-        if (path_buf)
-            (void)td__msg(path_buf, cap, "%s", dir);
-        errno = e;
-        return TD_EIO;
+        rc = TD_EIO;
+        goto root_failed;
     }
     pthread_mutex_init(&r.mu, NULL);
     pthread_cond_init(&r.cv, NULL);
@@ -1112,6 +1098,17 @@ static int run_tree(const td_tree *t, const char *dir, const td_tree_io *io_in,
         rc = TD_EMISMATCH;
     errno = r.err;
     return rc;
+
+root_failed: { /* DIR cannot be made or opened: nothing else was started */
+    int e = errno;
+    td__gen_fini(&r.gen);
+    if (result)
+        result->error = e;
+    if (path_buf)
+        (void)td__msg(path_buf, cap, "%s", dir);
+    errno = e;
+    return rc;
+}
 }
 
 int td_tree_write(const td_tree *t, const char *dir, const td_tree_io *io,
