@@ -1436,7 +1436,12 @@ typedef struct td_profile_options {
     /** Nonzero (default): measure the fingerprint (ratio and CPU ns/byte of
      *  gzip -6, zstd -3, lz4, xz -6 on up to 1 MiB of the sample). */
     uint32_t fingerprint;
-    uint32_t reserved32;  /**< reserved, must stay 0 */
+    /** Threads for td_profile_builder_finish() (default 1; 0 = all cores;
+     *  at most 2 are used): with two, the fingerprint is measured on a
+     *  second thread while the model is built.  The profile's model does
+     *  not depend on it, and the fingerprint's timings are each codec's own
+     *  thread CPU time. */
+    uint32_t threads;
     /** A name stored in the profile (at most 63 bytes of printable ASCII),
      *  or NULL for none; copied by td_profile_builder_new(). */
     const char *name;

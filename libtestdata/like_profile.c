@@ -14,6 +14,7 @@
  * their frequencies.
  */
 #include "like.h"
+#include "pool.h"
 #include "like_json.h"
 #include "codec.h"
 
@@ -334,6 +335,7 @@ void td_profile_options_init(td_profile_options *o)
     o->size_hint = TD_SIZE_UNBOUNDED;
     o->sample_bytes = DEFAULT_SAMPLE;
     o->fingerprint = 1;
+    o->threads = 1;
 }
 
 void td_profile_builder_free(td_profile_builder *b)
@@ -1006,6 +1008,29 @@ int td_profile_builder_update_fd(td_profile_builder *b, int fd)
     return rc;
 }
 
+/* One half of td_profile_builder_finish: the model (with fp unset), or
+ * the fingerprint.  They write different fields of *p. */
+typedef struct finish_job {
+    td_profile_builder *b;
+    td_profile *p;
+    td__json_out *json;
+    int fp, rc;
+} finish_job;
+
+static void finish_run(void *x)
+{
+    finish_job *j = x;
+    const td_profile_builder *b = j->b;
+    j->rc = TD_OK;
+    if (j->json) {
+        j->rc = sample_dedup(b, j->p);
+        if (j->rc == TD_OK)
+            j->rc = build_model(j->b, j->p, j->json);
+    } else if (j->fp) {
+        fingerprint(b->r[0].buf, b->r[0].len < FP_BYTES ? b->r[0].len : FP_BYTES, j->p);
+    }
+}
+
 int td_profile_builder_finish(td_profile_builder *b, td_profile **out)
 {
     td__json_out json = {0};
@@ -1034,16 +1059,22 @@ int td_profile_builder_finish(td_profile_builder *b, td_profile **out)
     memcpy(p->name, b->name, sizeof p->name);
     for (size_t i = 0; i < b->nr; i++)
         p->sampled_bytes += b->r[i].len;
-    rc = sample_dedup(b, p);
-    if (rc == TD_OK)
-        rc = build_model(b, p, &json);
+    /* The fingerprint (xz -6 most of it) and the model are independent:
+     * with a second thread, one measures while the other parses. */
+    finish_job j[2] = {{.b = b, .p = p, .json = &json},
+                       {.b = b, .p = p, .fp = b->o.fingerprint && b->nr}};
+    unsigned nt = b->o.threads ? b->o.threads : td__ncpus();
+    td_pool *pool = NULL;
+    if (nt > 1 && j[1].fp)
+        (void)td__pool_new(&pool, 1); /* no worker: both on this thread */
+    td__pool_run(pool, finish_run, j, sizeof j[0], 2);
+    td__pool_free(pool);
+    rc = j[0].rc;
     if (rc != TD_OK) {
         free(json.buf);
         free(p);
         return rc;
     }
-    if (b->o.fingerprint && b->nr)
-        fingerprint(b->r[0].buf, b->r[0].len < FP_BYTES ? b->r[0].len : FP_BYTES, p);
     rc = digest_json(p, &json);
     free(json.buf);
     if (rc != TD_OK) {

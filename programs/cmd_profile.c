@@ -1,4 +1,4 @@
-/* testdata profile [--sample SIZE] [--name NAME] [--no-fingerprint] [-o PROFILE] FILE... | -
+/* testdata profile [--sample SIZE] [--name NAME] [--no-fingerprint] [--threads N] [-o PROFILE] FILE... | -
  *        testdata profile --check PROFILE FILE...
  *        testdata profile --dump PROFILE [-o FILE] */
 #define _GNU_SOURCE
@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-enum { O_OUTPUT, O_SAMPLE, O_NAME, O_NOFP, O_CHECK, O_DUMP };
+enum { O_OUTPUT, O_SAMPLE, O_NAME, O_NOFP, O_THREADS, O_CHECK, O_DUMP };
 
 static const cli_opt profile_opts[] = {
     [O_OUTPUT] = {"output", 'o', "FILE",
@@ -23,6 +23,9 @@ static const cli_opt profile_opts[] = {
     [O_NAME] = {"name", 0, "NAME", "a name stored in the profile (printable ASCII, at most 63 "
                                    "bytes)"},
     [O_NOFP] = {"no-fingerprint", 0, NULL, "do not measure the compressors (faster)"},
+    [O_THREADS] = {"threads", 0, "N",
+                   "threads (default 1; 0 = all cores; at most 2 are used): the compressors are "
+                   "measured while the sample is parsed; the profile does not change"},
     [O_CHECK] = {"check", 0, "PROFILE",
                  "measure each FILE and print its ratio and compressor cost next to PROFILE's "
                  "(a file or a built-in name), with the error"},
@@ -33,7 +36,7 @@ static const cli_opt profile_opts[] = {
 
 /* Profile pos[0..n) as one sample; TD_OK or a code with the message printed. */
 static int profile_inputs(const char *const *pos, int n, uint64_t sample, int fp,
-                          const char *name, td_profile **out)
+                          unsigned threads, const char *name, td_profile **out)
 {
     td_profile_options po;
     td_profile_builder *b = NULL;
@@ -51,6 +54,7 @@ static int profile_inputs(const char *const *pos, int n, uint64_t sample, int fp
     }
     po.size_hint = hint;
     po.fingerprint = (uint32_t)fp;
+    po.threads = threads;
     po.name = name;
     if (sample)
         po.sample_bytes = sample;
@@ -142,7 +146,7 @@ static int write_profile(const td_profile *p, const char *path)
     return 0;
 }
 
-static int check(const cli_args *a, uint64_t sample)
+static int check(const cli_args *a, uint64_t sample, unsigned threads)
 {
     td_profile *ref = open_profile("--check profile", a->val[O_CHECK]);
     int status = 0;
@@ -150,7 +154,7 @@ static int check(const cli_args *a, uint64_t sample)
     print_fingerprint(stdout, a->val[O_CHECK], ref);
     for (int i = 0; i < a->npos; i++) {
         td_profile *p = NULL;
-        if (profile_inputs(&a->pos[i], 1, sample, 1, NULL, &p) != TD_OK) {
+        if (profile_inputs(&a->pos[i], 1, sample, 1, threads, NULL, &p) != TD_OK) {
             status = CLI_EXIT_FAIL;
             continue;
         }
@@ -197,6 +201,7 @@ static int run(const cli_cmd *cmd, int argc, char **argv)
 {
     cli_args a;
     uint64_t sample = 0;
+    unsigned threads = 1;
     td_profile *p = NULL;
     int rc;
 
@@ -204,8 +209,8 @@ static int run(const cli_cmd *cmd, int argc, char **argv)
     if (a.val[O_DUMP]) {
         if (a.npos)
             cli_usage_error("--dump takes no FILE");
-        if (a.val[O_CHECK] || a.val[O_NAME] || a.val[O_SAMPLE] || a.count[O_NOFP])
-            cli_usage_error("--dump takes none of --check, --name, --sample, --no-fingerprint");
+        if (a.val[O_CHECK] || a.val[O_NAME] || a.val[O_SAMPLE] || a.count[O_NOFP] || a.val[O_THREADS])
+            cli_usage_error("--dump takes none of --check, --name, --sample, --no-fingerprint, --threads");
         p = open_profile("--dump profile", a.val[O_DUMP]);
         rc = write_profile(p, a.val[O_OUTPUT]); /* -o: a built-in as a file */
         td_profile_free(p);
@@ -218,13 +223,15 @@ static int run(const cli_cmd *cmd, int argc, char **argv)
         if (sample == 0 || sample == TD_SIZE_UNBOUNDED)
             cli_usage_error("bad --sample '%s': %s", a.val[O_SAMPLE], td_strerror(TD_ERANGE));
     }
+    if (a.val[O_THREADS])
+        threads = cli_parse_threads(a.val[O_THREADS]);
     if (a.val[O_CHECK]) {
         if (a.val[O_OUTPUT] || a.val[O_NAME])
             cli_usage_error("--check takes neither -o nor --name");
-        return check(&a, sample);
+        return check(&a, sample, threads);
     }
     sample_not_output(a.pos, a.npos, a.val[O_OUTPUT]);
-    rc = profile_inputs(a.pos, a.npos, sample, !a.count[O_NOFP], a.val[O_NAME], &p);
+    rc = profile_inputs(a.pos, a.npos, sample, !a.count[O_NOFP], threads, a.val[O_NAME], &p);
     if (rc != TD_OK)
         return rc == TD_ECORPUS ? CLI_EXIT_USAGE : CLI_EXIT_FAIL; /* as `model build` */
     print_fingerprint(stderr, "sample", p);

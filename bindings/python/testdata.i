@@ -403,7 +403,7 @@ static int td_py_profile_loads(const void *buf, size_t len, td_profile **out, ch
 }
 
 static int td_py_profile_builder_new(uint64_t size_hint, uint64_t sample, uint32_t fingerprint,
-                                     const char *name, td_profile_builder **out)
+                                     uint32_t threads, const char *name, td_profile_builder **out)
 {
     td_profile_options po;
     td_profile_options_init(&po);
@@ -411,6 +411,7 @@ static int td_py_profile_builder_new(uint64_t size_hint, uint64_t sample, uint32
     if (sample)
         po.sample_bytes = sample;
     po.fingerprint = fingerprint;
+    po.threads = threads;
     po.name = name && name[0] ? name : NULL;
     return td_profile_builder_new(out, &po);
 }
@@ -997,7 +998,7 @@ int td_py_model_builder_save(td_model_builder *b, const char *path, char *MSGBUF
 int td_py_profile_open(const char *name_or_path, td_profile **out, char *MSGBUF);
 int td_py_profile_builtin(const char *name, td_profile **out, char *MSGBUF);
 int td_py_profile_loads(const void *buf, size_t len, td_profile **out, char *MSGBUF);
-int td_py_profile_builder_new(uint64_t size_hint, uint64_t sample, uint32_t fingerprint,
+int td_py_profile_builder_new(uint64_t size_hint, uint64_t sample, uint32_t fingerprint, uint32_t threads,
                               const char *name, td_profile_builder **out);
 int td_py_profile_save(const td_profile *p, char **JSONOUT);
 int td_py_profile_save_file(const td_profile *p, const char *path);

@@ -525,6 +525,43 @@ Test(like, builder_chunking_invariant, TD_ONE_THREAD)
     free(s);
 }
 
+/* With two threads the fingerprint is measured while the model is built:
+ * the same model, the same ratios, and a fingerprint in every case. */
+Test(like, builder_threads_same_profile)
+{
+    size_t n = (3u << 20) / 2;
+    unsigned char *s = make_sample(n);
+    uint8_t d[3][32];
+    double ratio[3][TD_CODEC_COUNT];
+    const unsigned threads[3] = {1, 2, 0};
+    for (int t = 0; t < 3; t++) {
+        td_profile_options po;
+        td_profile_builder *b;
+        td_profile *p;
+        td_profile_options_init(&po);
+        cr_assert_eq(po.threads, 1u, "default: one thread");
+        po.threads = threads[t];
+        cr_assert_eq(td_profile_builder_new(&b, &po), TD_OK);
+        cr_assert_eq(td_profile_builder_update(b, s, n), TD_OK);
+        cr_assert_eq(td_profile_builder_finish(b, &p), TD_OK);
+        td_profile_builder_free(b);
+        cr_assert_eq(td_profile_digest(p, d[t]), TD_OK);
+        for (int c = 0; c < TD_CODEC_COUNT; c++) {
+            double ns = 0;
+            cr_assert_eq(td_profile_fingerprint(p, c, &ratio[t][c], &ns), TD_OK, "threads %u codec %d",
+                         threads[t], c);
+            cr_assert_gt(ratio[t][c], 1.0);
+            cr_assert_gt(ns, 0.0);
+        }
+        td_profile_free(p);
+    }
+    for (int t = 1; t < 3; t++) {
+        cr_assert(memcmp(d[0], d[t], 32) == 0, "threads %u: another model", threads[t]);
+        cr_assert(memcmp(ratio[0], ratio[t], sizeof ratio[0]) == 0, "threads %u: other ratios", threads[t]);
+    }
+    free(s);
+}
+
 Test(like, tiny_and_empty_samples, TD_ONE_THREAD)
 {
     unsigned char one = 'x', zeros[5000] = {0};

@@ -1,6 +1,7 @@
 """`testdata profile --dump`: -o writes the profile to a file (it was
 ignored: the JSON went to stdout and no file appeared), and the options that
 only apply to building a profile are refused with it, not ignored."""
+import json
 
 
 def test_dump_to_a_file(run, tmp_path):
@@ -17,7 +18,7 @@ def test_dump_to_a_file(run, tmp_path):
 
 def test_dump_refuses_build_options(run, tmp_path):
     for extra in (("--name", "x"), ("--sample", "1M"), ("--no-fingerprint",),
-                  ("--check", "html")):
+                  ("--check", "html"), ("--threads", "2")):
         r = run("profile", "--dump", "html", *extra)
         assert r.returncode == 2 and b"--dump takes none of" in r.stderr, (extra, r.stderr)
         assert r.stdout == b""
@@ -36,3 +37,22 @@ def test_empty_sample_is_refused(run, tmp_path):
         assert not out.exists()
     r = run("profile", "-", "-o", out, input=b"x")
     assert r.returncode == 0, r.stderr
+
+
+def test_threads(run, tmp_path):
+    """--threads 2 measures the compressors while the sample is parsed: the
+    same model and ratios (the timings are measurements); a bad value is a
+    usage error naming the option."""
+    sample = tmp_path / "sample"
+    run("gen", "like", "1500K", "--profile", "html", "--seed", 5, "-o", sample, check=True)
+    outs = []
+    for t in ("1", "2", "0"):
+        out = tmp_path / f"p{t}.json"
+        run("profile", sample, "--threads", t, "-o", out, check=True)
+        p = json.loads(out.read_text())
+        outs.append((p["model"], {c: v["ratio"] for c, v in p["fingerprint"].items() if isinstance(v, dict)}))
+    assert outs[0] == outs[1] == outs[2]
+    assert set(outs[0][1]) == {"gzip", "zstd", "lz4", "xz"}
+    r = run("profile", sample, "--threads", "two", "-o", tmp_path / "bad.json")
+    assert r.returncode == 2 and b"--threads" in r.stderr and b"whole number" in r.stderr, r.stderr
+    assert not (tmp_path / "bad.json").exists()

@@ -83,6 +83,19 @@ def test_bad_profile_input(tmp_path):
             testdata.profile(nothing)  # type: ignore[arg-type]
 
 
+def test_profile_threads():
+    """threads=2 measures the fingerprint while the model is built: the same
+    profile; bad values raise as for any threads option."""
+    sample = testdata.generate("like", "1500K", profile="html", seed=5)
+    one = testdata.profile(sample)
+    assert testdata.profile(sample, threads=2) == one == testdata.profile(sample, threads=0)
+    assert testdata.profile(sample, threads=2).fingerprint()["xz"][0] > 1
+    with pytest.raises(ValueError, match="threads"):
+        testdata.profile(sample, threads="two")
+    with pytest.raises(TypeError):
+        testdata.profile(sample, threads=None)  # type: ignore[arg-type]
+
+
 def test_fixtures_take_profile(testdata_file, testdata_stream, testdata_shared_file):
     p = testdata_file("like", "64K", profile="json", seed=2)
     assert p.read_bytes() == testdata.generate("like", "64K", profile="json", seed=2)

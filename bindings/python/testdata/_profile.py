@@ -148,12 +148,14 @@ def builtin_profiles() -> List[str]:
 
 def profile(paths: Union[StrPath, bytes, Iterable[Union[StrPath, bytes]]], *,
             sample_bytes: Optional[int] = None, fingerprint: bool = True,
-            name: Optional[str] = None) -> Profile:
+            name: Optional[str] = None, threads: Union[int, str] = 1) -> Profile:
     """Build a Profile from samples: files (their bytes one after the other,
     as `testdata profile FILE...`), or bytes-like objects.  Memory stays
     bounded whatever their size; sample_bytes caps what is parsed (default
     8 MiB, in 1 MiB regions spread over the input; rounded up to whole
-    MiB)."""
+    MiB).  threads: as `--threads` (0: all cores; at most 2 are used: the
+    fingerprint is measured while the sample is parsed; the profile does
+    not depend on it)."""
     items: List[object]
     if isinstance(paths, (str, bytes, bytearray, memoryview, os.PathLike)):
         items = [paths]
@@ -170,8 +172,10 @@ def profile(paths: Union[StrPath, bytes, Iterable[Union[StrPath, bytes]]], *,
         raise ValueError(f"sample_bytes must be a positive int, not {sample_bytes!r}")
     if name is not None and not isinstance(name, str):
         raise TypeError(f"name must be a str, not {type(name).__name__}")
+    from ._stream import _options  # _stream imports this module
+    t = _options(capi.TD_ZERO, 0, {"threads": threads}).threads
     try:
-        b = capi.td_py_profile_builder_new(hint, sample_bytes or 0, 1 if fingerprint else 0,
+        b = capi.td_py_profile_builder_new(hint, sample_bytes or 0, 1 if fingerprint else 0, t,
                                            name or "")[1]
     except ValueError as e:
         raise ValueError(f"bad profile name {name!r}: printable ASCII of at most 63 bytes "
