@@ -1463,6 +1463,14 @@ TD_API void td_profile_options_init(td_profile_options *o);
 TD_API int td_profile_builder_new(td_profile_builder **out, const td_profile_options *o);
 
 /**
+ * As td_profile_builder_new(), with a message in @p msg (NUL-terminated,
+ * truncated to @p msgcap; empty on success) naming the bad field and its
+ * valid values, for a front end to print or raise as it is.
+ */
+TD_API int td_profile_builder_new_msg(td_profile_builder **out, const td_profile_options *o, char *msg,
+                                      size_t msgcap);
+
+/**
  * Feed the next @p len bytes of the sample.  Any chunking of the same bytes
  * gives the same profile.  Memory stays bounded (about sample_bytes plus
  * 40 MiB at finish) whatever the input size.

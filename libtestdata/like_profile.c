@@ -382,8 +382,16 @@ static int keep_region(td_profile_builder *b, uint64_t index)
 
 int td_profile_builder_new(td_profile_builder **out, const td_profile_options *o)
 {
+    return td_profile_builder_new_msg(out, o, NULL, 0);
+}
+
+int td_profile_builder_new_msg(td_profile_builder **out, const td_profile_options *o, char *msg,
+                               size_t msgcap)
+{
     td_profile_options def;
     td_profile_builder *b;
+    if (msg && msgcap)
+        msg[0] = '\0';
     if (!out)
         return TD_EINVAL;
     *out = NULL;
@@ -391,15 +399,23 @@ int td_profile_builder_new(td_profile_builder **out, const td_profile_options *o
         td_profile_options_init(&def);
         o = &def;
     }
-    if (o->sample_bytes == 0)
+    if (o->sample_bytes == 0) {
+        if (msg && msgcap)
+            (void)td__msg(msg, msgcap, "bad sample size 0: at least 1 byte (rounded up to whole MiB)");
         return TD_ERANGE;
+    }
     if (o->name) {
         size_t n = strlen(o->name);
-        if (n >= TD_LIKE_NAME_MAX)
-            return TD_ERANGE;
-        for (size_t i = 0; i < n; i++)
+        int rc = n >= TD_LIKE_NAME_MAX ? TD_ERANGE : TD_OK;
+        for (size_t i = 0; i < n && rc == TD_OK; i++)
             if (o->name[i] < 0x20 || o->name[i] > 0x7e)
-                return TD_EINVAL;
+                rc = TD_EINVAL;
+        if (rc != TD_OK) {
+            if (msg && msgcap)
+                (void)td__msg(msg, msgcap, "bad profile name '%s': printable ASCII of at most %d bytes",
+                              o->name, TD_LIKE_NAME_MAX - 1);
+            return rc;
+        }
     }
     b = calloc(1, sizeof *b);
     if (!b)

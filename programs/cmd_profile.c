@@ -58,10 +58,11 @@ static int profile_inputs(const char *const *pos, int n, uint64_t sample, int fp
     po.name = name;
     if (sample)
         po.sample_bytes = sample;
-    rc = td_profile_builder_new(&b, &po);
+    char msg[256];
+    rc = td_profile_builder_new_msg(&b, &po, msg, sizeof msg);
     if (rc != TD_OK) {
-        if (name && (rc == TD_ERANGE || rc == TD_EINVAL))
-            cli_usage_error("bad --name '%s': printable ASCII of at most 63 bytes", name);
+        if (rc == TD_ERANGE || rc == TD_EINVAL)
+            cli_usage_error("%s", msg);
         cli_error("profile: %s", td_strerror(rc));
         return rc;
     }

@@ -403,7 +403,8 @@ static int td_py_profile_loads(const void *buf, size_t len, td_profile **out, ch
 }
 
 static int td_py_profile_builder_new(uint64_t size_hint, uint64_t sample, uint32_t fingerprint,
-                                     uint32_t threads, const char *name, td_profile_builder **out)
+                                     uint32_t threads, const char *name, td_profile_builder **out,
+                                     char *MSGBUF)
 {
     td_profile_options po;
     td_profile_options_init(&po);
@@ -413,7 +414,7 @@ static int td_py_profile_builder_new(uint64_t size_hint, uint64_t sample, uint32
     po.fingerprint = fingerprint;
     po.threads = threads;
     po.name = name && name[0] ? name : NULL;
-    return td_profile_builder_new(out, &po);
+    return td_profile_builder_new_msg(out, &po, MSGBUF, 1024);
 }
 
 static int td_py_profile_save(const td_profile *p, char **JSONOUT)
@@ -524,7 +525,8 @@ static int td_py_tree_scan(const char *path, char *TEXTBUF)
     }
     $result = SWIG_Python_AppendOutput($result, PyUnicode_FromString(buf$argnum));
 }
-%typemap(out) int td_py_profile_open, int td_py_profile_builtin, int td_py_profile_loads, int td_py_profile_digest {
+%typemap(out) int td_py_profile_open, int td_py_profile_builtin, int td_py_profile_loads, int td_py_profile_digest,
+              int td_py_profile_builder_new {
     $result = PyLong_FromLong($1);
 }
 %typemap(out) int td_py_profile_save_file {
@@ -999,7 +1001,7 @@ int td_py_profile_open(const char *name_or_path, td_profile **out, char *MSGBUF)
 int td_py_profile_builtin(const char *name, td_profile **out, char *MSGBUF);
 int td_py_profile_loads(const void *buf, size_t len, td_profile **out, char *MSGBUF);
 int td_py_profile_builder_new(uint64_t size_hint, uint64_t sample, uint32_t fingerprint, uint32_t threads,
-                              const char *name, td_profile_builder **out);
+                              const char *name, td_profile_builder **out, char *MSGBUF);
 int td_py_profile_save(const td_profile *p, char **JSONOUT);
 int td_py_profile_save_file(const td_profile *p, const char *path);
 int td_py_profile_fingerprint(const td_profile *p, int codec, double *RATIO, double *NSPB);

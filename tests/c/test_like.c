@@ -696,6 +696,22 @@ Test(like, bad_profile_input, TD_ONE_THREAD)
     po.sample_bytes = 0;
     td_profile_builder *b;
     cr_assert_eq(td_profile_builder_new(&b, &po), TD_ERANGE);
+    /* The messages name the field and its valid values (the CLI and Python
+     * print them as they are). */
+    char msg[128];
+    cr_assert_eq(td_profile_builder_new_msg(&b, &po, msg, sizeof msg), TD_ERANGE);
+    cr_assert(strstr(msg, "sample size") && strstr(msg, "at least 1 byte"), "%s", msg);
+    td_profile_options_init(&po);
+    po.name = "0123456789012345678901234567890123456789012345678901234567890123"; /* 64 */
+    cr_assert_eq(td_profile_builder_new_msg(&b, &po, msg, sizeof msg), TD_ERANGE);
+    cr_assert(strstr(msg, "profile name") && strstr(msg, "at most 63 bytes"), "%s", msg);
+    po.name = "tab\there";
+    cr_assert_eq(td_profile_builder_new_msg(&b, &po, msg, sizeof msg), TD_EINVAL);
+    cr_assert(strstr(msg, "printable ASCII"), "%s", msg);
+    po.name = "012345678901234567890123456789012345678901234567890123456789012"; /* 63 */
+    cr_assert_eq(td_profile_builder_new_msg(&b, &po, msg, sizeof msg), TD_OK);
+    cr_assert_str_empty(msg);
+    td_profile_builder_free(b);
     td_profile_builder_free(NULL);
     td_profile_free(NULL);
     free(good);

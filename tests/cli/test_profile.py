@@ -56,3 +56,14 @@ def test_threads(run, tmp_path):
     r = run("profile", sample, "--threads", "two", "-o", tmp_path / "bad.json")
     assert r.returncode == 2 and b"--threads" in r.stderr and b"whole number" in r.stderr, r.stderr
     assert not (tmp_path / "bad.json").exists()
+
+
+def test_bad_name_is_a_usage_error(run, tmp_path):
+    """The message is the library's (td_profile_builder_new_msg), as Python's."""
+    out = tmp_path / "p.json"
+    for name in ("x" * 64, "tab\there"):
+        r = run("profile", "-", "--name", name, "-o", out, input=b"abc" * 1000)
+        assert r.returncode == 2, r.stderr
+        assert b"bad profile name" in r.stderr and b"printable ASCII of at most 63 bytes" in r.stderr
+        assert not out.exists()
+    run("profile", "-", "--name", "x" * 63, "-o", out, input=b"abc" * 1000, check=True)

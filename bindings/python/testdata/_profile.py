@@ -174,12 +174,8 @@ def profile(paths: Union[StrPath, bytes, Iterable[Union[StrPath, bytes]]], *,
         raise TypeError(f"name must be a str, not {type(name).__name__}")
     from ._stream import _options  # _stream imports this module
     t = _options(capi.TD_ZERO, 0, {"threads": threads}).threads
-    try:
-        b = capi.td_py_profile_builder_new(hint, sample_bytes or 0, 1 if fingerprint else 0, t,
-                                           name or "")[1]
-    except ValueError as e:
-        raise ValueError(f"bad profile name {name!r}: printable ASCII of at most 63 bytes "
-                         f"({e})") from None
+    b = capi.td_py_profile_builder_new(hint, sample_bytes or 0, 1 if fingerprint else 0, t,
+                                       _cstr(name or "", "name:"))[1]
     for it in items:
         if isinstance(it, (bytes, bytearray, memoryview)):
             capi.td_profile_builder_update(b, it)
