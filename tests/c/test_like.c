@@ -698,7 +698,6 @@ Test(like, bad_profile_input, TD_ONE_THREAD)
     cr_assert_eq(td_profile_builder_new(&b, &po), TD_ERANGE);
     /* The messages name the field and its valid values (the CLI and Python
      * print them as they are). */
-    char msg[128];
     cr_assert_eq(td_profile_builder_new_msg(&b, &po, msg, sizeof msg), TD_ERANGE);
     cr_assert(strstr(msg, "sample size") && strstr(msg, "at least 1 byte"), "%s", msg);
     td_profile_options_init(&po);
