@@ -102,6 +102,7 @@ typedef struct like_tab {
     uint8_t jmap[256];
     uint32_t *jw;                         /* [group][byte] -> weight >= 1 */
     uint32_t ndocs;                       /* documents per block: ceil(block / doc) */
+    uint32_t cbyte, cshare;               /* the model's one-byte 4 KiB blocks (cshare 0: none) */
     uint8_t *mlbuf;
     uint8_t cls[256];                     /* bytes of the permutations' classes, class by class */
     uint16_t cls_end[NCLASS];             /* end of each class in cls[] */
@@ -202,6 +203,8 @@ static int tables_new(const td__like_model *m, like_tables **out)
     like_tab *lt = &tb->s;
     lt->doc = m->doc;
     lt->ndocs = (TD_LIKE_BLOCK + m->doc - 1) / m->doc;
+    lt->cbyte = m->cbyte;
+    lt->cshare = m->cshare;
     lt->nx = m->nx;
     memcpy(lt->xdist, m->xdist, sizeof lt->xdist);
     memcpy(lt->per, m->per, sizeof lt->per);
@@ -907,14 +910,33 @@ static const td_kind_vtbl like_docs = {
     .fill = docs_fill,
 };
 
+/* The sample's one-byte 4 KiB blocks (model.cshare / 65536 of the blocks,
+ * of byte model.cbyte), which the parse left out: put back where a keyed
+ * draw of the block's index says, over the documents and the dedup mapping
+ * alike, and not permuted, so that they repeat as in the sample. */
+static void const_blocks(const like_state *st, uint64_t offset, uint8_t *buf, size_t len)
+{
+    const like_tab *t = tab_of(st);
+    while (len) {
+        uint64_t i = offset / 4096;
+        size_t k = TD_MIN((size_t)(4096 - offset % 4096), len);
+        if ((td__wymix(st->k[2] ^ i, st->k[3] ^ TD_WY_P0) & 0xffff) < t->cshare)
+            memset(buf, (int)t->cbyte, k);
+        buf += k;
+        len -= k;
+        offset += k;
+    }
+}
+
 /* With the sample's own duplicate 4 KiB blocks: the generic dedup mapping
- * (dedup.c) over the documents. */
+ * (dedup.c) over the documents; then its one-byte blocks. */
 static int like_fill(const void *state, uint64_t offset, uint8_t *buf, size_t len)
 {
     const like_state *st = state;
-    if (st->dd)
-        return td__dedup_fill(st->dd, offset, buf, len);
-    return docs_fill(state, offset, buf, len);
+    int rc = st->dd ? td__dedup_fill(st->dd, offset, buf, len) : docs_fill(state, offset, buf, len);
+    if (rc == TD_OK && tab_of(st)->cshare)
+        const_blocks(st, offset, buf, len);
+    return rc;
 }
 
 const td_kind_vtbl td_kind_like = {

@@ -110,6 +110,7 @@ typedef struct td__like_ctxmodel {
 typedef struct td__like_model {
     uint32_t doc;                        /* document length */
     uint32_t dedup;                      /* 4 KiB-block dedup ratio * 65536 (65536: none) */
+    uint32_t cbyte, cshare;              /* 4 KiB blocks of byte cbyte: share * 65536 (0: none) */
     uint32_t nx;
     uint32_t xdist[TD_LIKE_NX];              /* exact distances, distinct, >= 1 */
     uint32_t per[2];                     /* literal periods (0 = none) */

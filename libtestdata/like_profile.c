@@ -572,6 +572,15 @@ static void group_contexts(uint64_t (*c)[256], const uint64_t *tot, unsigned g, 
     }
 }
 
+/* Whether q[0..n) is one repeated byte. */
+static int one_byte(const uint8_t *q, size_t n)
+{
+    size_t j = 1;
+    while (j < n && q[j] == q[0])
+        j++;
+    return j == n;
+}
+
 /* 64-bit fingerprint of a 4 KiB block (dedup counting only). */
 static uint64_t block_hash(const uint8_t *p)
 {
@@ -600,10 +609,7 @@ static int sample_dedup(const td_profile_builder *b, td_profile *p)
     for (size_t i = 0; i < b->nr; i++)
         for (uint32_t o = 0; o + 4096 <= b->r[i].len; o += 4096) {
             const uint8_t *q = b->r[i].buf + o;
-            size_t j = 1;
-            while (j < 4096 && q[j] == q[0])
-                j++;
-            if (j == 4096)
+            if (one_byte(q, 4096))
                 cons++;
             else
                 h[k++] = block_hash(q);
@@ -617,7 +623,7 @@ static int sample_dedup(const td_profile_builder *b, td_profile *p)
     p->const4k = nb ? (double)cons / (double)nb : 0.0;
     free(h);
     /* The generator repeats 4 KiB blocks only when the sample clearly
-     * does (one-byte blocks come from the model's long runs already). */
+     * does (one-byte blocks are model.cshare's, const_blocks). */
     double dq = p->dedup > 64.0 ? 64.0 : p->dedup;
     p->m.dedup = dq > 1.005 ? (uint32_t)llround(dq * 65536.0) : 65536u;
     return TD_OK;
@@ -736,16 +742,77 @@ static void period_counts(const uint8_t *buf, const pseq *s, size_t ns, const ui
             eq[63 - 16 * q - w] += lane[q][w];
 }
 
+/* The sample as the parse sees it: a kept region, or a copy of it without
+ * its one-byte blocks of model.cbyte (own: the copy, to free). */
+typedef struct view {
+    const uint8_t *buf;
+    uint32_t len;
+    uint8_t *own;
+} view;
+
+/* One-byte 4 KiB blocks (zero pages, blank areas, padding) are much of a
+ * sparse sample's dedup and of its small blocks' ratio, and a statistical
+ * model makes them only by chance.  The blocks of the most common such byte
+ * are left out of the parse and counted into model.cshare: the generator
+ * puts blocks of that byte back at that share.  Blocks are 4 KiB-aligned
+ * in the sample (regions start at whole MiB).  The regions themselves stay
+ * as they are (the fingerprint may be reading the first). */
+static int const_blocks(const td_profile_builder *b, td__like_model *m, view *v)
+{
+    uint64_t by[256] = {0}, nb = 0;
+    for (size_t i = 0; i < b->nr; i++) {
+        v[i] = (view){b->r[i].buf, b->r[i].len, NULL};
+        for (uint32_t o = 0; o + 4096 <= b->r[i].len; o += 4096, nb++)
+            if (one_byte(b->r[i].buf + o, 4096))
+                by[b->r[i].buf[o]]++;
+    }
+    unsigned c = 0;
+    for (unsigned x = 1; x < 256; x++)
+        if (by[x] > by[c])
+            c = x;
+    if (!by[c])
+        return TD_OK;
+    m->cbyte = c;
+    m->cshare = (uint32_t)((by[c] * 65536 + nb / 2) / nb);
+    if (m->cshare == 0)
+        m->cshare = 1;
+    for (size_t i = 0; i < b->nr; i++) {
+        const uint8_t *q = b->r[i].buf;
+        uint32_t n = b->r[i].len, w = 0;
+        uint8_t *cp = NULL;
+        for (uint32_t o = 0; o < n; o += 4096) {
+            uint32_t k = TD_MIN(4096u, n - o);
+            int drop = k == 4096 && q[o] == c && one_byte(q + o, 4096);
+            if (drop && !cp) { /* the first one: copy what came before */
+                if (!(cp = malloc(n)))
+                    return TD_ENOMEM;
+                memcpy(cp, q, o);
+                w = o;
+            } else if (!drop && cp) {
+                memcpy(cp + w, q + o, k);
+                w += k;
+            }
+        }
+        if (cp)
+            v[i] = (view){cp, w, cp};
+    }
+    return TD_OK;
+}
+
 /* The rest of p->m (zeroed but for its dedup, sample_dedup); json receives
  * p->m's canonical JSON, written by the last size check, for the digest. */
 static int build_model(td_profile_builder *b, td_profile *p, td__json_out *json)
 {
     td__like_model *m = &p->m;
+    view *rv = calloc(b->nr ? b->nr : 1, sizeof *rv);
+    if (!rv)
+        return TD_ENOMEM;
+    int crc = const_blocks(b, m, rv);
     acc *a = td__calloc_large(sizeof *a);
     uint32_t maxlen = 0;
     for (size_t i = 0; i < b->nr; i++)
-        if (b->r[i].len > maxlen)
-            maxlen = b->r[i].len;
+        if (rv[i].len > maxlen)
+            maxlen = rv[i].len;
     uint32_t *dh = td__calloc_large(((size_t)maxlen + 1) * sizeof *dh); /* uses of each distance */
     pseq **ps = calloc(b->nr ? b->nr : 1, sizeof *ps);
     size_t *nps = calloc(b->nr ? b->nr : 1, sizeof *nps);
@@ -753,13 +820,13 @@ static int build_model(td_profile_builder *b, td_profile *p, td__json_out *json)
     uint64_t nm = 0;
     int rc = TD_ENOMEM;
 
-    if (!a || !dh || !ps || !nps || lz_scratch_new(&z, maxlen) != TD_OK)
+    if (crc != TD_OK || !a || !dh || !ps || !nps || lz_scratch_new(&z, maxlen) != TD_OK)
         goto out;
     m->doc = maxlen < TD_LIKE_DOC_MIN ? TD_LIKE_DOC_MIN : maxlen;
 
     /* 1. Parse every region; histogram of explicit distances. */
     for (size_t i = 0; i < b->nr; i++) {
-        rc = lz_parse(&z, b->r[i].buf, b->r[i].len, &ps[i], &nps[i]);
+        rc = lz_parse(&z, rv[i].buf, rv[i].len, &ps[i], &nps[i]);
         if (rc != TD_OK)
             goto out;
         for (size_t k = 0; k < nps[i]; k++)
@@ -798,7 +865,7 @@ static int build_model(td_profile_builder *b, td_profile *p, td__json_out *json)
                 cand[nc++] = m->xdist[x];
         memset(eq, 0, sizeof eq);
         for (size_t i = 0; i < b->nr; i++)
-            period_counts(b->r[i].buf, ps[i], nps[i], cand, nc, eq);
+            period_counts(rv[i].buf, ps[i], nps[i], cand, nc, eq);
         for (int t = 0; t < 2; t++) {
             unsigned best = nc;
             for (unsigned c = 0; c < nc; c++)
@@ -811,7 +878,7 @@ static int build_model(td_profile_builder *b, td_profile *p, td__json_out *json)
     }
     /* 4. Statistics. */
     for (size_t i = 0; i < b->nr; i++) {
-        const uint8_t *buf = b->r[i].buf;
+        const uint8_t *buf = rv[i].buf;
         uint32_t rep[3] = {0, 0, 0}, pos = 0;
         unsigned nrep = 0;
         for (size_t k = 0; k < nps[i]; k++) {
@@ -848,9 +915,9 @@ static int build_model(td_profile_builder *b, td_profile *p, td__json_out *json)
     /* The junction model is P(byte | previous byte) over all bytes, so
      * that sources chosen by it keep the sample's byte pairs. */
     for (size_t i = 0; i < b->nr; i++)
-        for (uint32_t j = 1; j < b->r[i].len; j++) {
-            a->jun[b->r[i].buf[j - 1]][b->r[i].buf[j]]++;
-            a->junrow[b->r[i].buf[j - 1]]++;
+        for (uint32_t j = 1; j < rv[i].len; j++) {
+            a->jun[rv[i].buf[j - 1]][rv[i].buf[j]]++;
+            a->junrow[rv[i].buf[j - 1]]++;
         }
     /* 5. Counts into the model. */
     {
@@ -988,6 +1055,9 @@ out:
     free(dh);
     free(a);
     lz_scratch_free(&z);
+    for (size_t i = 0; i < b->nr; i++)
+        free(rv[i].own);
+    free(rv);
     return rc;
 }
 
@@ -1177,6 +1247,13 @@ void td__like_model_json(const td__like_model *m, td__json_out *o)
     td__json_int(o, m->doc);
     td__json_raw(o, ",\"dedup\":");
     td__json_int(o, m->dedup);
+    if (m->cshare) {
+        td__json_raw(o, ",\"const\":[");
+        td__json_int(o, m->cbyte);
+        td__json_raw(o, ",");
+        td__json_int(o, m->cshare);
+        td__json_raw(o, "]");
+    }
     td__json_raw(o, ",\"dist\":[");
     for (unsigned x = 0; x < m->nx; x++) {
         if (x)
@@ -1237,6 +1314,8 @@ int td__like_model_check(const td__like_model *m, char *msg, size_t cap)
         return msgf(msg, cap, "model.doc must be 1024 .. 1048576");
     if (m->dedup < 65536 || m->dedup > 64u * 65536u)
         return msgf(msg, cap, "model.dedup must be 65536 .. 4194304");
+    if (m->cshare > 65536 || m->cbyte > 255 || (!m->cshare && m->cbyte))
+        return msgf(msg, cap, "model.const: [byte 0 .. 255, share 1 .. 65536]");
     if (m->nx > TD_LIKE_NX)
         return msgf(msg, cap, "model.dist: at most 32 distances");
     for (unsigned x = 0; x < m->nx; x++) {
@@ -1403,7 +1482,8 @@ static int read_triples(rd *r, const td__json_node *arr, uint32_t tab[TD_LIKE_NO
 
 static int read_model(rd *r, const td__json_node *mo, td__like_model *m)
 {
-    static const char *const keys[] = {"doc", "dedup", "dist", "periods", "seq", "ml", "same", "lit", "junction"};
+    static const char *const keys[] = {"doc", "dedup", "const", "dist", "periods", "seq", "ml", "same", "lit",
+                                       "junction"};
     const td__json_doc *d = r->d;
     const td__json_node *n;
     if (!mo || mo->type != TD_JSON_OBJ)
@@ -1414,6 +1494,14 @@ static int read_model(rd *r, const td__json_node *mo, td__like_model *m)
     if (get_u32(r, td__json_get(d, mo, "doc"), TD_LIKE_DOC_MIN, TD_LIKE_DOC_MAX, &m->doc, "model.doc") ||
         get_u32(r, td__json_get(d, mo, "dedup"), 65536, 64u * 65536u, &m->dedup, "model.dedup"))
         return TD_EINVAL;
+    n = td__json_get(d, mo, "const");
+    if (n) {
+        if (n->type != TD_JSON_ARR || n->count != 2)
+            return bad(r, "model.const: expected [byte, share]");
+        if (get_u32(r, td__json_child(d, n), 0, 255, &m->cbyte, "model.const: byte") ||
+            get_u32(r, td__json_next(d, td__json_child(d, n)), 1, 65536, &m->cshare, "model.const: share"))
+            return TD_EINVAL;
+    }
     n = td__json_get(d, mo, "dist");
     if (!n || n->type != TD_JSON_ARR || n->count > TD_LIKE_NX)
         return bad(r, "model.dist: expected an array of at most 32 distances");

@@ -96,6 +96,19 @@ def test_profile_threads():
         testdata.profile(sample, threads=None)  # type: ignore[arg-type]
 
 
+def test_zero_pages_come_back():
+    """A sample's one-byte 4 KiB blocks are counted by the builder and put
+    back by the generator at about the same share (model.const)."""
+    sample = bytearray(testdata.generate("like", "1M", profile="source", seed=2))
+    for i in range(0, 256, 4):  # 64 of 256 blocks
+        sample[i * 4096:(i + 1) * 4096] = bytes(4096)
+    p = testdata.profile(bytes(sample), fingerprint=False)
+    data = testdata.generate("like", "8M", profile=p, seed=1)
+    blocks = [data[i:i + 4096] for i in range(0, len(data), 4096)]
+    zero = sum(b == bytes(4096) for b in blocks) / len(blocks)
+    assert abs(zero - 0.25) < 0.03, zero
+
+
 def test_fixtures_take_profile(testdata_file, testdata_stream, testdata_shared_file):
     p = testdata_file("like", "64K", profile="json", seed=2)
     assert p.read_bytes() == testdata.generate("like", "64K", profile="json", seed=2)

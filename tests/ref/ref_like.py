@@ -117,7 +117,8 @@ def read_model(m):
         d = read_ctx(b)
         d["cat"] = [list(b["cat"][0]), list(b["cat"][1])]
         lit.append(d)
-    return {"doc": m["doc"], "dedup": m["dedup"], "dist": list(m["dist"]), "periods": list(m["periods"]),
+    return {"doc": m["doc"], "dedup": m["dedup"], "const": list(m.get("const", [0, 0])),
+            "dist": list(m["dist"]), "periods": list(m["periods"]),
             "seq": seq, "ml": ml, "same": same, "lit": lit, "jun": read_ctx(m["junction"])}
 
 
@@ -132,8 +133,11 @@ def ctx_json(c):
 def canonical(M):
     """The canonical JSON of the model (docs/format.md): its BLAKE2b-256 is
     the profile's digest."""
-    s = '{"doc":%d,"dedup":%d,"dist":[%s],"periods":[%d,%d],"seq":[' % (
-        M["doc"], M["dedup"], ",".join(str(d) for d in M["dist"]), M["periods"][0], M["periods"][1])
+    s = '{"doc":%d,"dedup":%d,' % (M["doc"], M["dedup"])
+    if M["const"][1]:
+        s += '"const":[%d,%d],' % tuple(M["const"])
+    s += '"dist":[%s],"periods":[%d,%d],"seq":[' % (
+        ",".join(str(d) for d in M["dist"]), M["periods"][0], M["periods"][1])
     s += ",".join("[%d,%d,%d]" % (oc, c, M["seq"][oc][c]) for oc in range(NOC) for c in range(NVC)
                   if M["seq"][oc][c])
     s += '],"ml":['
@@ -387,13 +391,19 @@ class Like:
         return m * (wymix(key ^ i, (((i + 1) * P0) & M64) ^ P1) % started)
 
     def range(self, off, n):
-        if not self.dd:
+        # 4 KiB blocks: the documents (through the dedup mapping when the
+        # model has one), or one repeated byte (model.const).
+        cbyte, cshare = self.M["const"]
+        if not self.dd and not cshare:
             return self.docs_range(off, n)
         out = bytearray()
         while n:
             i, at = divmod(off, 4096)
             k = min(4096 - at, n)
-            out += self.docs_range(self.dedup_src(i) * 4096 + at, k)
+            if wymix(self.k[2] ^ i, self.k[3] ^ P0) & 0xffff < cshare:
+                out += bytes([cbyte]) * k
+            else:
+                out += self.docs_range((self.dedup_src(i) if self.dd else i) * 4096 + at, k)
             off += k
             n -= k
         return bytes(out)
@@ -418,6 +428,22 @@ def check(cli):
         d = json.loads(profiles["small"])
         d["model"]["dedup"] = 3 * 65536 // 2
         profiles["small-dedup"] = json.dumps(d).encode()
+        # A sample with zero pages: the builder leaves them out of the parse
+        # and the model puts them back (model.const), with and without dedup.
+        zs = bytearray(sample[:20000])
+        for at in (4096, 12288, 16384):
+            zs[at:at + 4096] = bytes(4096)
+        p = os.path.join(tmp, "zeros.json")
+        subprocess.run([cli, "profile", "-", "-o", p], input=bytes(zs), check=True,
+                       stderr=subprocess.DEVNULL)
+        profiles["zeros"] = open(p, "rb").read()
+        d = json.loads(profiles["zeros"])
+        if d["model"].get("const", [0, 0])[0] != 0:
+            print("zeros: the profile has no model.const of byte 0:", d["model"].get("const"))
+            ok = False
+        d["model"]["const"] = [0xa5, 30000]
+        d["model"]["dedup"] = 3 * 65536 // 2
+        profiles["zeros-dedup"] = json.dumps(d).encode()
         for name, text in profiles.items():
             pf = os.path.join(tmp, name + ".json")
             open(pf, "wb").write(text)
