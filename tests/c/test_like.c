@@ -718,6 +718,25 @@ Test(like, bad_profile_input, TD_ONE_THREAD)
     free(good);
 }
 
+/* The built-in html profile's JSON with text inserted after the first
+ * occurrence of after; *n its length (not NUL-terminated). */
+static char *html_with(const char *after, const char *text, size_t *n)
+{
+    size_t len;
+    char *good = save_alloc(td_profile_builtin("html"), &len);
+    char *j = malloc(len + strlen(text));
+    cr_assert_not_null(j);
+    const char *at = memmem(good, len, after, strlen(after));
+    cr_assert_not_null(at, "%s", after);
+    size_t k = (size_t)(at - good) + strlen(after);
+    memcpy(j, good, k);
+    memcpy(j + k, text, strlen(text));
+    memcpy(j + k + strlen(text), good + k, len - k);
+    *n = len + strlen(text);
+    free(good);
+    return j;
+}
+
 /* An unknown key in the model, a literal bin or the junction is refused
  * with the object named (one check, known_keys, for the three). */
 Test(like, unknown_model_keys_are_named, TD_ONE_THREAD)
@@ -729,26 +748,15 @@ Test(like, unknown_model_keys_are_named, TD_ONE_THREAD)
         {"\"lit\":[{", "model.lit: unknown key \"zz\""},
         {"\"junction\":{", "model.junction: unknown key \"zz\""},
     };
-    size_t len;
-    char *saved = save_alloc(td_profile_builtin("html"), &len);
-    char *good = malloc(len + 1), *j = malloc(len + 8), msg[256];
-    cr_assert(good && j);
-    memcpy(good, saved, len);
-    good[len] = 0; /* saved JSON is not NUL-terminated */
-    free(saved);
+    char msg[256];
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        const char *at = strstr(good, cases[i].after);
-        cr_assert_not_null(at, "%s", cases[i].after);
-        size_t k = (size_t)(at - good) + strlen(cases[i].after);
-        memcpy(j, good, k);
-        memcpy(j + k, "\"zz\":1,", 7);
-        memcpy(j + k + 7, good + k, len - k);
+        size_t n;
+        char *j = html_with(cases[i].after, "\"zz\":1,", &n);
         td_profile *p = NULL;
-        cr_expect_eq(td_profile_load_msg(&p, j, len + 7, msg, sizeof msg), TD_EINVAL);
+        cr_expect_eq(td_profile_load_msg(&p, j, n, msg, sizeof msg), TD_EINVAL);
         cr_expect_str_eq(msg, cases[i].msg);
+        free(j);
     }
-    free(j);
-    free(good);
 }
 
 /* model.const: [byte 0 .. 255, share 1 .. 65536], or absent; it is part of
@@ -766,22 +774,17 @@ Test(like, model_const_checked, TD_ONE_THREAD)
         {"[0,10]", NULL},
         {"[0,11]", NULL},
     };
-    size_t len;
-    char *saved = save_alloc(td_profile_builtin("html"), &len);
-    char *good = malloc(len + 1), *j = malloc(len + 32), msg[256];
-    cr_assert(good && j);
-    memcpy(good, saved, len);
-    good[len] = 0;
-    free(saved);
-    const char *at = strstr(good, "\"model\": {");
-    cr_assert_not_null(at);
-    size_t k = (size_t)(at - good) + strlen("\"model\": {");
+    char msg[256];
     uint8_t d[2][32];
     int nd = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        int n = snprintf(j, len + 32, "%.*s\"const\":%s,%s", (int)k, good, cases[i].value, good + k);
+        char key[32];
+        size_t n;
+        snprintf(key, sizeof key, "\"const\":%s,", cases[i].value);
+        char *j = html_with("\"model\": {", key, &n);
         td_profile *p = NULL;
-        int rc = td_profile_load_msg(&p, j, (size_t)n, msg, sizeof msg);
+        int rc = td_profile_load_msg(&p, j, n, msg, sizeof msg);
+        free(j);
         if (cases[i].msg) {
             cr_expect_eq(rc, TD_EINVAL, "%s", cases[i].value);
             cr_expect_str_eq(msg, cases[i].msg);
@@ -792,8 +795,6 @@ Test(like, model_const_checked, TD_ONE_THREAD)
         td_profile_free(p);
     }
     cr_assert(memcmp(d[0], d[1], 32) != 0, "the share is part of the digest");
-    free(j);
-    free(good);
 }
 
 /* No run of 16 bytes of a sample appears in its profile's JSON. */
