@@ -601,6 +601,7 @@ static int cmp_u64(const void *a, const void *b)
 static int sample_dedup(const td_profile_builder *b, td_profile *p)
 {
     size_t nb = 0, k = 0, cons = 0;
+    uint64_t by[256] = {0};
     for (size_t i = 0; i < b->nr; i++)
         nb += b->r[i].len / 4096;
     uint64_t *h = nb ? malloc(nb * sizeof *h) : NULL;
@@ -609,11 +610,25 @@ static int sample_dedup(const td_profile_builder *b, td_profile *p)
     for (size_t i = 0; i < b->nr; i++)
         for (uint32_t o = 0; o + 4096 <= b->r[i].len; o += 4096) {
             const uint8_t *q = b->r[i].buf + o;
-            if (one_byte(q, 4096))
+            if (one_byte(q, 4096)) {
                 cons++;
-            else
+                by[q[0]]++;
+            } else {
                 h[k++] = block_hash(q);
+            }
         }
+    /* model.const: the one-byte blocks of the most common such byte
+     * (const_blocks leaves them out of the parse). */
+    unsigned c = 0;
+    for (unsigned x = 1; x < 256; x++)
+        if (by[x] > by[c])
+            c = x;
+    if (by[c]) {
+        p->m.cbyte = c;
+        p->m.cshare = (uint32_t)((by[c] * 65536 + nb / 2) / nb);
+        if (p->m.cshare == 0)
+            p->m.cshare = 1;
+    }
     if (k) /* no qsort of an empty (NULL) array */
         qsort(h, k, sizeof *h, cmp_u64);
     size_t uniq = 0;
@@ -752,30 +767,18 @@ typedef struct view {
 
 /* One-byte 4 KiB blocks (zero pages, blank areas, padding) are much of a
  * sparse sample's dedup and of its small blocks' ratio, and a statistical
- * model makes them only by chance.  The blocks of the most common such byte
- * are left out of the parse and counted into model.cshare: the generator
- * puts blocks of that byte back at that share.  Blocks are 4 KiB-aligned
- * in the sample (regions start at whole MiB).  The regions themselves stay
- * as they are (the fingerprint may be reading the first). */
-static int const_blocks(const td_profile_builder *b, td__like_model *m, view *v)
+ * model makes them only by chance.  Those of byte model.cbyte (counted
+ * into model.cshare by sample_dedup) are left out of the parse: the
+ * generator puts blocks of that byte back at that share.  Blocks are
+ * 4 KiB-aligned in the sample (regions start at whole MiB).  The regions
+ * themselves stay as they are (the fingerprint may be reading the first). */
+static int const_blocks(const td_profile_builder *b, const td__like_model *m, view *v)
 {
-    uint64_t by[256] = {0}, nb = 0;
-    for (size_t i = 0; i < b->nr; i++) {
+    const unsigned c = m->cbyte;
+    for (size_t i = 0; i < b->nr; i++)
         v[i] = (view){b->r[i].buf, b->r[i].len, NULL};
-        for (uint32_t o = 0; o + 4096 <= b->r[i].len; o += 4096, nb++)
-            if (one_byte(b->r[i].buf + o, 4096))
-                by[b->r[i].buf[o]]++;
-    }
-    unsigned c = 0;
-    for (unsigned x = 1; x < 256; x++)
-        if (by[x] > by[c])
-            c = x;
-    if (!by[c])
+    if (!m->cshare)
         return TD_OK;
-    m->cbyte = c;
-    m->cshare = (uint32_t)((by[c] * 65536 + nb / 2) / nb);
-    if (m->cshare == 0)
-        m->cshare = 1;
     for (size_t i = 0; i < b->nr; i++) {
         const uint8_t *q = b->r[i].buf;
         uint32_t n = b->r[i].len, w = 0;
@@ -799,7 +802,7 @@ static int const_blocks(const td_profile_builder *b, td__like_model *m, view *v)
     return TD_OK;
 }
 
-/* The rest of p->m (zeroed but for its dedup, sample_dedup); json receives
+/* The rest of p->m (zeroed but for its dedup and const, sample_dedup); json receives
  * p->m's canonical JSON, written by the last size check, for the digest. */
 static int build_model(td_profile_builder *b, td_profile *p, td__json_out *json)
 {
