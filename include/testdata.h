@@ -1280,7 +1280,8 @@ typedef struct td_analyze_options {
      *  hint only changes where samples are taken, never correctness. */
     uint64_t size_hint;
     /** Bytes to compress at most, rounded up to whole TD_ANALYZE_BLOCK
-     *  blocks; default TD_ANALYZE_DEFAULT_SAMPLE; 0 is out of range. */
+     *  blocks; default TD_ANALYZE_DEFAULT_SAMPLE; 0 and TD_SIZE_UNBOUNDED
+     *  are out of range. */
     uint64_t sample_bytes;
     /** Threads compressing blocks in parallel: 1 (default), 0 = all cores.
      *  Results do not depend on it. */
@@ -1291,6 +1292,18 @@ typedef struct td_analyze_options {
 
 /** Set every field of *o to its default.  NULL is ignored. */
 TD_API void td_analyze_options_init(td_analyze_options *o);
+
+/**
+ * Check options as td_analyzer_new() does, with a message for the user:
+ * front ends call it to report a bad field in the library's words.
+ * @param o    the options to check
+ * @param msg  receives the message (NUL-terminated, truncated to @p cap;
+ *             empty on success), or NULL
+ * @param cap  size of @p msg in bytes
+ * @return TD_OK, TD_EINVAL (o is NULL), TD_ERANGE (sample_bytes 0 or
+ *         TD_SIZE_UNBOUNDED).
+ */
+TD_API int td_analyze_options_check(const td_analyze_options *o, char *msg, size_t cap);
 
 /**
  * An incremental analyzer: feed any number of chunks of arbitrary sizes with
@@ -1313,8 +1326,8 @@ typedef struct td_analyzer td_analyzer;
  * @param[out] out  receives the analyzer (NULL on failure); release it with
  *                  td_analyzer_free()
  * @param o         options, or NULL for defaults; copied
- * @return TD_OK, TD_EINVAL (out is NULL), TD_ERANGE (sample_bytes is 0),
- *         TD_ENOMEM.
+ * @return TD_OK, TD_EINVAL (out is NULL), TD_ERANGE (sample_bytes out of
+ *         range: td_analyze_options_check()), TD_ENOMEM.
  */
 TD_API int td_analyzer_new(td_analyzer **out, const td_analyze_options *o);
 
@@ -1431,7 +1444,8 @@ typedef struct td_profile_options {
      *  are then spread evenly from the start.  Only picks the regions. */
     uint64_t size_hint;
     /** Bytes kept and parsed at most, in regions of 1 MiB (so rounded up to
-     *  whole MiB); default TD_PROFILE_DEFAULT_SAMPLE; 0 is out of range. */
+     *  whole MiB); default TD_PROFILE_DEFAULT_SAMPLE; 0 and
+     *  TD_SIZE_UNBOUNDED are out of range. */
     uint64_t sample_bytes;
     /** Nonzero (default): measure the fingerprint (ratio and CPU ns/byte of
      *  gzip -6, zstd -3, lz4, xz -6 on up to 1 MiB of the sample). */
@@ -1455,10 +1469,25 @@ typedef struct td_profile_options {
 TD_API void td_profile_options_init(td_profile_options *o);
 
 /**
+ * Check options as td_profile_builder_new() does, with a message for the
+ * user naming the bad field and its valid values: front ends call it
+ * before reading any sample.
+ * @param o       the options to check
+ * @param msg     receives the message (NUL-terminated, truncated to
+ *                @p msgcap; empty on success), or NULL
+ * @param msgcap  size of @p msg in bytes
+ * @return TD_OK, TD_EINVAL (o is NULL, or a name with a byte that is not
+ *         printable ASCII), TD_ERANGE (sample_bytes 0 or TD_SIZE_UNBOUNDED,
+ *         a name longer than 63 bytes).
+ */
+TD_API int td_profile_options_check(const td_profile_options *o, char *msg, size_t msgcap);
+
+/**
  * Create a builder.
  * @param[out] out  receives the builder (NULL on failure)
  * @param o         options (copied), or NULL for defaults
- * @return TD_OK, TD_EINVAL, TD_ERANGE (sample_bytes 0), TD_ENOMEM.
+ * @return TD_OK, TD_EINVAL, TD_ERANGE (sample_bytes 0 or TD_SIZE_UNBOUNDED),
+ *         TD_ENOMEM.
  */
 TD_API int td_profile_builder_new(td_profile_builder **out, const td_profile_options *o);
 

@@ -104,6 +104,18 @@ void td_analyzer_free(td_analyzer *a)
     free(a);
 }
 
+int td_analyze_options_check(const td_analyze_options *o, char *msg, size_t cap)
+{
+    if (msg && cap)
+        msg[0] = '\0';
+    if (!o) {
+        if (msg && cap)
+            (void)td__msg(msg, cap, "no options");
+        return TD_EINVAL;
+    }
+    return td__sample_check(o->sample_bytes, msg, cap);
+}
+
 int td_analyzer_new(td_analyzer **out, const td_analyze_options *o)
 {
     td_analyze_options def;
@@ -118,7 +130,7 @@ int td_analyzer_new(td_analyzer **out, const td_analyze_options *o)
         td_analyze_options_init(&def);
         o = &def;
     }
-    if (o->sample_bytes == 0)
+    if (td_analyze_options_check(o, NULL, 0) != TD_OK)
         return TD_ERANGE;
     a = calloc(1, sizeof *a);
     if (!a)

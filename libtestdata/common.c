@@ -129,6 +129,16 @@ int td__msg(char *buf, size_t cap, const char *fmt, ...)
     return (size_t)n >= cap ? TD_ERANGE : TD_OK;
 }
 
+int td__sample_check(uint64_t sample_bytes, char *msg, size_t cap)
+{
+    if (sample_bytes != 0 && sample_bytes != TD_SIZE_UNBOUNDED)
+        return TD_OK;
+    if (msg && cap)
+        (void)td__msg(msg, cap, "bad sample size %s: 1 byte to 2^64-2 (rounded up to whole MiB)",
+                      sample_bytes ? "inf" : "0");
+    return TD_ERANGE;
+}
+
 const char *td__opt_spelled(const char *given, char *buf, size_t cap)
 {
     if (given[0] == '-' && given[1] == '-')

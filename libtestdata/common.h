@@ -114,6 +114,11 @@ TD_HIDDEN int td__msg(char *buf, size_t cap, const char *fmt, ...)
  * (a program).  Written into buf; returns buf. */
 TD_HIDDEN const char *td__opt_spelled(const char *given, char *buf, size_t cap);
 
+/* sample_bytes of td_analyze_options and td_profile_options: 1 to 2^64-2
+ * (0 samples nothing; TD_SIZE_UNBOUNDED would keep or compress without
+ * bound).  TD_OK, or TD_ERANGE with the message in msg (if any). */
+TD_HIDDEN int td__sample_check(uint64_t sample_bytes, char *msg, size_t cap);
+
 /* The NULL-terminated names joined with ", " into buf (truncated as by
  * td__msg); returns buf. */
 TD_HIDDEN char *td__join(char *buf, size_t cap, const char *const *names);

@@ -385,25 +385,17 @@ int td_profile_builder_new(td_profile_builder **out, const td_profile_options *o
     return td_profile_builder_new_msg(out, o, NULL, 0);
 }
 
-int td_profile_builder_new_msg(td_profile_builder **out, const td_profile_options *o, char *msg,
-                               size_t msgcap)
+int td_profile_options_check(const td_profile_options *o, char *msg, size_t msgcap)
 {
-    td_profile_options def;
-    td_profile_builder *b;
     if (msg && msgcap)
         msg[0] = '\0';
-    if (!out)
-        return TD_EINVAL;
-    *out = NULL;
     if (!o) {
-        td_profile_options_init(&def);
-        o = &def;
-    }
-    if (o->sample_bytes == 0) {
         if (msg && msgcap)
-            (void)td__msg(msg, msgcap, "bad sample size 0: at least 1 byte (rounded up to whole MiB)");
-        return TD_ERANGE;
+            (void)td__msg(msg, msgcap, "no options");
+        return TD_EINVAL;
     }
+    if (td__sample_check(o->sample_bytes, msg, msgcap) != TD_OK)
+        return TD_ERANGE;
     if (o->name) {
         size_t n = strlen(o->name);
         int rc = n >= TD_LIKE_NAME_MAX ? TD_ERANGE : TD_OK;
@@ -417,6 +409,26 @@ int td_profile_builder_new_msg(td_profile_builder **out, const td_profile_option
             return rc;
         }
     }
+    return TD_OK;
+}
+
+int td_profile_builder_new_msg(td_profile_builder **out, const td_profile_options *o, char *msg,
+                               size_t msgcap)
+{
+    td_profile_options def;
+    td_profile_builder *b;
+    int rc;
+    if (msg && msgcap)
+        msg[0] = '\0';
+    if (!out)
+        return TD_EINVAL;
+    *out = NULL;
+    if (!o) {
+        td_profile_options_init(&def);
+        o = &def;
+    }
+    if ((rc = td_profile_options_check(o, msg, msgcap)) != TD_OK)
+        return rc;
     b = calloc(1, sizeof *b);
     if (!b)
         return TD_ENOMEM;

@@ -108,14 +108,13 @@ static int run(const cli_cmd *cmd, int argc, char **argv)
         cli_usage_error("analyze needs FILE... or - for stdin");
     json = a.count[O_JSON] > 0;
     td_analyze_options_init(&ao);
-    if (a.val[O_SAMPLE]) {
-        uint64_t v = cli_parse_size(a.val[O_SAMPLE], "--sample");
-        if (v == 0 || v == TD_SIZE_UNBOUNDED)
-            cli_usage_error("bad --sample '%s': %s", a.val[O_SAMPLE], td_strerror(TD_ERANGE));
-        ao.sample_bytes = v;
-    }
+    if (a.val[O_SAMPLE])
+        ao.sample_bytes = cli_parse_size(a.val[O_SAMPLE], "--sample");
     if (a.val[O_THREADS])
         ao.threads = cli_parse_threads(a.val[O_THREADS]);
+    char msg[256];
+    if (td_analyze_options_check(&ao, msg, sizeof msg) != TD_OK)
+        cli_usage_error("%s", msg);
     if (json)
         printf("[");
     for (int i = 0; i < a.npos; i++) {

@@ -34,16 +34,16 @@ static const cli_opt profile_opts[] = {
     {NULL, 0, NULL, NULL},
 };
 
-/* Profile pos[0..n) as one sample; TD_OK or a code with the message printed. */
-static int profile_inputs(const char *const *pos, int n, uint64_t sample, int fp,
-                          unsigned threads, const char *name, td_profile **out)
+/* Profile pos[0..n) as one sample with options o (checked by run());
+ * TD_OK or a code with the message printed. */
+static int profile_inputs(const char *const *pos, int n, const td_profile_options *o,
+                          td_profile **out)
 {
-    td_profile_options po;
+    td_profile_options po = *o;
     td_profile_builder *b = NULL;
     uint64_t hint = 0;
     int rc;
 
-    td_profile_options_init(&po);
     for (int i = 0; i < n; i++) {
         struct stat st;
         if (strcmp(pos[i], "-") == 0 || stat(pos[i], &st) != 0 || !S_ISREG(st.st_mode)) {
@@ -53,16 +53,8 @@ static int profile_inputs(const char *const *pos, int n, uint64_t sample, int fp
         hint += (uint64_t)st.st_size;
     }
     po.size_hint = hint;
-    po.fingerprint = (uint32_t)fp;
-    po.threads = threads;
-    po.name = name;
-    if (sample)
-        po.sample_bytes = sample;
-    char msg[256];
-    rc = td_profile_builder_new_msg(&b, &po, msg, sizeof msg);
+    rc = td_profile_builder_new(&b, &po);
     if (rc != TD_OK) {
-        if (rc == TD_ERANGE || rc == TD_EINVAL)
-            cli_usage_error("%s", msg);
         cli_error("profile: %s", td_strerror(rc));
         return rc;
     }
@@ -147,7 +139,7 @@ static int write_profile(const td_profile *p, const char *path)
     return 0;
 }
 
-static int check(const cli_args *a, uint64_t sample, unsigned threads)
+static int check(const cli_args *a, const td_profile_options *o)
 {
     td_profile *ref = open_profile("--check profile", a->val[O_CHECK]);
     int status = 0;
@@ -155,7 +147,7 @@ static int check(const cli_args *a, uint64_t sample, unsigned threads)
     print_fingerprint(stdout, a->val[O_CHECK], ref);
     for (int i = 0; i < a->npos; i++) {
         td_profile *p = NULL;
-        if (profile_inputs(&a->pos[i], 1, sample, 1, threads, NULL, &p) != TD_OK) {
+        if (profile_inputs(&a->pos[i], 1, o, &p) != TD_OK) {
             status = CLI_EXIT_FAIL;
             continue;
         }
@@ -201,9 +193,9 @@ static void sample_not_output(const char *const *pos, int n, const char *out)
 static int run(const cli_cmd *cmd, int argc, char **argv)
 {
     cli_args a;
-    uint64_t sample = 0;
-    unsigned threads = 1;
+    td_profile_options po;
     td_profile *p = NULL;
+    char msg[256];
     int rc;
 
     cli_parse(cmd, argc, argv, &a);
@@ -219,20 +211,25 @@ static int run(const cli_cmd *cmd, int argc, char **argv)
     }
     if (a.npos < 1)
         cli_usage_error("profile needs FILE... or - for stdin");
-    if (a.val[O_SAMPLE]) {
-        sample = cli_parse_size(a.val[O_SAMPLE], "--sample");
-        if (sample == 0 || sample == TD_SIZE_UNBOUNDED)
-            cli_usage_error("bad --sample '%s': %s", a.val[O_SAMPLE], td_strerror(TD_ERANGE));
-    }
+    td_profile_options_init(&po);
+    if (a.val[O_SAMPLE])
+        po.sample_bytes = cli_parse_size(a.val[O_SAMPLE], "--sample");
     if (a.val[O_THREADS])
-        threads = cli_parse_threads(a.val[O_THREADS]);
+        po.threads = cli_parse_threads(a.val[O_THREADS]);
     if (a.val[O_CHECK]) {
         if (a.val[O_OUTPUT] || a.val[O_NAME])
             cli_usage_error("--check takes neither -o nor --name");
-        return check(&a, sample, threads);
+    } else {
+        po.name = a.val[O_NAME];
+        po.fingerprint = !a.count[O_NOFP];
     }
+    /* The library judges the options before any sample is read. */
+    if (td_profile_options_check(&po, msg, sizeof msg) != TD_OK)
+        cli_usage_error("%s", msg);
+    if (a.val[O_CHECK])
+        return check(&a, &po);
     sample_not_output(a.pos, a.npos, a.val[O_OUTPUT]);
-    rc = profile_inputs(a.pos, a.npos, sample, !a.count[O_NOFP], threads, a.val[O_NAME], &p);
+    rc = profile_inputs(a.pos, a.npos, &po, &p);
     if (rc != TD_OK)
         return rc == TD_ECORPUS ? CLI_EXIT_USAGE : CLI_EXIT_FAIL; /* as `model build` */
     print_fingerprint(stderr, "sample", p);

@@ -216,6 +216,14 @@ static void td_py_analyze_options(td_analyze_options *ao, uint64_t sample, uint3
     ao->threads = threads;
 }
 
+/* testdata.analyze() checks its options here first, for the library's message. */
+static int td_py_analyze_options_check(uint64_t sample, uint32_t threads, char *MSGBUF)
+{
+    td_analyze_options ao;
+    td_py_analyze_options(&ao, sample, threads);
+    return td_analyze_options_check(&ao, MSGBUF, 1024);
+}
+
 static int td_py_analyze_file(const char *path, uint64_t sample, uint32_t threads,
                               char **JSONOUT)
 {
@@ -402,14 +410,15 @@ static int td_py_profile_loads(const void *buf, size_t len, td_profile **out, ch
     return td_profile_load_msg(out, buf, len, MSGBUF, 1024);
 }
 
-static int td_py_profile_builder_new(uint64_t size_hint, uint64_t sample, uint32_t fingerprint,
-                                     uint32_t threads, const char *name, td_profile_builder **out,
-                                     char *MSGBUF)
+/* sample_given 0: the library's default sample size. */
+static int td_py_profile_builder_new(uint64_t size_hint, int sample_given, uint64_t sample,
+                                     uint32_t fingerprint, uint32_t threads, const char *name,
+                                     td_profile_builder **out, char *MSGBUF)
 {
     td_profile_options po;
     td_profile_options_init(&po);
     po.size_hint = size_hint;
-    if (sample)
+    if (sample_given)
         po.sample_bytes = sample;
     po.fingerprint = fingerprint;
     po.threads = threads;
@@ -500,7 +509,7 @@ static int td_py_tree_scan(const char *path, char *TEXTBUF)
 /* A message buffer filled by the library; on failure it is the error. */
 %typemap(in, numinputs=0) char *MSGBUF (char buf[1024]) { buf[0] = '\0'; $1 = buf; }
 %typemap(out) int td_py_options_set, int td_py_options_check_output, int td_py_kind_from_name, int td_py_parse_size, int td_py_shard_name,
-              int td_py_model_builder_add_file, int td_py_model_builder_save {
+              int td_py_model_builder_add_file, int td_py_model_builder_save, int td_py_analyze_options_check {
     $result = PyLong_FromLong($1);
 }
 %typemap(argout) char *MSGBUF {
@@ -934,6 +943,7 @@ struct td_tree {};
 %rename("%s") td_py_option_values;
 %rename("%s") td_py_analyze_file;
 %rename("%s") td_py_analyze_buffer;
+%rename("%s") td_py_analyze_options_check;
 %rename("%s") td_py_tree_new;
 %rename("%s") td_py_tree_set;
 %rename("%s") td_py_tree_prepare;
@@ -981,6 +991,7 @@ int td_py_option_values(size_t index, char *MSGBUF);
 int td_py_analyze_file(const char *path, uint64_t sample, uint32_t threads, char **JSONOUT);
 int td_py_analyze_buffer(const void *buf, size_t len, uint64_t sample, uint32_t threads,
                          char **JSONOUT);
+int td_py_analyze_options_check(uint64_t sample, uint32_t threads, char *MSGBUF);
 int td_py_tree_new(td_tree **out);
 int td_py_tree_set(td_tree *t, const char *key, const char *value, char *MSGBUF);
 int td_py_tree_prepare(td_tree *t, char *MSGBUF);
@@ -1000,8 +1011,9 @@ int td_py_model_builder_save(td_model_builder *b, const char *path, char *MSGBUF
 int td_py_profile_open(const char *name_or_path, td_profile **out, char *MSGBUF);
 int td_py_profile_builtin(const char *name, td_profile **out, char *MSGBUF);
 int td_py_profile_loads(const void *buf, size_t len, td_profile **out, char *MSGBUF);
-int td_py_profile_builder_new(uint64_t size_hint, uint64_t sample, uint32_t fingerprint, uint32_t threads,
-                              const char *name, td_profile_builder **out, char *MSGBUF);
+int td_py_profile_builder_new(uint64_t size_hint, int sample_given, uint64_t sample,
+                              uint32_t fingerprint, uint32_t threads, const char *name,
+                              td_profile_builder **out, char *MSGBUF);
 int td_py_profile_save(const td_profile *p, char **JSONOUT);
 int td_py_profile_save_file(const td_profile *p, const char *path);
 int td_py_profile_fingerprint(const td_profile *p, int codec, double *RATIO, double *NSPB);

@@ -290,6 +290,18 @@ Test(analyze, options, TD_ONE_THREAD)
     cr_expect_eq(td_analyzer_new(&a, &o), TD_ERANGE);
     cr_expect_null(a);
     cr_expect_eq(td_analyze_buffer("x", 1, &o, &(td_analysis){0}), TD_ERANGE);
+    /* The message front ends print: the field and its valid values. */
+    char msg[128];
+    cr_expect_eq(td_analyze_options_check(&o, msg, sizeof msg), TD_ERANGE);
+    cr_expect(strstr(msg, "sample size 0") && strstr(msg, "1 byte to 2^64-2"), "%s", msg);
+    o.sample_bytes = TD_SIZE_UNBOUNDED;
+    cr_expect_eq(td_analyzer_new(&a, &o), TD_ERANGE);
+    cr_expect_eq(td_analyze_options_check(&o, msg, sizeof msg), TD_ERANGE);
+    cr_expect(strstr(msg, "sample size inf"), "%s", msg);
+    cr_expect_eq(td_analyze_options_check(NULL, msg, sizeof msg), TD_EINVAL);
+    o.sample_bytes = 1;
+    cr_expect_eq(td_analyze_options_check(&o, msg, sizeof msg), TD_OK);
+    cr_expect_eq(msg[0], 0, "no message on success: %s", msg);
 }
 
 /* Speed beside ratio; the flat codec fingerprint of generated data is

@@ -701,7 +701,16 @@ Test(like, bad_profile_input, TD_ONE_THREAD)
     /* The messages name the field and its valid values (the CLI and Python
      * print them as they are). */
     cr_assert_eq(td_profile_builder_new_msg(&b, &po, msg, sizeof msg), TD_ERANGE);
-    cr_assert(strstr(msg, "sample size") && strstr(msg, "at least 1 byte"), "%s", msg);
+    cr_assert(strstr(msg, "sample size 0") && strstr(msg, "1 byte to 2^64-2"), "%s", msg);
+    po.sample_bytes = TD_SIZE_UNBOUNDED; /* would keep the whole input */
+    cr_assert_eq(td_profile_options_check(&po, msg, sizeof msg), TD_ERANGE);
+    cr_assert(strstr(msg, "sample size inf"), "%s", msg);
+    cr_assert_eq(td_profile_builder_new(&b, &po), TD_ERANGE);
+    cr_assert_null(b);
+    cr_assert_eq(td_profile_options_check(NULL, msg, sizeof msg), TD_EINVAL);
+    po.sample_bytes = 1;
+    cr_assert_eq(td_profile_options_check(&po, msg, sizeof msg), TD_OK);
+    cr_assert_eq(msg[0], 0, "no message on success: %s", msg);
     td_profile_options_init(&po);
     po.name = "0123456789012345678901234567890123456789012345678901234567890123"; /* 64 */
     cr_assert_eq(td_profile_builder_new_msg(&b, &po, msg, sizeof msg), TD_ERANGE);

@@ -101,7 +101,8 @@ def test_read_error(run, tmp_path):
 
 @pytest.mark.parametrize("args,needle", [
     (["analyze"], b"needs FILE"),
-    (["analyze", "--sample", "0", "-"], b"bad --sample"),
+    (["analyze", "--sample", "0", "-"], b"bad sample size 0: 1 byte to 2^64-2"),
+    (["analyze", "--sample", "inf", "-"], b"bad sample size inf"),
     (["analyze", "--sample", "1Q", "-"], b"bad --sample"),
     (["analyze", "--bogus", "-"], b"unknown option '--bogus'"),
     (["analyze", "--json=1", "-"], b"takes no value"),

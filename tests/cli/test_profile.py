@@ -58,6 +58,18 @@ def test_threads(run, tmp_path):
     assert not (tmp_path / "bad.json").exists()
 
 
+def test_bad_sample_size_is_a_usage_error(run, tmp_path):
+    """--sample is judged by the library (td_profile_options_check) before
+    any sample is read, with --check too, in the words Python raises."""
+    out = tmp_path / "p.json"
+    for size in ("0", "inf"):
+        for args in (("-o", out), ("--check", "html")):
+            r = run("profile", "-", "--sample", size, *args, input=b"abc" * 1000)
+            assert r.returncode == 2, r.stderr
+            assert f"bad sample size {size}: 1 byte to 2^64-2".encode() in r.stderr, r.stderr
+            assert r.stdout == b"" and not out.exists()
+
+
 def test_bad_name_is_a_usage_error(run, tmp_path):
     """The message is the library's (td_profile_builder_new_msg), as Python's."""
     out = tmp_path / "p.json"

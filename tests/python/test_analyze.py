@@ -61,8 +61,10 @@ def test_errors():
         untimed(testdata.analyze("/nonexistent/file"))
     with pytest.raises(TypeError):
         untimed(testdata.analyze(12))
-    with pytest.raises(ValueError, match="bad sample"):
+    with pytest.raises(ValueError, match="bad sample size 0: 1 byte to"):
         untimed(testdata.analyze(b"x", sample=0))
+    with pytest.raises(ValueError, match="bad sample size inf"):
+        untimed(testdata.analyze(b"x", sample="inf"))
 
 
 def test_speed_and_synthetic():

@@ -76,6 +76,17 @@ def test_bad_profile_input(tmp_path):
         testdata.profile(b"abc" * 1000, name="x" * 100)
     with pytest.raises(TypeError):
         testdata.Profile.loads(3)  # type: ignore[arg-type]
+    # sample_bytes: a size as --sample takes it, judged by the library.
+    for size in (0, "0", "inf"):
+        with pytest.raises(ValueError, match="bad sample size .*: 1 byte to 2\\^64-2"):
+            testdata.profile(b"abc" * 1000, sample_bytes=size)
+    with pytest.raises(TypeError):
+        testdata.profile(b"abc" * 1000, sample_bytes=True)
+    sample = testdata.generate("like", "3M", profile="html", seed=1)
+    one = testdata.profile(sample, sample_bytes="1M", fingerprint=False)
+    assert one == testdata.profile(sample, sample_bytes=1 << 20, fingerprint=False)
+    assert one == testdata.profile(sample, sample_bytes=1, fingerprint=False)  # whole MiB
+    assert one != testdata.profile(sample, sample_bytes="2M", fingerprint=False)
     empty = tmp_path / "empty"
     empty.write_bytes(b"")
     for nothing in ([], b"", empty, [empty, b""]):

@@ -147,13 +147,13 @@ def builtin_profiles() -> List[str]:
 
 
 def profile(paths: Union[StrPath, bytes, Iterable[Union[StrPath, bytes]]], *,
-            sample_bytes: Optional[int] = None, fingerprint: bool = True,
+            sample_bytes: Optional[Union[int, str]] = None, fingerprint: bool = True,
             name: Optional[str] = None, threads: Union[int, str] = 1) -> Profile:
     """Build a Profile from samples: files (their bytes one after the other,
     as `testdata profile FILE...`), or bytes-like objects.  Memory stays
-    bounded whatever their size; sample_bytes caps what is parsed (default
-    8 MiB, in 1 MiB regions spread over the input; rounded up to whole
-    MiB).  threads: as `--threads` (0: all cores; at most 2 are used: the
+    bounded whatever their size; sample_bytes (an int, or a size such as
+    "64M", as --sample) caps what is parsed (default 8 MiB, in 1 MiB regions
+    spread over the input; rounded up to whole MiB).  threads: as `--threads` (0: all cores; at most 2 are used: the
     fingerprint is measured while the sample is parsed; the profile does
     not depend on it)."""
     items: List[object]
@@ -167,15 +167,13 @@ def profile(paths: Union[StrPath, bytes, Iterable[Union[StrPath, bytes]]], *,
             hint += memoryview(it).nbytes
         else:
             hint += os.path.getsize(_fspath(it, "path"))
-    if sample_bytes is not None and (isinstance(sample_bytes, bool) or
-                                     not isinstance(sample_bytes, int) or sample_bytes <= 0):
-        raise ValueError(f"sample_bytes must be a positive int, not {sample_bytes!r}")
     if name is not None and not isinstance(name, str):
         raise TypeError(f"name must be a str, not {type(name).__name__}")
-    from ._stream import _options  # _stream imports this module
+    from ._stream import _options, _size  # _stream imports this module
+    sample = 0 if sample_bytes is None else _size(sample_bytes, "sample_bytes")
     t = _options(capi.TD_ZERO, 0, {"threads": threads}).threads
-    b = capi.td_py_profile_builder_new(hint, sample_bytes or 0, 1 if fingerprint else 0, t,
-                                       _cstr(name or "", "name:"))[1]
+    b = capi.td_py_profile_builder_new(hint, sample_bytes is not None, sample,
+                                       1 if fingerprint else 0, t, _cstr(name or "", "name:"))[1]
     for it in items:
         if isinstance(it, (bytes, bytearray, memoryview)):
             capi.td_profile_builder_update(b, it)

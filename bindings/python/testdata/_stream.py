@@ -621,9 +621,8 @@ def analyze(source: Union[StrPath, ReadableBuffer], *, sample: Size = "8M",
     threads the compressors running at once (0: all cores; the result does
     not depend on it).  The GIL is released; Ctrl-C stops it."""
     n = _size(sample, "sample")
-    if n == 0 or n == UNBOUNDED:
-        raise ValueError(f"bad sample {sample!r}: between 1 byte and 2**64-2")
     t = _options(capi.TD_ZERO, 0, {"threads": threads}).threads
+    capi.td_py_analyze_options_check(n, t)  # ValueError in the library's words
     if isinstance(source, (str, os.PathLike)):
         p = _path(source, "source")
         result = json.loads(capi.td_py_analyze_file(p, n, t)[1])
