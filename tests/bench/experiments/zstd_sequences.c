@@ -3,7 +3,10 @@
  * estimate of its literals).  A diagnostic for `like` fidelity: when the
  * ratio of generated data is short of the sample's under entropy coders
  * but not under lz4 -9, compare these figures (docs/benchmarks.md, "like",
- * notes of 2026-12-05).  Reads at most the first MiB of each file.
+ * notes of 2026-12-05).  Reads at most the first MiB of each file.  With
+ * ZS_DUMP=FILE, also writes the sequences of the last file to FILE, one a
+ * line: position of the match, match length, offset, repeat code (0: a new
+ * offset), literal run (for like_trace_vs_zstd.py).
  *
  *   cc -O2 -o zstd_sequences tests/bench/experiments/zstd_sequences.c -l:libzstd.a -lm
  *   ./zstd_sequences SAMPLE GENERATED...
@@ -44,6 +47,17 @@ int main(int argc, char **argv)
         if (ZSTD_isError(ns) || ZSTD_isError(zn))
             return 1;
         long lh[256] = {0}, mlh[64] = {0}, llh[64] = {0};
+        if (getenv("ZS_DUMP")) {
+            FILE *d = fopen(getenv("ZS_DUMP"), "w");
+            size_t q = 0;
+            for (size_t i = 0; i < ns; i++) {
+                q += s[i].litLength;
+                if (s[i].matchLength)
+                    fprintf(d, "%zu %u %u %u %u\n", q, s[i].matchLength, s[i].offset, s[i].rep, s[i].litLength);
+                q += s[i].matchLength;
+            }
+            fclose(d);
+        }
         size_t nm = 0, lit = 0, rep = 0, p = 0;
         for (size_t i = 0; i < ns; i++) {
             for (unsigned t = 0; t < s[i].litLength; t++)
