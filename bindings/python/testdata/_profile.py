@@ -153,9 +153,10 @@ def profile(paths: Union[StrPath, bytes, Iterable[Union[StrPath, bytes]]], *,
     as `testdata profile FILE...`), or bytes-like objects.  Memory stays
     bounded whatever their size; sample_bytes (an int, or a size such as
     "64M", as --sample) caps what is parsed (default 8 MiB, in 1 MiB regions
-    spread over the input; rounded up to whole MiB).  threads: as `--threads` (0: all cores; at most 2 are used: the
-    fingerprint is measured while the sample is parsed; the profile does
-    not depend on it)."""
+    spread over the input; rounded up to whole MiB).  threads: as
+    `--threads` (0: all cores; at most 2 are used: the fingerprint is
+    measured while the sample is parsed; the profile does not depend on
+    it)."""
     items: List[object]
     if isinstance(paths, (str, bytes, bytearray, memoryview, os.PathLike)):
         items = [paths]
