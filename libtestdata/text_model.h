@@ -181,11 +181,14 @@ static inline uint32_t tm_sample32(const tm_alias *e, uint32_t n, uint32_t h)
  * built-in model, never freed; buf, linked in, is used in place),
  * TM_LOAD_TRUSTED (the header's hash is known good: computed by the caller,
  * or the built-in's: not checked again),
- * TM_LOAD_OWN (buf is malloc'd and taken, not copied, on success).  TD_OK,
- * TD_EMODEL, TD_EMODELVERSION, TD_ENOMEM. */
+ * TM_LOAD_OWN (buf is malloc'd and taken, not copied, on success),
+ * TM_LOAD_HASH_CHARS (the character model compiled by the older, slower
+ * way, which every model takes whose alphabet is too large to sort: tests
+ * compare the two).  TD_OK, TD_EMODEL, TD_EMODELVERSION, TD_ENOMEM. */
 #define TM_LOAD_BUILTIN 1
 #define TM_LOAD_TRUSTED 2
 #define TM_LOAD_OWN 4
+#define TM_LOAD_HASH_CHARS 8
 TD_HIDDEN int td__tm_load(td_model **out, const void *buf, size_t len, int flags);
 
 /* Serialized built-in model (text_model_en.c). */

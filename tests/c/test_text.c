@@ -5,6 +5,7 @@
 #include "td_test_util.h"
 
 #include "../../libtestdata/kind.h"
+#include "../../libtestdata/text_model.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -767,6 +768,85 @@ Test(text, cjk_characters_are_words, TD_ONE_THREAD)
     free(t);
     free(corpus);
     td_model_free(m);
+}
+
+/* The character model is compiled by sorting when the alphabet fits a
+ * 64-bit key, else through a trie of hashed edges (TM_LOAD_HASH_CHARS asks
+ * for that way): both must give the same states, and so the same bytes,
+ * in round 0 (rare words spelled) and round 1 (respelled).  Models: the
+ * built-in one, a small one at every order, and one over 5667 Hangul
+ * syllables (too many to sort at order 4, sorted at order 2). */
+static void assert_chars_agree(const void *data, size_t len, const char *what)
+{
+    td_model *a = NULL, *b = NULL;
+    cr_assert_eq(td__tm_load(&a, data, len, 0), TD_OK, "%s", what);
+    cr_assert_eq(td__tm_load(&b, data, len, TM_LOAD_HASH_CHARS), TD_OK, "%s", what);
+    cr_assert_eq(a->ncstates, b->ncstates, "%s: %u states sorted, %u hashed", what, a->ncstates,
+                 b->ncstates);
+    const size_t n = MIB + MIB / 4;
+    uint8_t *x = gen_m(a, 3, 0, n, 1), *y = gen_m(b, 3, 0, n, 1);
+    size_t i = 0;
+    while (i < n && x[i] == y[i])
+        i++;
+    cr_assert_eq(i, n, "%s: the two compilers' text differs at byte %zu", what, i);
+    free(x);
+    free(y);
+    td_model_free(a);
+    td_model_free(b);
+}
+
+static td_model *build_order(const void *p, size_t n, unsigned order)
+{
+    td_model_builder *b;
+    td_model *m = NULL;
+    cr_assert_eq(td_model_builder_new(&b), TD_OK);
+    td__tm_builder_param(b, "char_order", order);
+    cr_assert_eq(td_model_builder_update(b, p, n), TD_OK);
+    cr_assert_eq(td_model_builder_finish(b, &m), TD_OK, "%s", td_model_builder_message(b));
+    td_model_builder_free(b);
+    return m;
+}
+
+Test(text, char_model_compilers_agree, .timeout = 120, TD_ONE_THREAD)
+{
+    assert_chars_agree(td__tm_builtin_data, td__tm_builtin_size, "built-in model");
+    const void *data;
+    size_t len;
+    char what[64];
+    uint8_t *t = gen(99, 0, 64 * 1024, 1);
+    for (unsigned k = 1; k <= TM_MAX_ORDER; k++) {
+        td_model *m = build_order(t, 64 * 1024, k);
+        cr_assert_eq(td_model_data(m, &data, &len), TD_OK);
+        snprintf(what, sizeof what, "small model, order %u", k);
+        assert_chars_agree(data, len, what);
+        td_model_free(m);
+    }
+    free(t);
+    /* 3000 words of 2-4 syllables, 5667 of them, each word three times */
+    char *c = malloc(200 * 1024);
+    cr_assert_not_null(c);
+    size_t n = 0;
+    for (unsigned rep = 0; rep < 3; rep++) {
+        uint64_t x = 11;
+        for (unsigned w = 0; w < 3000; w++) {
+            x = x * 6364136223846793005u + 1442695040888963407u;
+            unsigned k = 2 + (unsigned)((x >> 40) % 3);
+            for (unsigned i = 0; i < k; i++) {
+                uint32_t cp = 0xAC00 + (w * 7 + i * 1013) % 6000;
+                n += td__utf8_encode(cp, (uint8_t *)c + n);
+            }
+            c[n++] = (w % 12 == 11) ? '\n' : ' ';
+        }
+        c[n++] = '\n';
+    }
+    for (unsigned k = 2; k <= 4; k += 2) {
+        td_model *m = build_order(c, n, k);
+        cr_assert_eq(td_model_data(m, &data, &len), TD_OK);
+        snprintf(what, sizeof what, "5667 syllables, order %u", k);
+        assert_chars_agree(data, len, what);
+        td_model_free(m);
+    }
+    free(c);
 }
 
 /* ---- errors --------------------------------------------------------------- */
