@@ -1572,11 +1572,16 @@ out:
 
 static const int cal_codecs[2] = {TD_CODEC_LZ4, TD_CODEC_ZSTD};
 
-/* One job of the calibration's fork-join (td__pool_run): with gen set,
- * bytes [off, off + n) of the text of state ts, into gen + off; else with m set,
- * *m compiled from data; else the sizes of buf under cal_codecs[c0..c1).
- * Jobs of one run touch disjoint memory. */
+/* One job of the calibration's fork-join (td__pool_run): with fin set,
+ * first the file of builder fin written (finish_file) into *fdata, *flen,
+ * which becomes data, len; then with gen set, bytes [off, off + n) of the
+ * text of state ts, into gen + off; else with m set, *m compiled from data;
+ * else the sizes of buf under cal_codecs[c0..c1).  Jobs of one run touch
+ * disjoint memory (the corpus copy, buf, is only read). */
 typedef struct {
+    td_model_builder *fin;
+    uint8_t **fdata;
+    size_t *flen;
     td_codecs *cx;
     const uint8_t *buf;
     size_t n;
@@ -1593,6 +1598,14 @@ static void cal_job_run(void *p)
 {
     cal_job *j = p;
     j->rc = TD_OK;
+    if (j->fin) {
+        j->rc = finish_file(j->fin, j->fdata, j->flen);
+        drop_counts(j->fin);
+        j->data = *j->fdata;
+        j->len = *j->flen;
+        if (j->rc != TD_OK)
+            return;
+    }
     if (j->gen && j->n)
         j->rc = td__text_once_fill(j->ts, j->off, j->gen + j->off, j->n);
     else if (!j->gen && j->m) /* compiled in place; cal_store changes its rates */
@@ -1672,33 +1685,48 @@ static void cal_store(uint8_t *data, size_t len, uint32_t mu)
                        0);
 }
 
-/* Calibrate data (the file finish_file wrote) in place.  With keep, the
- * model compiled from the final file is handed back (*keep; NULL when the
- * calibration does not run). */
-static int calibrate(td_model_builder *b, uint8_t *data, size_t len, td_model **keep)
+/* Write the model file (finish_file) into *data, *len and calibrate it in
+ * place.  With keep, the model compiled from the final file is handed back
+ * (*keep; NULL when the calibration does not run).  A failure of
+ * finish_file keeps its message (fail() keeps the first). */
+static int calibrate(td_model_builder *b, uint8_t **data, size_t *len, td_model **keep)
 {
     uint32_t mu0 = b->p.cache_mu;
-    if (b->p_set || b->p.copy_mu != mu0 || mu0 < TB_CAL_LO || mu0 > TB_CAL_HI)
-        return TD_OK;
+    if (b->p_set || b->p.copy_mu != mu0 || mu0 < TB_CAL_LO || mu0 > TB_CAL_HI) {
+        int rc = finish_file(b, data, len);
+        drop_counts(b);
+        return rc;
+    }
     size_t n = b->cal_n;
     td_model *m = NULL;
     td_codecs *cx[2] = {NULL, NULL};
     td_pool *pool = NULL;
-    /* A second thread compresses the corpus while the caller compiles the
-     * model, generates half of each text and runs one of the two codecs of
-     * each measurement; the threads then need their own buffers and codecs.
-     * Alone, text is generated over the corpus once it is measured. */
+    /* A second thread compresses the corpus while the caller writes and
+     * compiles the model, generates half of each text and runs one of the
+     * two codecs of each measurement; the threads then need their own
+     * buffers and codecs.  Alone, the file is written first (it may still
+     * fail: an empty corpus), and text is generated over the corpus once it
+     * is measured. */
     unsigned nt = b->threads ? b->threads : td__ncpus();
     if (nt > 1 && n >= TB_CAL_PAR_MIN)
         (void)td__pool_new(&pool, 1);
     int par = td__pool_size(pool) > 1;
+    if (!par) {
+        int rc = finish_file(b, data, len);
+        drop_counts(b);
+        if (rc != TD_OK) {
+            td__pool_free(pool);
+            return rc;
+        }
+    }
     uint8_t *g = par ? td__alloc_large(n) : b->cal;
     int rc = g ? td__codecs_new(&cx[0], n) : TD_ENOMEM;
     if (rc == TD_OK)
         rc = par ? td__codecs_new(&cx[1], n) : (cx[1] = cx[0], TD_OK);
     uint64_t cs[2] = {0, 0};
     if (rc == TD_OK) { /* the model compiles while the corpus is measured */
-        cal_job j[2] = {{.m = &m, .data = data, .len = len},
+        cal_job j[2] = {{.fin = par ? b : NULL, .fdata = data, .flen = len, .m = &m,
+                         .data = *data, .len = *len},
                         {.cx = cx[1], .buf = b->cal, .n = n, .c0 = 0, .c1 = 2}};
         rc = cal_run2(pool, j);
         cs[0] = j[1].z[0];
@@ -1737,14 +1765,14 @@ static int calibrate(td_model_builder *b, uint8_t *data, size_t len, td_model **
         }
     }
     if (rc == TD_OK && best != mu0)
-        cal_store(data, len, best);
+        cal_store(*data, *len, best);
     if (rc == TD_OK && keep) { /* the model compiled is the file's but for the rates */
-        td__tm_set_cache(m, data, best);
-        uint8_t *copy = malloc(len);
+        td__tm_set_cache(m, *data, best);
+        uint8_t *copy = malloc(*len);
         if (copy) {
-            memcpy(copy, data, len);
+            memcpy(copy, *data, *len);
             b->file = copy;
-            b->file_n = len;
+            b->file_n = *len;
             *keep = m;
             m = NULL;
         } else {
@@ -1772,14 +1800,11 @@ static int calibrate(td_model_builder *b, uint8_t *data, size_t len, td_model **
  * with keep, the model compiled for the calibration may be handed back. */
 static int make_file(td_model_builder *b, td_model **keep)
 {
-    uint8_t *data;
-    size_t len;
+    uint8_t *data = NULL;
+    size_t len = 0;
     if (b->file)
         return TD_OK;
-    int rc = finish_file(b, &data, &len);
-    drop_counts(b);
-    if (rc == TD_OK)
-        rc = calibrate(b, data, len, keep);
+    int rc = calibrate(b, &data, &len, keep);
     if (rc != TD_OK || b->file) { /* failed, or the model kept the file */
         if (rc != TD_OK)
             free(data);

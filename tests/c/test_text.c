@@ -958,6 +958,26 @@ Test(text, bad_corpus, TD_ONE_THREAD)
     cr_assert_str_neq(td_strerror(TD_ECORPUS), "unknown error");
 }
 
+/* Past 512 KiB with two threads, the model file is written while the
+ * other thread measures the corpus: an error in writing it still stands,
+ * with its own message. */
+Test(text, bad_corpus_with_threads, .timeout = 60)
+{
+    char msg[256];
+    td_model *m = (td_model *)1;
+    char *u = malloc(800000);
+    cr_assert_not_null(u);
+    size_t n = 0;
+    for (int i = 0; n < 700000; i++)
+        n += (size_t)sprintf(u + n, "w%dx ", i);
+    for (unsigned th = 1; th <= 2; th++) {
+        cr_assert_eq(build_from_threads(u, n, th, &m, msg, sizeof msg), TD_ECORPUS, "%u", th);
+        cr_assert_null(m);
+        cr_assert_not_null(strstr(msg, "more than once"), "%u threads: %s", th, msg);
+    }
+    free(u);
+}
+
 /* Rewrite the header of a model file (length and checksum) after editing. */
 static void reseal(uint8_t *f, size_t n)
 {
