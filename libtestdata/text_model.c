@@ -259,11 +259,11 @@ static int lists_push(lists *L, uint32_t id, uint64_t c)
 {
     if (L->n == L->cap) {
         size_t cap = L->cap ? 2 * L->cap : 4096;
-        uint32_t *a = realloc(L->id, cap * sizeof *a);
+        uint32_t *a = td__realloc_large(L->id, L->cap * sizeof *a, cap * sizeof *a);
         if (!a)
             return TD_ENOMEM;
         L->id = a;
-        uint64_t *nc = realloc(L->cnt, cap * sizeof *nc);
+        uint64_t *nc = td__realloc_large(L->cnt, L->cap * sizeof *nc, cap * sizeof *nc);
         if (!nc)
             return TD_ENOMEM;
         L->cnt = nc;
@@ -617,7 +617,7 @@ static int compile_chars_sorted(td_model *m, tabs *T)
 
     /* States: the root, then each run closed (children before parents) that
      * has depth 1 or at least char_min keys. */
-    size_t nst = 0, cap = 1024;
+    size_t nst = 0, cap = npos / 2 + 1024; /* about npos / 4 on prose */
     size_t open[TM_MAX_ORDER + 1] = {0};
     if (!(sts = td__alloc_large(cap * sizeof *sts)))
         goto out;
@@ -671,7 +671,8 @@ static int compile_chars_sorted(td_model *m, tabs *T)
 
     /* Each state's table: its run's symbols counted, END first, then code
      * points ascending. */
-    size_t np = 0, pcap = 2 * nst + 64;
+    /* at least TD_LARGE: on huge pages (a fault per 4 KiB costs more) */
+    size_t np = 0, pcap = TD_MAX(2 * nst + 64, TD_LARGE / sizeof *ps);
     cnt = calloc(nsym, sizeof *cnt);
     touch = malloc((size_t)nsym * sizeof *touch);
     ps = td__alloc_large(pcap * sizeof *ps);
