@@ -7,6 +7,8 @@
  *   text_tool save-builtin MODEL
  *   text_tool info MODEL|builtin
  *   text_tool speed MODEL|builtin SECONDS                 MB/s of a stream, CPU time
+ *   text_tool load MODEL|builtin N                        ms to load the model's bytes
+ *                                                         (td_model_load), min and median of N
  *
  * build reads each FILE as one document; -p sets a builder parameter
  * (experiments only; the defaults are what the library uses).
@@ -177,6 +179,38 @@ int main(int argc, char **argv)
         td_model_free(own);
         return 0;
     }
+    if (!strcmp(argv[1], "load") && argc == 4) {
+        /* wall time of td_model_load (parse, check, compile) of the same
+         * bytes N times: the part of a short `gen text` that is the model's */
+        td_model *own;
+        const td_model *m = get_model(argv[2], &own);
+        const void *data;
+        size_t len;
+        int n = atoi(argv[3]);
+        if (n < 1 || n > 10000 || td_model_data(m, &data, &len) != TD_OK)
+            goto usage;
+        double *t = malloc((size_t)n * sizeof *t);
+        if (!t)
+            return 1;
+        for (int i = 0; i < n; i++) {
+            td_model *x;
+            double t0 = now();
+            if (td_model_load(&x, data, len) != TD_OK)
+                return 1;
+            td_model_free(x);
+            t[i] = now() - t0;
+            for (int j = i; j > 0 && t[j - 1] > t[j]; j--) { /* insertion: N is small */
+                double y = t[j];
+                t[j] = t[j - 1];
+                t[j - 1] = y;
+            }
+        }
+        printf("min %.2f ms, median %.2f ms (%d loads of %zu bytes)\n", 1e3 * t[0], 1e3 * t[n / 2], n,
+               len);
+        free(t);
+        td_model_free(own);
+        return 0;
+    }
     if (!strcmp(argv[1], "save-builtin") && argc == 3) {
         const td_model *m = td_model_builtin();
         if (!m || td_model_save(m, argv[2]) != TD_OK)
@@ -202,6 +236,7 @@ usage:
                     "       text_tool gen MODEL|builtin SEED OFFSET SIZE\n"
                     "       text_tool save-builtin MODEL\n"
                     "       text_tool info MODEL|builtin\n"
-                    "       text_tool speed MODEL|builtin SECONDS\n");
+                    "       text_tool speed MODEL|builtin SECONDS\n"
+                    "       text_tool load MODEL|builtin N\n");
     return 2;
 }
