@@ -536,6 +536,38 @@ static inline uint32_t cc_get(const cc_map *h, uint64_t key)
     }
 }
 
+/* The states of sorted keys (see compile_chars_sorted): the root, then
+ * each run of a context closed (children before parents) that has depth 1
+ * or at least char_min keys, into out (if not NULL); their number. */
+static size_t cc_runs(const uint64_t *keys, size_t n, unsigned K, unsigned b, uint32_t char_min,
+                      cc_state *out)
+{
+    const unsigned CB = K * b;
+    size_t nst = 0, open[TM_MAX_ORDER + 1] = {0};
+    if (out)
+        out[0] = (cc_state){0, n, 0, 0};
+    nst++;
+    for (size_t i = 1; i <= n; i++) {
+        unsigned d = 0; /* depth shared with the key before */
+        if (i < n) {
+            uint64_t x = (keys[i] ^ keys[i - 1]) >> b;
+            d = x ? ((unsigned)__builtin_clzll(x) - (64u - CB)) / b : K;
+        }
+        for (unsigned k = K; k > d; k--) {
+            if (k > 1 && i - open[k] < char_min)
+                continue;
+            if (out) {
+                uint64_t c = keys[open[k]] >> b;
+                out[nst] = (cc_state){open[k], i, c & ~(((uint64_t)1 << (CB - k * b)) - 1), k};
+            }
+            nst++;
+        }
+        for (unsigned k = d + 1; k <= K; k++)
+            open[k] = i;
+    }
+    return nst;
+}
+
 static int compile_chars_sorted(td_model *m, tabs *T)
 {
     const unsigned K = m->p.char_order;
@@ -616,42 +648,15 @@ static int compile_chars_sorted(td_model *m, tabs *T)
     tmp = NULL;
 
     /* States: the root, then each run closed (children before parents) that
-     * has depth 1 or at least char_min keys. */
-    size_t nst = 0, cap = npos / 2 + 1024; /* about npos / 4 on prose */
-    size_t open[TM_MAX_ORDER + 1] = {0};
-    if (!(sts = td__alloc_large(cap * sizeof *sts)))
-        goto out;
-    sts[nst++] = (cc_state){0, n, 0, 0};
-    for (size_t i = 0; i <= n; i++) {
-        unsigned d = 0; /* depth shared with the key before */
-        if (i == n) {
-            d = 0;
-        } else if (i) {
-            uint64_t x = (keys[i] ^ keys[i - 1]) >> b;
-            d = x ? ((unsigned)__builtin_clzll(x) - (64u - CB)) / b : K;
-        }
-        if (i) {
-            for (unsigned k = K; k > d; k--) {
-                if (k > 1 && i - open[k] < m->p.char_min)
-                    continue;
-                if (nst == cap) {
-                    cc_state *q = td__realloc_large(sts, cap * sizeof *sts, 2 * cap * sizeof *sts);
-                    if (!q)
-                        goto out;
-                    sts = q;
-                    cap *= 2;
-                }
-                uint64_t c = keys[open[k]] >> b;
-                sts[nst++] = (cc_state){open[k], i, c & ~(((uint64_t)1 << (CB - k * b)) - 1), k};
-            }
-        }
-        for (unsigned k = d + 1; k <= K; k++)
-            open[k] = i;
-    }
+     * has depth 1 or at least char_min keys; counted first, then made. */
+    size_t nst = cc_runs(keys, n, K, b, m->p.char_min, NULL);
     if (nst >= TM_NIL) {
         rc = TD_EMODEL;
         goto out;
     }
+    if (!(sts = td__alloc_large(nst * sizeof *sts)))
+        goto out;
+    (void)cc_runs(keys, n, K, b, m->p.char_min, sts);
     size_t hc = 1024;
     while (hc < 2 * nst)
         hc *= 2;
