@@ -1063,11 +1063,12 @@ TD_API int td_model_builder_new(td_model_builder **out);
  * is 1, the calling thread only).  With two or more and a corpus of at
  * least 512 KiB, the calibration that td_model_builder_finish() and
  * td_model_builder_save() run compresses the corpus on a second thread
- * while the model is compiled, and splits each text it generates and each
- * pair of compressors it measures between the two: a build of 1-3 MB took
- * 16-29% less wall time on a 2-vCPU VM (whose two vCPUs give about 1.4x
- * one), for 4-11% more CPU time.  The model does not depend on it.  At
- * most two are used; the second exists only during finish or save.
+ * while the model file is written and compiled, and splits each text it
+ * generates and each pair of compressors it measures between the two: a
+ * build of 1-3 MB took 15-26% less wall time on a 2-vCPU VM (whose two
+ * vCPUs give about 1.4x one), for up to a fifth more CPU time.  The model
+ * does not depend on it.  At most two are used; the second exists only
+ * during finish or save.
  * @return TD_OK; TD_EINVAL for NULL or a finished builder.
  */
 TD_API int td_model_builder_set_threads(td_model_builder *b, unsigned threads);

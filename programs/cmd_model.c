@@ -13,7 +13,7 @@ static const cli_opt build_opts[] = {
                   "complete); - for stdout"},
     [B_THREADS] = {"threads", 0, "N",
                    "threads (default 1; 0 = all cores; at most 2 are used, from 512 KiB of "
-                   "corpus): the calibration compresses the corpus while the model is compiled; "
+                   "corpus): the calibration compresses the corpus while the model is written; "
                    "the model does not change"},
     {NULL, 0, NULL, NULL},
 };
