@@ -477,11 +477,17 @@ static int emap_grow(emap *m)
     return TD_OK;
 }
 
+/* The value stored under key (a key + 1: 0 is empty), or TM_END. */
+static inline uint32_t emap_find(const emap *m, uint64_t key)
+{
+    size_t i = emap_slot(m, key);
+    return m->k[i] ? m->v[i] : TM_END;
+}
+
 /* Child of node p by symbol s, or TM_END. */
 static inline uint32_t emap_get(const emap *m, uint32_t p, uint32_t s)
 {
-    size_t i = emap_slot(m, ((uint64_t)p << 22 | s) + 1);
-    return m->k[i] ? m->v[i] : TM_END;
+    return emap_find(m, ((uint64_t)p << 22 | s) + 1);
 }
 
 #define TM_BOS 0x110000u   /* one past the last code point */
@@ -513,28 +519,6 @@ typedef struct cc_state {
     uint64_t ctx;      /* its code points: the top depth fields of K */
     uint32_t depth;
 } cc_state;
-
-/* Open-addressing map (context, depth) + 1 -> state, no deletion. */
-typedef struct cc_map {
-    uint64_t *k;
-    uint32_t *v;
-    size_t mask;
-} cc_map;
-
-static inline size_t cc_home(const cc_map *h, uint64_t key)
-{
-    return (size_t)((key * 0x9E3779B97F4A7C15u) >> 24) & h->mask;
-}
-
-static inline uint32_t cc_get(const cc_map *h, uint64_t key)
-{
-    for (size_t i = cc_home(h, key);; i = (i + 1) & h->mask) {
-        if (h->k[i] == key)
-            return h->v[i];
-        if (!h->k[i])
-            return TM_END;
-    }
-}
 
 /* The states of sorted keys (see compile_chars_sorted): the root, then
  * each run of a context closed (children before parents) that has depth 1
@@ -591,7 +575,7 @@ static int compile_chars_sorted(td_model *m, tabs *T)
     uint64_t *keys = NULL, *tmp = NULL;
     uint32_t *cpof = NULL, *cnt = NULL, *touch = NULL, *ps = NULL, *pc = NULL;
     cc_state *sts = NULL;
-    cc_map h = {0};
+    emap h = {0}; /* (context << 3 | depth) + 1 -> state */
     int rc = TD_ENOMEM;
     if (!bits || !rk)
         goto out;
@@ -657,19 +641,11 @@ static int compile_chars_sorted(td_model *m, tabs *T)
     if (!(sts = td__alloc_large(nst * sizeof *sts)))
         goto out;
     (void)cc_runs(keys, n, K, b, m->p.char_min, sts);
-    size_t hc = 1024;
-    while (hc < 2 * nst)
-        hc *= 2;
-    h.k = td__calloc_large(hc * sizeof *h.k);
-    h.v = td__alloc_large(hc * sizeof *h.v);
-    if (!h.k || !h.v)
+    if (emap_init(&h, nst) != TD_OK)
         goto out;
-    h.mask = hc - 1;
     for (size_t s = 0; s < nst; s++) {
         uint64_t key = (sts[s].ctx << 3 | sts[s].depth) + 1;
-        size_t i = cc_home(&h, key);
-        while (h.k[i])
-            i = (i + 1) & h.mask;
+        size_t i = emap_slot(&h, key);
         h.k[i] = key;
         h.v[i] = (uint32_t)s;
     }
@@ -755,7 +731,7 @@ static int compile_chars_sorted(td_model *m, tabs *T)
                 uint64_t c = (uint64_t)y << top | sts[s].ctx >> b;
                 for (unsigned len = 1; len <= maxlen; len++) {
                     uint64_t pre = c & ~(((uint64_t)1 << (CB - len * b)) - 1);
-                    uint32_t v = cc_get(&h, (pre << 3 | len) + 1);
+                    uint32_t v = emap_find(&h, (pre << 3 | len) + 1);
                     if (v == TM_END)
                         break;
                     next = v;
@@ -769,7 +745,7 @@ static int compile_chars_sorted(td_model *m, tabs *T)
     /* Start: the longest state of K BOS. */
     m->cstart = TM_END;
     for (unsigned len = 1; len <= K; len++) {
-        uint32_t v = cc_get(&h, ((uint64_t)len) + 1);
+        uint32_t v = emap_find(&h, (uint64_t)len + 1);
         if (v == TM_END)
             break;
         m->cstart = v;
@@ -786,8 +762,7 @@ out:
     free(ps);
     free(pc);
     free(sts);
-    free(h.k);
-    free(h.v);
+    emap_free(&h);
     return rc;
 }
 
