@@ -1572,8 +1572,17 @@ out:
 
 static const int cal_codecs[2] = {TD_CODEC_LZ4, TD_CODEC_ZSTD};
 
+/* The model file into *data, *len; the counts are then freed for the
+ * compile and the calibration. */
+static int write_file(td_model_builder *b, uint8_t **data, size_t *len)
+{
+    int rc = finish_file(b, data, len);
+    drop_counts(b);
+    return rc;
+}
+
 /* One job of the calibration's fork-join (td__pool_run): with fin set,
- * first the file of builder fin written (finish_file) into *fdata, *flen,
+ * first the file of builder fin written (write_file) into *fdata, *flen,
  * which becomes data, len; then with gen set, bytes [off, off + n) of the
  * text of state ts, into gen + off; else with m set, *m compiled from data;
  * else the sizes of buf under cal_codecs[c0..c1).  Jobs of one run touch
@@ -1599,8 +1608,7 @@ static void cal_job_run(void *p)
     cal_job *j = p;
     j->rc = TD_OK;
     if (j->fin) {
-        j->rc = finish_file(j->fin, j->fdata, j->flen);
-        drop_counts(j->fin);
+        j->rc = write_file(j->fin, j->fdata, j->flen);
         j->data = *j->fdata;
         j->len = *j->flen;
         if (j->rc != TD_OK)
@@ -1685,18 +1693,15 @@ static void cal_store(uint8_t *data, size_t len, uint32_t mu)
                        0);
 }
 
-/* Write the model file (finish_file) into *data, *len and calibrate it in
+/* Write the model file (write_file) into *data, *len and calibrate it in
  * place.  With keep, the model compiled from the final file is handed back
  * (*keep; NULL when the calibration does not run).  A failure of
- * finish_file keeps its message (fail() keeps the first). */
+ * write_file keeps its message (fail() keeps the first). */
 static int calibrate(td_model_builder *b, uint8_t **data, size_t *len, td_model **keep)
 {
     uint32_t mu0 = b->p.cache_mu;
-    if (b->p_set || b->p.copy_mu != mu0 || mu0 < TB_CAL_LO || mu0 > TB_CAL_HI) {
-        int rc = finish_file(b, data, len);
-        drop_counts(b);
-        return rc;
-    }
+    if (b->p_set || b->p.copy_mu != mu0 || mu0 < TB_CAL_LO || mu0 > TB_CAL_HI)
+        return write_file(b, data, len);
     size_t n = b->cal_n;
     td_model *m = NULL;
     td_codecs *cx[2] = {NULL, NULL};
@@ -1712,8 +1717,7 @@ static int calibrate(td_model_builder *b, uint8_t **data, size_t *len, td_model 
         (void)td__pool_new(&pool, 1);
     int par = td__pool_size(pool) > 1;
     if (!par) {
-        int rc = finish_file(b, data, len);
-        drop_counts(b);
+        int rc = write_file(b, data, len);
         if (rc != TD_OK) {
             td__pool_free(pool);
             return rc;
