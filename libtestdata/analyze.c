@@ -106,14 +106,8 @@ void td_analyzer_free(td_analyzer *a)
 
 int td_analyze_options_check(const td_analyze_options *o, char *msg, size_t cap)
 {
-    if (msg && cap)
-        msg[0] = '\0';
-    if (!o) {
-        if (msg && cap)
-            (void)td__msg(msg, cap, "no options");
-        return TD_EINVAL;
-    }
-    return td__sample_check(o->sample_bytes, msg, cap);
+    int rc = td__options_null(o, msg, cap);
+    return rc != TD_OK ? rc : td__sample_check(o->sample_bytes, msg, cap);
 }
 
 int td_analyzer_new(td_analyzer **out, const td_analyze_options *o)

@@ -129,6 +129,17 @@ int td__msg(char *buf, size_t cap, const char *fmt, ...)
     return (size_t)n >= cap ? TD_ERANGE : TD_OK;
 }
 
+int td__options_null(const void *o, char *msg, size_t cap)
+{
+    if (msg && cap)
+        msg[0] = '\0';
+    if (o)
+        return TD_OK;
+    if (msg && cap)
+        (void)td__msg(msg, cap, "no options");
+    return TD_EINVAL;
+}
+
 int td__sample_check(uint64_t sample_bytes, char *msg, size_t cap)
 {
     if (sample_bytes != 0 && sample_bytes != TD_SIZE_UNBOUNDED)

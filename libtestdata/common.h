@@ -114,6 +114,10 @@ TD_HIDDEN int td__msg(char *buf, size_t cap, const char *fmt, ...)
  * (a program).  Written into buf; returns buf. */
 TD_HIDDEN const char *td__opt_spelled(const char *given, char *buf, size_t cap);
 
+/* The start of a td_*_options_check: msg emptied (if any); o NULL is
+ * TD_EINVAL, said in msg. */
+TD_HIDDEN int td__options_null(const void *o, char *msg, size_t cap);
+
 /* sample_bytes of td_analyze_options and td_profile_options: 1 to 2^64-2
  * (0 samples nothing; TD_SIZE_UNBOUNDED would keep or compress without
  * bound).  TD_OK, or TD_ERANGE with the message in msg (if any). */

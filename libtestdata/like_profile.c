@@ -387,18 +387,14 @@ int td_profile_builder_new(td_profile_builder **out, const td_profile_options *o
 
 int td_profile_options_check(const td_profile_options *o, char *msg, size_t msgcap)
 {
-    if (msg && msgcap)
-        msg[0] = '\0';
-    if (!o) {
-        if (msg && msgcap)
-            (void)td__msg(msg, msgcap, "no options");
-        return TD_EINVAL;
-    }
+    int rc = td__options_null(o, msg, msgcap);
+    if (rc != TD_OK)
+        return rc;
     if (td__sample_check(o->sample_bytes, msg, msgcap) != TD_OK)
         return TD_ERANGE;
     if (o->name) {
         size_t n = strlen(o->name);
-        int rc = n >= TD_LIKE_NAME_MAX ? TD_ERANGE : TD_OK;
+        rc = n >= TD_LIKE_NAME_MAX ? TD_ERANGE : TD_OK;
         for (size_t i = 0; i < n && rc == TD_OK; i++)
             if (o->name[i] < 0x20 || o->name[i] > 0x7e)
                 rc = TD_EINVAL;
