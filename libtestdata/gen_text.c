@@ -73,12 +73,25 @@ typedef struct text_base {
     uint8_t *buf; /* TEXT_BLOCK + TEXT_SLACK */
 } text_base;
 
+/* Round 0's blocks and their words live in one region on huge pages
+ * (td__alloc_large), made on first need and kept for the state's life:
+ * fresh memory on 4 KiB pages costs a fault per page, and the faults of a
+ * block (its bytes and words, about 40 pages) were a third of the time to
+ * make it word by word.  Block c has a fixed slot; the words of all blocks
+ * are carved after the slots; what does not fit goes to malloc. */
+#define ARENA_SLOT ((size_t)TEXT_BLOCK + TEXT_SLACK)
+#define ARENA_WORDS ((size_t)ROUND_BLOCKS * ARENA_SLOT)
+#define ARENA_SIZE ((size_t)4 << 20)
+_Static_assert(ARENA_WORDS < ARENA_SIZE / 2, "room for the words of round 0");
+
 typedef struct text_state {
     uint64_t k[4];
     const td_model *m;
     unsigned keep_n; /* blocks of round 0 worth keeping: those below (all but
                       * for td__text_once_new's, which reads up to a known end) */
     int once;        /* td__text_once_new's: never builds the spelling cache */
+    uint8_t *_Atomic arena; /* ARENA_SIZE bytes, or NULL until needed */
+    atomic_size_t arena_used; /* bytes carved past ARENA_WORDS */
     text_base base[ROUND_BLOCKS];
 } text_state;
 
@@ -427,7 +440,8 @@ static void gen_blocks(const text_state *st, uint64_t bi, unsigned n, uint8_t *c
     }
 }
 
-static int base_publish(text_base *b, const uint8_t *block, uint8_t *own, tok_log *g, int rc);
+static int base_publish(const text_state *st, unsigned c, uint8_t *block, int own, const tok_log *g,
+                        int rc);
 
 /* Bytes [offset, offset + len) of round 0; with use_cache, the model's
  * spelling cache is built if it is not there yet, with keep, whole blocks
@@ -447,6 +461,10 @@ static int gen_range(const text_state *st, uint64_t offset, uint8_t *buf, size_t
         return TD_ENOMEM;
     const uint8_t *tc = use_cache ? td__tm_tail_cache(st->m) : __atomic_load_n(&st->m->tcache, __ATOMIC_ACQUIRE);
     const tm_rot *rot = keep && st->keep_n ? td__tm_rot(st->m) : NULL;
+    /* the word logs of kept blocks, reused by the next blocks of their lane
+     * (base_publish copies them) */
+    tok_log lg[LANES];
+    memset(lg, 0, sizeof lg);
 
     while (len) {
         /* up to LANES blocks at once; a block that is cut (first or last)
@@ -474,12 +492,13 @@ static int gen_range(const text_state *st, uint64_t offset, uint8_t *buf, size_t
             n++;
         }
         /* whole blocks of a large fill also become base blocks (made once) */
-        tok_log lg[LANES], *logs[LANES] = {NULL};
+        tok_log *logs[LANES] = {NULL};
         for (unsigned i = 0; i < n; i++)
             if (rot && take[i] == TEXT_BLOCK && bi + i < st->keep_n &&
                 td__once_take((td_once *)&st->base[bi + i].once, 1, 0)) {
-                memset(&lg[i], 0, sizeof lg[i]);
                 lg[i].rot = rot;
+                lg[i].ntok = lg[i].ntail = 0;
+                lg[i].failed = 0;
                 logs[i] = &lg[i];
             }
         /* one block, cut and not kept: its prefix up to the range's end
@@ -488,7 +507,7 @@ static int gen_range(const text_state *st, uint64_t offset, uint8_t *buf, size_t
         gen_blocks(st, bi, n, out, x, stop, tc, logs);
         for (unsigned i = 0; i < n; i++)
             if (logs[i])
-                (void)base_publish((text_base *)&st->base[bi + i], out[i], NULL, logs[i], TD_OK);
+                (void)base_publish(st, (unsigned)(bi + i), out[i], 0, logs[i], TD_OK);
         used = 0;
         for (unsigned i = 0; i < n; i++) {
             if (out[i] == scratch[i])
@@ -501,58 +520,120 @@ static int gen_range(const text_state *st, uint64_t offset, uint8_t *buf, size_t
         bi += n;
     }
 done:
-    for (unsigned i = 0; i < LANES; i++)
+    for (unsigned i = 0; i < LANES; i++) {
         free(scratch[i]);
+        free(lg[i].tok);
+        free(lg[i].tails);
+    }
     free(x);
     return rc;
 }
 
 /* ---- rounds ------------------------------------------------------------ */
 
-/* Ends what td__once_take began: the block (its TEXT_BLOCK bytes are copied,
- * or, with own, own is the block, TEXT_BLOCK + TEXT_SLACK bytes from malloc,
- * and is taken over) and its words from g, made ready unless g or rc says it
- * failed; a failure is not final (the next reader tries again). */
-static int base_publish(text_base *b, const uint8_t *block, uint8_t *own, tok_log *g, int rc)
+/* The state's region (ARENA_SIZE bytes on huge pages), made by whoever
+ * needs it first; NULL if out of memory (then malloc does). */
+static uint8_t *arena(const text_state *st)
 {
-    /* an owner of another process (before fork) may have left these */
-    free(b->tok);
-    free(b->tails);
-    free(b->buf);
-    b->tok = g->tok;
-    b->tails = g->tails;
-    b->ntok = g->ntok;
+    text_state *s = (text_state *)st;
+    uint8_t *a = atomic_load_explicit(&s->arena, memory_order_acquire);
+    if (a)
+        return a;
+    uint8_t *mine = td__alloc_large(ARENA_SIZE), *expect = NULL;
+    if (!mine)
+        return NULL;
+    if (atomic_compare_exchange_strong_explicit(&s->arena, &expect, mine, memory_order_acq_rel,
+                                                memory_order_acquire))
+        return mine;
+    free(mine);
+    return expect;
+}
+
+/* Block c's slot in the region, or NULL. */
+static uint8_t *base_slot(const text_state *st, unsigned c)
+{
+    uint8_t *a = arena(st);
+    return a ? a + (size_t)c * ARENA_SLOT : NULL;
+}
+
+/* n bytes (n > 0) copied from p into the region, or into malloc's memory
+ * when the region is full; NULL if out of memory. */
+static void *arena_copy(const text_state *st, const void *p, size_t n)
+{
+    uint8_t *a = arena(st), *q = NULL;
+    if (a) {
+        size_t r = (n + 63) & ~(size_t)63;
+        size_t at = atomic_fetch_add_explicit(&((text_state *)st)->arena_used, r, memory_order_relaxed);
+        if (at <= ARENA_SIZE - ARENA_WORDS && r <= ARENA_SIZE - ARENA_WORDS - at)
+            q = a + ARENA_WORDS + at;
+    }
+    if (!q && !(q = malloc(n)))
+        return NULL;
+    return memcpy(q, p, n);
+}
+
+static void arena_free(const text_state *st, void *p)
+{
+    const uint8_t *a = atomic_load_explicit(&((text_state *)st)->arena, memory_order_acquire);
+    if (!a || (uint8_t *)p < a || (uint8_t *)p >= a + ARENA_SIZE)
+        free(p);
+}
+
+static void base_drop(const text_state *st, text_base *b)
+{
+    arena_free(st, b->tok);
+    arena_free(st, b->tails);
+    arena_free(st, b->buf);
+    b->tok = NULL;
+    b->tails = NULL;
     b->buf = NULL;
-    if (rc == TD_OK && !g->failed)
-        b->buf = own ? own : malloc(TEXT_BLOCK + TEXT_SLACK);
-    else
-        free(own);
-    if (b->buf) {
-        if (!own)
+}
+
+/* Ends what td__once_take began for block c: its TEXT_BLOCK bytes (block:
+ * its slot already, else copied there; with own, block came from malloc and
+ * is taken over) and its words (copied from g), made ready unless g or rc
+ * says it failed; a failure is not final (the next reader tries again). */
+static int base_publish(const text_state *st, unsigned c, uint8_t *block, int own, const tok_log *g,
+                        int rc)
+{
+    text_base *b = (text_base *)&st->base[c];
+    /* an owner of another process (before fork) may have left these */
+    base_drop(st, b);
+    if (rc == TD_OK && g->failed)
+        rc = TD_ENOMEM;
+    if (rc == TD_OK) {
+        uint8_t *slot = base_slot(st, c);
+        b->buf = slot ? slot : own ? block : malloc(ARENA_SLOT);
+        if (b->buf && b->buf != block)
             memcpy(b->buf, block, TEXT_BLOCK);
+    }
+    if (own && block != b->buf)
+        free(block);
+    if (b->buf && g->ntok && !(b->tok = arena_copy(st, g->tok, g->ntok * sizeof *g->tok)))
+        base_drop(st, b);
+    if (b->buf && g->ntail && !(b->tails = arena_copy(st, g->tails, g->ntail * sizeof *g->tails)))
+        base_drop(st, b);
+    if (b->buf) {
+        b->ntok = g->ntok;
         /* the gap copies read up to 32 bytes past the block */
         memset(b->buf + TEXT_BLOCK, '\n', TEXT_SLACK);
-    } else {
-        free(b->tok);
-        free(b->tails);
-        b->tok = NULL;
-        b->tails = NULL;
-        if (rc == TD_OK)
-            rc = TD_ENOMEM;
+    } else if (rc == TD_OK) {
+        rc = TD_ENOMEM;
     }
     td__once_done(&b->once, b->buf ? 1 : 0);
     return rc;
 }
 
-/* Block c of round 0 up to at least stop, its words logged in *g, into a
- * new buffer at *out (zeroed first when zero is set; NULL if out of memory). */
+/* Block c of round 0 up to at least stop, its words logged in *g, into
+ * *out, or if *out is NULL a new buffer from malloc (zeroed first when zero
+ * is set; NULL if out of memory). */
 static int base_make(const text_state *st, unsigned c, uint32_t stop, const uint8_t *tc,
                      int zero, uint8_t **out, tok_log *g)
 {
     *g = (tok_log){.rot = td__tm_rot(st->m)};
     tok_log *lg = g;
     text_scratch *x = calloc(1, sizeof *x);
-    uint8_t *buf = zero ? calloc(1, TEXT_BLOCK + TEXT_SLACK) : malloc(TEXT_BLOCK + TEXT_SLACK);
+    uint8_t *buf = *out ? *out : zero ? calloc(1, ARENA_SLOT) : malloc(ARENA_SLOT);
     int rc = TD_ENOMEM;
     if (g->rot && x && buf) {
         gen_blocks(st, c, 1, &buf, x, stop, tc, &lg);
@@ -570,12 +651,15 @@ static int base_need(const text_state *st, unsigned c)
     if (atomic_load_explicit(&b->once.ready, memory_order_acquire) || !td__once_take(&b->once, 1, 1))
         return TD_OK;
     tok_log g;
-    uint8_t *buf;
+    uint8_t *slot = base_slot(st, c), *buf = slot;
     int rc = base_make(st, c, TEXT_BLOCK,
                        st->once ? __atomic_load_n(&st->m->tcache, __ATOMIC_ACQUIRE)
                                 : td__tm_tail_cache(st->m),
                        0, &buf, &g);
-    return base_publish(b, buf, buf, &g, rc); /* takes buf over */
+    rc = base_publish(st, c, buf, buf != slot, &g, rc); /* takes buf over */
+    free(g.tok);
+    free(g.tails);
+    return rc;
 }
 
 /* What round j (>= 1) does to the base: the rotation of each class and how
@@ -684,13 +768,6 @@ typedef struct round_call {
  * for one call, rather than whole and kept (base_prefix). */
 #define PREFIX_MAX (TEXT_BLOCK / 2)
 
-static void base_drop(text_base *b)
-{
-    free(b->tok);
-    free(b->tails);
-    free(b->buf);
-}
-
 /* Block c of round 0 up to at least stop, with its words, into *b, for the
  * caller alone (base_drop frees it).  A round block's first end bytes come
  * from the base block's first end bytes (round_block keeps every word's
@@ -700,13 +777,13 @@ static void base_drop(text_base *b)
 static int base_prefix(const text_state *st, unsigned c, uint32_t stop, text_base *b)
 {
     tok_log g;
-    uint8_t *buf;
+    uint8_t *buf = NULL;
     int rc = base_make(st, c, stop, __atomic_load_n(&st->m->tcache, __ATOMIC_ACQUIRE), 1, &buf, &g);
     if (rc == TD_OK && g.failed)
         rc = TD_ENOMEM;
     *b = (text_base){.ntok = g.ntok, .tok = g.tok, .tails = g.tails, .buf = buf};
     if (rc != TD_OK)
-        base_drop(b);
+        base_drop(st, b);
     return rc;
 }
 
@@ -724,7 +801,7 @@ static int round_fill_block(const void *state, uint64_t bi, uint8_t *out, uint32
         round_init(c->st, c->rt, bi >> ROUND_SHIFT, c->R);
     round_block(c->st, c->rt, c->R, apart ? &mine : b, out, end);
     if (apart)
-        base_drop(&mine);
+        base_drop(c->st, &mine);
     return TD_OK;
 }
 
@@ -808,6 +885,8 @@ static int text_prepare(const td_options *o, void **state)
     if (!st)
         return TD_ENOMEM;
     st->keep_n = ROUND_BLOCKS;
+    atomic_init(&st->arena, NULL);
+    atomic_init(&st->arena_used, 0);
     for (unsigned c = 0; c < ROUND_BLOCKS; c++)
         td__once_init(&st->base[c].once);
     /* The model is part of the key: its hash goes into the domain. */
@@ -828,11 +907,9 @@ static void text_release(void *state)
     text_state *st = state;
     if (!st)
         return;
-    for (unsigned c = 0; c < ROUND_BLOCKS; c++) {
-        free(st->base[c].tok);
-        free(st->base[c].tails);
-        free(st->base[c].buf);
-    }
+    for (unsigned c = 0; c < ROUND_BLOCKS; c++)
+        base_drop(st, &st->base[c]);
+    free(atomic_load_explicit(&st->arena, memory_order_relaxed));
     td__tm_unref(st->m);
     free(st);
 }

@@ -1140,7 +1140,7 @@ const uint8_t *td__tm_tail_cache(const td_model *m)
     uint8_t *c = __atomic_load_n(&mm->tcache, __ATOMIC_ACQUIRE);
     if (c)
         return c;
-    c = malloc((size_t)TM_TCACHE_N * 32);
+    c = td__alloc_large((size_t)TM_TCACHE_N * 32); /* 2 MiB, all written: one fault, not 512 */
     if (!c)
         return NULL;
     uint8_t tw[TM_WORD_MAX + 40];
@@ -1180,8 +1180,8 @@ const tm_rot *td__tm_rot(const td_model *m)
         return r;
     const uint32_t V = m->V;
     uint16_t *id = calloc(TM_ROT_MAXC, sizeof *id); /* key -> class + 1 */
-    r = malloc(sizeof *r + sizeof(uint32_t) * ((size_t)TM_ROT_MAXC + 1 + 2 * (size_t)V) +
-               sizeof(uint16_t) * (size_t)V);
+    r = td__alloc_large(sizeof *r + sizeof(uint32_t) * ((size_t)TM_ROT_MAXC + 1 + 2 * (size_t)V) +
+                        sizeof(uint16_t) * (size_t)V);
     if (!id || !r) {
         free(id);
         free(r);
