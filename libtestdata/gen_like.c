@@ -172,7 +172,7 @@ static void like_release(void *state)
 static int ctx_tables(const td__like_ctxmodel *c, uint8_t *map, uint8_t **tab)
 {
     uint16_t t[TD_LIKE_SLOTS];
-    uint8_t *out = malloc((size_t)c->ngroups * TD_LIKE_SLOTS);
+    uint8_t *out = td__alloc_large((size_t)c->ngroups * TD_LIKE_SLOTS);
     if (!out)
         return TD_ENOMEM;
     memcpy(map, c->map, 256);
@@ -224,7 +224,7 @@ static int tables_new(const td__like_model *m, like_tables **out)
         unsigned used = 0;
         for (unsigned oc = 0; oc < TD_LIKE_NOC; oc++)
             used += td__like_sum(m->seq[oc], TD_LIKE_NVC) != 0;
-        lt->mlbuf = malloc((size_t)(used ? used : 1) * TD_LIKE_SLOTS);
+        lt->mlbuf = td__alloc_large((size_t)(used ? used : 1) * TD_LIKE_SLOTS);
         if (!lt->mlbuf) {
             rc = TD_ENOMEM;
             goto fail;
@@ -268,7 +268,7 @@ static int tables_new(const td__like_model *m, like_tables **out)
         lt->uniform[bin] = (uint8_t)u;
     }
     memcpy(lt->jmap, m->jun.map, 256);
-    lt->jw = malloc((size_t)m->jun.ngroups * 256 * sizeof *lt->jw);
+    lt->jw = td__alloc_large((size_t)m->jun.ngroups * 256 * sizeof *lt->jw);
     if (!lt->jw) {
         rc = TD_ENOMEM;
         goto fail;
@@ -356,7 +356,7 @@ static int like_prepare(const td_options *o, void **state)
             st->k[i] = td__load64le(key + 8 * i);
     }
     size_t head = (sizeof *st->base + tb->s.ndocs * sizeof st->base->doc[0] + 63) / 64 * 64;
-    st->base = malloc(head + TD_LIKE_BLOCK);
+    st->base = td__alloc_large(head + TD_LIKE_BLOCK); /* huge pages: 256 faults fewer */
     if (!st->base) {
         rc = TD_ENOMEM;
         goto fail;
@@ -714,16 +714,16 @@ static int work_alloc(doc_work *w, uint32_t L, int aside)
 {
     if (!w->recent) {
         /* one more slot than the table: the tail of the inserts stores there */
-        w->recent = calloc((1u << recent_bits(L)) + 1, sizeof(uint32_t));
+        w->recent = td__calloc_large(((size_t)(1u << recent_bits(L)) + 1) * sizeof(uint32_t));
         w->tag = 0;
     }
     /* a copy is at least 4 bytes but the last, cut at the document's end */
     if (!w->starts)
-        w->starts = malloc(sizeof(uint32_t) * (L / TD_LIKE_MINMATCH + 1));
+        w->starts = td__alloc_large(sizeof(uint32_t) * (L / TD_LIKE_MINMATCH + 1));
     if (!w->below)
-        w->below = malloc(sizeof(uint32_t) * ((L >> BELOW_SHIFT) + 1));
+        w->below = td__alloc_large(sizeof(uint32_t) * ((L >> BELOW_SHIFT) + 1));
     if (aside && !w->aside)
-        w->aside = malloc(L);
+        w->aside = td__alloc_large(L);
     return w->recent && w->starts && w->below && (!aside || w->aside) ? TD_OK : TD_ENOMEM;
 }
 
