@@ -795,7 +795,7 @@ static int const_blocks(const td_profile_builder *b, const td__like_model *m, vi
             uint32_t k = TD_MIN(4096u, n - o);
             int drop = k == 4096 && q[o] == c && one_byte(q + o, 4096);
             if (drop && !cp) { /* the first one: copy what came before */
-                if (!(cp = malloc(n)))
+                if (!(cp = td__alloc_large(n))) /* huge pages: a fault per 2 MiB */
                     return TD_ENOMEM;
                 memcpy(cp, q, o);
                 w = o;
