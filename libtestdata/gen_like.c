@@ -172,7 +172,7 @@ static void like_release(void *state)
 static int ctx_tables(const td__like_ctxmodel *c, uint8_t *map, uint8_t **tab)
 {
     uint16_t t[TD_LIKE_SLOTS];
-    uint8_t *out = td__alloc_large((size_t)c->ngroups * TD_LIKE_SLOTS);
+    uint8_t *out = malloc((size_t)c->ngroups * TD_LIKE_SLOTS);
     if (!out)
         return TD_ENOMEM;
     memcpy(map, c->map, 256);
@@ -224,7 +224,7 @@ static int tables_new(const td__like_model *m, like_tables **out)
         unsigned used = 0;
         for (unsigned oc = 0; oc < TD_LIKE_NOC; oc++)
             used += td__like_sum(m->seq[oc], TD_LIKE_NVC) != 0;
-        lt->mlbuf = td__alloc_large((size_t)(used ? used : 1) * TD_LIKE_SLOTS);
+        lt->mlbuf = malloc((size_t)(used ? used : 1) * TD_LIKE_SLOTS);
         if (!lt->mlbuf) {
             rc = TD_ENOMEM;
             goto fail;
@@ -268,7 +268,7 @@ static int tables_new(const td__like_model *m, like_tables **out)
         lt->uniform[bin] = (uint8_t)u;
     }
     memcpy(lt->jmap, m->jun.map, 256);
-    lt->jw = td__alloc_large((size_t)m->jun.ngroups * 256 * sizeof *lt->jw);
+    lt->jw = malloc((size_t)m->jun.ngroups * 256 * sizeof *lt->jw);
     if (!lt->jw) {
         rc = TD_ENOMEM;
         goto fail;
