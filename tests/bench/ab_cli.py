@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+"""CPU time and page faults of one CLI command under two builds, in turns.
+
+usage: tests/bench/ab_cli.py --base OLD/programs/testdata [--new build/programs/testdata]
+                             [--reps 11] [--cd DIR] -- ARG... [';' ARG...]...
+
+Runs `BINARY ARG...` --reps times with each binary, alternating (so that
+the machine's drift hits both alike), and prints per command the minimum
+and median CPU time (user + system of the child, ms) and the median page
+faults (minor + major) of each.  Several commands are separated by a lone
+';' argument (quote it in the shell).  Arguments are not globbed: pass the
+file names.  Output goes to /dev/null unless the command says -o.  On a VM
+a first touch of a 4 KiB page can cost 10 us, so faults explain much of a
+short command's time; the two counts together tell CPU work from memory
+set-up.  Example (docs/benchmarks.md, "First touches, round two"):
+
+  tests/bench/ab_cli.py --base /tmp/old/programs/testdata -- gen text 1M -o /dev/null \\
+      ';' profile ../shared/realdata/kennedy.xls -o /tmp/p.json
+"""
+import argparse
+import os
+import resource
+import statistics
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def run(cmd, cwd):
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(cmd, cwd=cwd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
+    faults = (r1.ru_minflt - r0.ru_minflt) + (r1.ru_majflt - r0.ru_majflt)
+    return cpu * 1e3, faults
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--base", required=True, help="the testdata binary to compare against")
+    ap.add_argument("--new", default=os.path.join(ROOT, "build", "programs", "testdata"))
+    ap.add_argument("--reps", type=int, default=11)
+    ap.add_argument("--cd", default=None, help="directory to run the commands in")
+    ap.add_argument("args", nargs="+")
+    a = ap.parse_args()
+    if a.reps < 1:
+        sys.exit("--reps must be at least 1")
+    cmds, cur = [], []
+    for x in a.args:
+        if x == ";":
+            if cur:
+                cmds.append(cur)
+            cur = []
+        else:
+            cur.append(x)
+    if cur:
+        cmds.append(cur)
+    bins = [("base", os.path.abspath(a.base)), ("new", os.path.abspath(a.new))]
+    print("| command | base: min, median ms | new: min, median ms | page faults (medians) |")
+    print("|---|---:|---:|---:|")
+    for args in cmds:
+        t = {k: [] for k, _ in bins}
+        f = {k: [] for k, _ in bins}
+        for _ in range(a.reps):
+            for k, b in bins:
+                ms, n = run([b] + args, a.cd)
+                t[k].append(ms)
+                f[k].append(n)
+        cells = ["%.1f, %.1f" % (min(t[k]), statistics.median(t[k])) for k, _ in bins]
+        print("| `%s` | %s | %s | %d → %d |" % (" ".join(args), cells[0], cells[1],
+                                               statistics.median(f["base"]),
+                                               statistics.median(f["new"])))
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
