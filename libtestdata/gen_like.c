@@ -356,7 +356,7 @@ static int like_prepare(const td_options *o, void **state)
             st->k[i] = td__load64le(key + 8 * i);
     }
     size_t head = (sizeof *st->base + tb->s.ndocs * sizeof st->base->doc[0] + 63) / 64 * 64;
-    st->base = td__alloc_large(head + TD_LIKE_BLOCK); /* huge pages: 256 faults fewer */
+    st->base = malloc(head + TD_LIKE_BLOCK);
     if (!st->base) {
         rc = TD_ENOMEM;
         goto fail;
@@ -714,16 +714,16 @@ static int work_alloc(doc_work *w, uint32_t L, int aside)
 {
     if (!w->recent) {
         /* one more slot than the table: the tail of the inserts stores there */
-        w->recent = td__calloc_large(((size_t)(1u << recent_bits(L)) + 1) * sizeof(uint32_t));
+        w->recent = calloc((1u << recent_bits(L)) + 1, sizeof(uint32_t));
         w->tag = 0;
     }
     /* a copy is at least 4 bytes but the last, cut at the document's end */
     if (!w->starts)
-        w->starts = td__alloc_large(sizeof(uint32_t) * (L / TD_LIKE_MINMATCH + 1));
+        w->starts = malloc(sizeof(uint32_t) * (L / TD_LIKE_MINMATCH + 1));
     if (!w->below)
-        w->below = td__alloc_large(sizeof(uint32_t) * ((L >> BELOW_SHIFT) + 1));
+        w->below = malloc(sizeof(uint32_t) * ((L >> BELOW_SHIFT) + 1));
     if (aside && !w->aside)
-        w->aside = td__alloc_large(L);
+        w->aside = malloc(L);
     return w->recent && w->starts && w->below && (!aside || w->aside) ? TD_OK : TD_ENOMEM;
 }
 

@@ -74,11 +74,15 @@ typedef struct text_base {
 } text_base;
 
 /* Round 0's blocks and their words live in one region on huge pages
- * (td__alloc_large), made on first need and kept for the state's life:
+ * (td__alloc_large), made by the first fill that keeps several blocks (a
+ * stream's buffer: most of round 0 follows) and kept for the state's life:
  * fresh memory on 4 KiB pages costs a fault per page, and the faults of a
  * block (its bytes and words, about 40 pages) were a third of the time to
- * make it word by word.  Block c has a fixed slot; the words of all blocks
- * are carved after the slots; what does not fit goes to malloc. */
+ * make it word by word.  A block made alone (a small read past round 0)
+ * uses the region only if it is there: 2 MiB for one block of 64 KiB
+ * would be too much for many small streams.  Block c has a fixed slot; the
+ * words of all blocks are carved after the slots; what does not fit goes
+ * to malloc. */
 #define ARENA_SLOT ((size_t)TEXT_BLOCK + TEXT_SLACK)
 #define ARENA_WORDS ((size_t)ROUND_BLOCKS * ARENA_SLOT)
 #define ARENA_SIZE ((size_t)4 << 20)
@@ -442,6 +446,7 @@ static void gen_blocks(const text_state *st, uint64_t bi, unsigned n, uint8_t *c
 
 static int base_publish(const text_state *st, unsigned c, uint8_t *block, int own, const tok_log *g,
                         int rc);
+static uint8_t *arena(const text_state *st, int make);
 
 /* Bytes [offset, offset + len) of round 0; with use_cache, the model's
  * spelling cache is built if it is not there yet, with keep, whole blocks
@@ -461,6 +466,8 @@ static int gen_range(const text_state *st, uint64_t offset, uint8_t *buf, size_t
         return TD_ENOMEM;
     const uint8_t *tc = use_cache ? td__tm_tail_cache(st->m) : __atomic_load_n(&st->m->tcache, __ATOMIC_ACQUIRE);
     const tm_rot *rot = keep && st->keep_n ? td__tm_rot(st->m) : NULL;
+    if (rot && nblocks > 1 && bi < st->keep_n)
+        (void)arena(st, 1); /* NULL: malloc does */
     /* the word logs of kept blocks, reused by the next blocks of their lane
      * (base_publish copies them) */
     tok_log lg[LANES];
@@ -531,13 +538,14 @@ done:
 
 /* ---- rounds ------------------------------------------------------------ */
 
-/* The state's region (ARENA_SIZE bytes on huge pages), made by whoever
- * needs it first; NULL if out of memory (then malloc does). */
-static uint8_t *arena(const text_state *st)
+/* The state's region (ARENA_SIZE bytes on huge pages), with make made by
+ * whoever needs it first; NULL if not made (or out of memory: then malloc
+ * does). */
+static uint8_t *arena(const text_state *st, int make)
 {
     text_state *s = (text_state *)st;
     uint8_t *a = atomic_load_explicit(&s->arena, memory_order_acquire);
-    if (a)
+    if (a || !make)
         return a;
     uint8_t *mine = td__alloc_large(ARENA_SIZE), *expect = NULL;
     if (!mine)
@@ -549,10 +557,10 @@ static uint8_t *arena(const text_state *st)
     return expect;
 }
 
-/* Block c's slot in the region, or NULL. */
-static uint8_t *base_slot(const text_state *st, unsigned c)
+/* Block c's slot in the region (made if make), or NULL. */
+static uint8_t *base_slot(const text_state *st, unsigned c, int make)
 {
-    uint8_t *a = arena(st);
+    uint8_t *a = arena(st, make);
     return a ? a + (size_t)c * ARENA_SLOT : NULL;
 }
 
@@ -560,7 +568,7 @@ static uint8_t *base_slot(const text_state *st, unsigned c)
  * when the region is full; NULL if out of memory. */
 static void *arena_copy(const text_state *st, const void *p, size_t n)
 {
-    uint8_t *a = arena(st), *q = NULL;
+    uint8_t *a = arena(st, 0), *q = NULL;
     if (a) {
         size_t r = (n + 63) & ~(size_t)63;
         size_t at = atomic_fetch_add_explicit(&((text_state *)st)->arena_used, r, memory_order_relaxed);
@@ -574,7 +582,7 @@ static void *arena_copy(const text_state *st, const void *p, size_t n)
 
 static void arena_free(const text_state *st, void *p)
 {
-    const uint8_t *a = atomic_load_explicit(&((text_state *)st)->arena, memory_order_acquire);
+    const uint8_t *a = arena(st, 0);
     if (!a || (uint8_t *)p < a || (uint8_t *)p >= a + ARENA_SIZE)
         free(p);
 }
@@ -602,7 +610,7 @@ static int base_publish(const text_state *st, unsigned c, uint8_t *block, int ow
     if (rc == TD_OK && g->failed)
         rc = TD_ENOMEM;
     if (rc == TD_OK) {
-        uint8_t *slot = base_slot(st, c);
+        uint8_t *slot = base_slot(st, c, 0);
         b->buf = slot ? slot : own ? block : malloc(ARENA_SLOT);
         if (b->buf && b->buf != block)
             memcpy(b->buf, block, TEXT_BLOCK);
@@ -651,7 +659,7 @@ static int base_need(const text_state *st, unsigned c)
     if (atomic_load_explicit(&b->once.ready, memory_order_acquire) || !td__once_take(&b->once, 1, 1))
         return TD_OK;
     tok_log g;
-    uint8_t *slot = base_slot(st, c), *buf = slot;
+    uint8_t *slot = base_slot(st, c, 0), *buf = slot;
     int rc = base_make(st, c, TEXT_BLOCK,
                        st->once ? __atomic_load_n(&st->m->tcache, __ATOMIC_ACQUIRE)
                                 : td__tm_tail_cache(st->m),

@@ -94,22 +94,32 @@ void td_stream_free(td_stream *s)
     free(s);
 }
 
-/* The buffer, allocated on first use, on huge pages when large (a window of
- * 1 MiB on 4 KiB pages faulted 256 times, about 2 ms here, more than making
- * 1 MiB of random).  If a multi-threaded buffer cannot be had, the stream
- * goes on single-threaded with a small one: threads are never a reason to
- * fail. */
+/* A window of at least this much goes on huge pages: 1 MiB on 4 KiB pages
+ * faulted 256 times (about 2 ms on a VM), and at most half of the 2 MiB
+ * page is then unused.  Smaller windows (a one-thread stream's 256 KiB, a
+ * small stream's own size) stay on malloc: many small streams open at once
+ * must not take 2 MiB each. */
+#define STREAM_BUF_HUGE (1024u * 1024u)
+
+static void *buffer_alloc(size_t cap)
+{
+    return cap >= STREAM_BUF_HUGE ? td__alloc_large(cap) : malloc(cap);
+}
+
+/* The buffer, allocated on first use.  If a multi-threaded buffer cannot be
+ * had, the stream goes on single-threaded with a small one: threads are
+ * never a reason to fail. */
 static int ensure_buffer(td_stream *s)
 {
     if (s->buf)
         return TD_OK;
-    s->buf = td__alloc_large(s->bufcap);
+    s->buf = buffer_alloc(s->bufcap);
     if (!s->buf && s->gen.nthreads > 1) {
         td__pool_free(s->gen.pool);
         s->gen.pool = NULL;
         s->gen.nthreads = 1;
         s->bufcap = buffer_cap(&s->gen, s->size);
-        s->buf = td__alloc_large(s->bufcap);
+        s->buf = buffer_alloc(s->bufcap);
     }
     return s->buf ? TD_OK : TD_ENOMEM;
 }

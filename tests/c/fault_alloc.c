@@ -2,7 +2,7 @@
  * Allocation and thread-start failures, injected.
  *
  * Linked with -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free,
- * --wrap=pthread_create (tests/c/CMakeLists.txt), so every such call made by
+ * --wrap=posix_memalign,--wrap=pthread_create (tests/c/CMakeLists.txt), so every such call made by
  * the library's (static) objects and by this file goes through the wrappers
  * below; calls inside libc, libsodium or Criterion do not.  While armed, the
  * wrappers count "events" (allocations and thread starts), fail event N (or
@@ -34,11 +34,13 @@ void *__real_malloc(size_t n);
 void *__real_calloc(size_t m, size_t n);
 void *__real_realloc(void *p, size_t n);
 void __real_free(void *p);
+int __real_posix_memalign(void **p, size_t align, size_t n);
 int __real_pthread_create(pthread_t *t, const pthread_attr_t *a, void *(*fn)(void *), void *arg);
 void *__wrap_malloc(size_t n);
 void *__wrap_calloc(size_t m, size_t n);
 void *__wrap_realloc(void *p, size_t n);
 void __wrap_free(void *p);
+int __wrap_posix_memalign(void **p, size_t align, size_t n);
 int __wrap_pthread_create(pthread_t *t, const pthread_attr_t *a, void *(*fn)(void *), void *arg);
 
 static atomic_int armed;
@@ -119,6 +121,17 @@ void *__wrap_realloc(void *p, size_t n)
         track(q, n);
     }
     return q;
+}
+
+/* td__alloc_large's huge-page buffers */
+int __wrap_posix_memalign(void **p, size_t align, size_t n)
+{
+    if (should_fail())
+        return ENOMEM;
+    int rc = __real_posix_memalign(p, align, n);
+    if (rc == 0)
+        track(*p, n);
+    return rc;
 }
 
 void __wrap_free(void *p)
