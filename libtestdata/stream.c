@@ -94,16 +94,18 @@ void td_stream_free(td_stream *s)
     free(s);
 }
 
-/* A window of at least this much goes on huge pages: 1 MiB on 4 KiB pages
- * faulted 256 times (about 2 ms on a VM), and at most half of the 2 MiB
- * page is then unused.  Smaller windows (a one-thread stream's 256 KiB, a
- * small stream's own size) stay on malloc: many small streams open at once
- * must not take 2 MiB each. */
+/* A window that will hold at least this much goes on huge pages: 1 MiB on
+ * 4 KiB pages faulted 256 times (about 2 ms on a VM), and at most half of
+ * the 2 MiB page is then unused.  Smaller windows (a one-thread stream's
+ * 256 KiB; a stream shorter than its window, which like's 1 MiB alignment
+ * makes 1 MiB) stay on malloc, whose untouched pages cost nothing: many
+ * small streams open at once must not take 2 MiB each. */
 #define STREAM_BUF_HUGE (1024u * 1024u)
 
-static void *buffer_alloc(size_t cap)
+static void *buffer_alloc(const td_stream *s)
 {
-    return cap >= STREAM_BUF_HUGE ? td__alloc_large(cap) : malloc(cap);
+    return TD_MIN((uint64_t)s->bufcap, s->size) >= STREAM_BUF_HUGE ? td__alloc_large(s->bufcap)
+                                                                  : malloc(s->bufcap);
 }
 
 /* The buffer, allocated on first use.  If a multi-threaded buffer cannot be
@@ -113,13 +115,13 @@ static int ensure_buffer(td_stream *s)
 {
     if (s->buf)
         return TD_OK;
-    s->buf = buffer_alloc(s->bufcap);
+    s->buf = buffer_alloc(s);
     if (!s->buf && s->gen.nthreads > 1) {
         td__pool_free(s->gen.pool);
         s->gen.pool = NULL;
         s->gen.nthreads = 1;
         s->bufcap = buffer_cap(&s->gen, s->size);
-        s->buf = buffer_alloc(s->bufcap);
+        s->buf = buffer_alloc(s);
     }
     return s->buf ? TD_OK : TD_ENOMEM;
 }
