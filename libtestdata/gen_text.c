@@ -597,10 +597,11 @@ static void base_drop(const text_state *st, text_base *b)
     b->buf = NULL;
 }
 
-/* Ends what td__once_take began for block c: its TEXT_BLOCK bytes (block:
- * its slot already, else copied there; with own, block came from malloc and
- * is taken over) and its words (copied from g), made ready unless g or rc
- * says it failed; a failure is not final (the next reader tries again). */
+/* Ends what td__once_take began for block c: its TEXT_BLOCK bytes (block,
+ * which is its slot of the region already or is copied there; without a
+ * region, block itself if own (it came from malloc: it is taken over), else
+ * a copy from malloc) and its words (copied from g), made ready unless g or
+ * rc says it failed; a failure is not final (the next reader tries again). */
 static int base_publish(const text_state *st, unsigned c, uint8_t *block, int own, const tok_log *g,
                         int rc)
 {
@@ -664,7 +665,7 @@ static int base_need(const text_state *st, unsigned c)
                        st->once ? __atomic_load_n(&st->m->tcache, __ATOMIC_ACQUIRE)
                                 : td__tm_tail_cache(st->m),
                        0, &buf, &g);
-    rc = base_publish(st, c, buf, buf != slot, &g, rc); /* takes buf over */
+    rc = base_publish(st, c, buf, buf != slot, &g, rc); /* takes a malloc'd buf over */
     free(g.tok);
     free(g.tails);
     return rc;
