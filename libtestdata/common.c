@@ -228,6 +228,11 @@ void *td__realloc_large(void *p, size_t old, size_t n)
     return realloc(p, n);
 }
 
+void *td__alloc_filled(size_t n, uint64_t fill)
+{
+    return TD_MIN((uint64_t)n, fill) >= TD_FILLED ? td__alloc_large(n) : malloc(n);
+}
+
 static td__file_id file_id(int ok, const struct stat *st)
 {
     if (!ok || !S_ISREG(st->st_mode))

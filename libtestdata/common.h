@@ -91,6 +91,13 @@ TD_HIDDEN void *td__alloc_large(size_t n);
 TD_HIDDEN void *td__calloc_large(size_t n);
 TD_HIDDEN void *td__realloc_large(void *p, size_t old, size_t n);
 
+/* A buffer of n bytes of which about fill will be written: from
+ * td__alloc_large when that is at least TD_FILLED (at most half of a huge
+ * page then goes unused), else from malloc, whose untouched pages cost
+ * nothing (many small streams open at once must not take 2 MiB each). */
+#define TD_FILLED ((size_t)1 << 20)
+TD_HIDDEN void *td__alloc_filled(size_t n, uint64_t fill);
+
 /* Number of online CPUs (>= 1). */
 TD_HIDDEN unsigned td__ncpus(void);
 

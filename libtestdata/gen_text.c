@@ -557,10 +557,10 @@ static uint8_t *arena(const text_state *st, int make)
     return expect;
 }
 
-/* Block c's slot in the region (made if make), or NULL. */
-static uint8_t *base_slot(const text_state *st, unsigned c, int make)
+/* Block c's slot in the region, or NULL if there is none. */
+static uint8_t *base_slot(const text_state *st, unsigned c)
 {
-    uint8_t *a = arena(st, make);
+    uint8_t *a = arena(st, 0);
     return a ? a + (size_t)c * ARENA_SLOT : NULL;
 }
 
@@ -611,7 +611,7 @@ static int base_publish(const text_state *st, unsigned c, uint8_t *block, int ow
     if (rc == TD_OK && g->failed)
         rc = TD_ENOMEM;
     if (rc == TD_OK) {
-        uint8_t *slot = base_slot(st, c, 0);
+        uint8_t *slot = base_slot(st, c);
         b->buf = slot ? slot : own ? block : malloc(ARENA_SLOT);
         if (b->buf && b->buf != block)
             memcpy(b->buf, block, TEXT_BLOCK);
@@ -660,7 +660,7 @@ static int base_need(const text_state *st, unsigned c)
     if (atomic_load_explicit(&b->once.ready, memory_order_acquire) || !td__once_take(&b->once, 1, 1))
         return TD_OK;
     tok_log g;
-    uint8_t *slot = base_slot(st, c, 0), *buf = slot;
+    uint8_t *slot = base_slot(st, c), *buf = slot;
     int rc = base_make(st, c, TEXT_BLOCK,
                        st->once ? __atomic_load_n(&st->m->tcache, __ATOMIC_ACQUIRE)
                                 : td__tm_tail_cache(st->m),

@@ -94,18 +94,11 @@ void td_stream_free(td_stream *s)
     free(s);
 }
 
-/* A window that will hold at least this much goes on huge pages: 1 MiB on
- * 4 KiB pages faulted 256 times (about 2 ms on a VM), and at most half of
- * the 2 MiB page is then unused.  Smaller windows (a one-thread stream's
- * 256 KiB; a stream shorter than its window, which like's 1 MiB alignment
- * makes 1 MiB) stay on malloc, whose untouched pages cost nothing: many
- * small streams open at once must not take 2 MiB each. */
-#define STREAM_BUF_HUGE (1024u * 1024u)
-
+/* The window fills up to the stream's size (like's 1 MiB alignment gives a
+ * short stream a 1 MiB window): 1 MiB on 4 KiB pages faulted 256 times. */
 static void *buffer_alloc(const td_stream *s)
 {
-    return TD_MIN((uint64_t)s->bufcap, s->size) >= STREAM_BUF_HUGE ? td__alloc_large(s->bufcap)
-                                                                  : malloc(s->bufcap);
+    return td__alloc_filled(s->bufcap, s->size);
 }
 
 /* The buffer, allocated on first use.  If a multi-threaded buffer cannot be

@@ -356,12 +356,11 @@ static int reader_start(reader *r, int fd, uint64_t limit)
     memset(r, 0, sizeof *r);
     r->fd = fd;
     r->limit = limit;
-    /* a buffer the input will fill goes on huge pages (2 MiB on 4 KiB pages
-     * faulted 512 times: about 5 ms on a VM); one it will not stays on
-     * malloc, whose untouched pages cost nothing */
+    /* buffer i holds at most what the input has past i buffers (2 MiB on
+     * 4 KiB pages faulted 512 times: about 5 ms on a VM) */
     for (int i = 0; i < 2; i++)
-        r->buf[i] = limit >= (uint64_t)(i + 1) * READ_BUF ? td__alloc_large(READ_BUF)
-                                                            : malloc(READ_BUF);
+        r->buf[i] = td__alloc_filled(READ_BUF, limit > (uint64_t)i * READ_BUF
+                                                   ? limit - (uint64_t)i * READ_BUF : 0);
     if (!r->buf[0] || !r->buf[1]) {
         free(r->buf[0]);
         free(r->buf[1]);

@@ -19,20 +19,19 @@ set-up.  Example (docs/benchmarks.md, "First touches, round two"):
 """
 import argparse
 import os
-import resource
 import statistics
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_like import child_usage  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def run(cmd, cwd):
-    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    subprocess.run(cmd, cwd=cwd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
-    faults = (r1.ru_minflt - r0.ru_minflt) + (r1.ru_majflt - r0.ru_majflt)
+    _, cpu, faults = child_usage(cmd, cwd=cwd, check=True, stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.DEVNULL)
     return cpu * 1e3, faults
 
 

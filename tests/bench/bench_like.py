@@ -106,11 +106,18 @@ def samples(holdout, tmp):
     return out
 
 
-def child_cpu(cmd, **kw):
+def child_usage(cmd, **kw):
+    """Run cmd; its result, CPU seconds (user + system) and page faults."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     r = subprocess.run(cmd, **kw)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return r, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return (r, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime),
+            (after.ru_minflt - before.ru_minflt) + (after.ru_majflt - before.ru_majflt))
+
+
+def child_cpu(cmd, **kw):
+    r, cpu, _ = child_usage(cmd, **kw)
+    return r, cpu
 
 
 def fio_data(path, size, pct):
