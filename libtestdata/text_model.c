@@ -1036,34 +1036,101 @@ static int compile_chars(td_model *m, tabs *T, int flags)
     return compile_chars_hash(m, T);
 }
 
+/* A walk of the character model spelling one rare word (tail_spell). */
+typedef struct ts_walk {
+    uint64_t s, r;
+    uint32_t st;
+    unsigned len, n, half;
+} ts_walk;
+
+static inline void ts_start(const td_model *m, uint32_t rank, ts_walk *w)
+{
+    w->s = td__wymix(m->tk[0] ^ rank, m->tk[1] ^ TD_WY_P1) ^ m->tk[1];
+    w->r = 0;
+    w->st = m->cstart;
+    w->len = w->n = w->half = 0;
+}
+
+/* One draw of walk w, its code point appended at out; 1 once the word is
+ * complete (out[0, w->len), w->n code points). */
+static inline int ts_step(const td_model *m, ts_walk *w, uint8_t *out)
+{
+    const tm_cstate *c = &m->cst[w->st];
+    if (!w->half)
+        w->r = td__wyrand(&w->s);
+    uint32_t h = w->half ? (uint32_t)(w->r >> 32) : (uint32_t)w->r;
+    w->half ^= 1;
+    uint32_t next = tm_sample32(m->cent + c->off, c->n, h);
+    if (next == TM_NIL)
+        return w->n != 0; /* (the start state never ends a word: words are not empty) */
+    const tm_cstate *d = &m->cst[next];
+    if (w->n == TM_TAIL_CPS || w->len + d->cplen > TM_WORD_MAX)
+        return 1;
+    memcpy(out + w->len, d->utf8, 4);
+    w->len += d->cplen;
+    w->n++;
+    w->st = next;
+    return 0;
+}
+
 static unsigned tail_spell(const td_model *m, uint32_t rank, uint8_t *out, unsigned *cols)
 {
-    uint64_t s = td__wymix(m->tk[0] ^ rank, m->tk[1] ^ TD_WY_P1) ^ m->tk[1];
-    uint32_t st = m->cstart;
-    unsigned len = 0, n = 0, half = 0;
-    uint64_t r = 0;
-    for (;;) {
-        const tm_cstate *c = &m->cst[st];
-        if (!half)
-            r = td__wyrand(&s);
-        uint32_t h = half ? (uint32_t)(r >> 32) : (uint32_t)r;
-        half ^= 1;
-        uint32_t next = tm_sample32(m->cent + c->off, c->n, h);
-        if (next == TM_NIL) {
-            if (n)
-                break;
-            continue; /* (the start state never ends a word: words are not empty) */
-        }
-        const tm_cstate *d = &m->cst[next];
-        if (n == TM_TAIL_CPS || len + d->cplen > TM_WORD_MAX)
-            break;
-        memcpy(out + len, d->utf8, 4);
-        len += d->cplen;
-        n++;
-        st = next;
+    ts_walk w;
+    ts_start(m, rank, &w);
+    while (!ts_step(m, &w, out))
+        ;
+    *cols = w.n;
+    return w.len;
+}
+
+/* Cache entry e of a spelling (td__tm_tail_cache's layout). */
+static void tc_entry(uint8_t *e, const uint8_t *word, unsigned len, unsigned cols)
+{
+    memset(e, 0, 32);
+    if (len <= 30) {
+        memcpy(e, word, len);
+        e[30] = (uint8_t)len;
+        e[31] = (uint8_t)cols;
+    } else {
+        e[30] = TM_TCACHE_NONE;
     }
-    *cols = n;
-    return len;
+}
+
+/* Every entry of the cache c, TC_LANES words spelled at once.  Each step
+ * of a walk waits on the one before (state, alias entry, next state);
+ * interleaved walks overlap those chains: four at a time spell the
+ * built-in model's 65536 words in 4.3 ms instead of 7.0 (more lanes spill
+ * registers and run slower). */
+#define TC_LANES 4
+static void tc_fill(const td_model *m, uint8_t *c)
+{
+    ts_walk w[TC_LANES];
+    uint8_t tw[TC_LANES][TM_WORD_MAX + 8];
+    uint32_t rank[TC_LANES], next = 0;
+    unsigned live = 0;
+    for (; live < TC_LANES && next < TM_TCACHE_N; live++) {
+        rank[live] = next++;
+        ts_start(m, rank[live], &w[live]);
+    }
+    while (live) {
+        for (unsigned i = 0; i < live;) {
+            if (!ts_step(m, &w[i], tw[i])) {
+                i++;
+                continue;
+            }
+            tc_entry(c + (size_t)rank[i] * 32, tw[i], w[i].len, w[i].n);
+            if (next < TM_TCACHE_N) {
+                rank[i] = next++;
+                ts_start(m, rank[i], &w[i]);
+                i++;
+            } else { /* the last lane takes this one's place */
+                live--;
+                w[i] = w[live];
+                rank[i] = rank[live];
+                memcpy(tw[i], tw[live], sizeof tw[i]);
+            }
+        }
+    }
 }
 
 static int is_cap(uint32_t c);
@@ -1143,19 +1210,7 @@ const uint8_t *td__tm_tail_cache(const td_model *m)
     c = td__alloc_large((size_t)TM_TCACHE_N * 32); /* 2 MiB, all written: one fault, not 512 */
     if (!c)
         return NULL;
-    uint8_t tw[TM_WORD_MAX + 40];
-    for (uint32_t r = 0; r < TM_TCACHE_N; r++) {
-        uint8_t *e = c + (size_t)r * 32;
-        unsigned cols, len = tail_spell(m, r, tw, &cols);
-        memset(e, 0, 32);
-        if (len <= 30) {
-            memcpy(e, tw, len);
-            e[30] = (uint8_t)len;
-            e[31] = (uint8_t)cols;
-        } else {
-            e[30] = TM_TCACHE_NONE;
-        }
-    }
+    tc_fill(m, c);
     uint8_t *expect = NULL;
     if (!__atomic_compare_exchange_n(&mm->tcache, &expect, c, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
         free(c);

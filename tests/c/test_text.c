@@ -257,6 +257,29 @@ Test(text, spelling_cache_same_bytes, TD_ONE_THREAD)
     cr_assert_eq(memcmp(a, b, len), 0, "small fills after the cache differ");
     free(a);
     free(b);
+    /* every entry, as the cache's interleaved walks wrote it, is the word
+     * spelled alone (the test above only meets the ranks its text draws) */
+    const td_model *ms[2] = {m, td_model_builtin()};
+    for (int k = 0; k < 2; k++) {
+        const uint8_t *c = td__tm_tail_cache(ms[k]);
+        cr_assert_not_null(c);
+        size_t none = 0;
+        for (uint32_t r = 0; r < TM_TCACHE_N; r++) {
+            uint8_t w[TM_WORD_MAX + 40], e[32] = {0};
+            unsigned cols, wl = td__tm_tail_word(ms[k], r, 0, w, &cols);
+            if (wl <= 30) {
+                memcpy(e, w, wl);
+                e[30] = (uint8_t)wl;
+                e[31] = (uint8_t)cols;
+            } else {
+                e[30] = TM_TCACHE_NONE;
+                none++;
+            }
+            cr_assert_eq(memcmp(c + (size_t)r * 32, e, 32), 0, "model %d: cache entry of rank %u", k,
+                         r);
+        }
+        cr_assert_lt(none, TM_TCACHE_N / 2);
+    }
     td_model_free(m);
 }
 
