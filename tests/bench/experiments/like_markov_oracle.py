@@ -12,6 +12,13 @@ ten codecs of tests/bench/like_variants.py:
             would have to be: the most frequent contexts of order >= 2 that
             fit BUDGET bytes (a context costs its length + 1 + 3 per
             entry), each keeping its E most frequent next bytes.
+  --mixed:  the Markov model of --pure, plus copies of the sample's long
+            repeats: a greedy parse of the sample (most recent earlier
+            occurrence of each 4 bytes) lists its matches of at least
+            --long bytes; generating, each byte drawn from the model is
+            instead, with the rate of such matches per byte of the sample
+            outside them, a copy of a (length, distance) pair drawn from
+            that list (when the distance reaches back into the output).
   --hybrid: the library's own generator (tests/ref/ref_like.py, the Python
             reference, edited at load time) with its fresh literals drawn
             from that Markov model instead of the profile's order-1 groups:
@@ -109,6 +116,44 @@ def shared(src, g):
     return out
 
 
+def long_matches(src, least):
+    last, out, covered, i, n = {}, [], 0, 0, len(src)
+    while i + 4 <= n:
+        key = src[i:i + 4]
+        j = last.get(key)
+        last[key] = i
+        m = 0
+        if j is not None:
+            while i + m + 64 <= n and src[i + m:i + m + 64] == src[j + m:j + m + 64]:
+                m += 64
+            while i + m < n and src[i + m] == src[j + m]:
+                m += 1
+        if m >= least:
+            out.append((m, i - j))
+            for k in range(i + 1, min(i + m, n - 3)):
+                last[src[k:k + 4]] = k
+            covered += m
+            i += m
+        else:
+            i += 1
+    return out, len(out) / max(1, n - covered)
+
+
+def mixed(src, m, least, scale, seed=2):
+    reps, rate = long_matches(src, least)
+    rate *= scale
+    rnd, gen = random.Random(seed), bytearray()
+    while len(gen) < len(src):
+        if reps and rnd.random() < rate:
+            ml, d = reps[rnd.randrange(len(reps))]
+            if d <= len(gen):
+                for _ in range(min(ml, len(src) - len(gen))):
+                    gen.append(gen[-d])
+                continue
+        gen.append(m.draw(gen, len(gen)))
+    return bytes(gen)
+
+
 def hybrid_module():
     """tests/ref/ref_like.py with its fresh literals drawn from MK (a Markov,
     set by the caller) where MK is set."""
@@ -138,6 +183,9 @@ def main():
     g = ap.add_mutually_exclusive_group(required=True)
     g.add_argument('--pure', action='store_true')
     g.add_argument('--hybrid', action='store_true')
+    g.add_argument('--mixed', action='store_true')
+    ap.add_argument('--long', type=int, default=16, help='--mixed: least length of a copied repeat')
+    ap.add_argument('--rate', type=float, default=1.0, help='--mixed: scale of the copy rate')
     ap.add_argument('--set', action='append', default=[], help='K:BUDGET:E (repeatable)')
     ap.add_argument('--cap', type=int, default=300000, help='bytes of each sample used')
     ap.add_argument('--cli', default=os.path.join(ROOT, 'build', 'programs', 'testdata'))
@@ -167,6 +215,8 @@ def main():
                 for i in range(len(src)):
                     gen.append(m.draw(gen, i))
                 gen = bytes(gen)
+            elif a.mixed:
+                gen = mixed(src, Markov(src, K, budget, E), a.long, a.rate)
             else:
                 ref.MK = Markov(src, K, budget, E) if K else None
                 gen = ref.Like(open(prof, 'rb').read(), 1).range(0, len(src))
