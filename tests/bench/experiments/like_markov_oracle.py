@@ -75,7 +75,7 @@ class Markov:
     entries per context; draw() takes the longest context of the output's
     last bytes seen at least twice."""
 
-    def __init__(self, src, K, budget, E, seed=1):
+    def __init__(self, src, K, budget, E, seed=1, run=0):
         t = {}
         for i in range(len(src)):
             for k in range(K + 1):
@@ -91,16 +91,21 @@ class Markov:
                 keep[c] = collections.Counter(dict(ents))
                 cost += cst
             t = keep
-        self.t, self.K = t, K
+        self.t, self.K, self.run, self.deep = t, K, run, 0
         self.cache = {}
         self.rnd = random.Random(seed)
 
     def draw(self, out, pos):
-        for k in range(min(self.K, pos), -1, -1):
+        top = min(self.K, pos)
+        if self.run and self.deep >= self.run:  # a long run of full-order draws: back off once
+            top = min(top, 2)
+            self.deep = 0
+        for k in range(top, -1, -1):
             ctx = bytes(out[pos - k:pos])
             c = self.t.get(ctx)
             if c and sum(c.values()) >= 2:
                 break
+        self.deep = self.deep + 1 if k == self.K else 0
         if ctx not in self.cache:
             self.cache[ctx] = (list(c.keys()), list(c.values()))
         v, w = self.cache[ctx]
@@ -187,6 +192,8 @@ def main():
     ap.add_argument('--long', type=int, default=16, help='--mixed: least length of a copied repeat')
     ap.add_argument('--rate', type=float, default=1.0, help='--mixed: scale of the copy rate')
     ap.add_argument('--set', action='append', default=[], help='K:BUDGET:E (repeatable)')
+    ap.add_argument('--run', type=int, default=0,
+                    help='after this many draws in a row from full-order contexts, one from order 2 (0: never)')
     ap.add_argument('--cap', type=int, default=300000, help='bytes of each sample used')
     ap.add_argument('--cli', default=os.path.join(ROOT, 'build', 'programs', 'testdata'))
     ap.add_argument('samples', nargs='+')
@@ -210,13 +217,13 @@ def main():
                                check=True, stdout=subprocess.DEVNULL)
         for K, budget, E in [(0, 0, 0)] * bool(a.hybrid) + sets:
             if a.pure:
-                m = Markov(src, K, budget, E)
+                m = Markov(src, K, budget, E, run=a.run)
                 gen = bytearray()
                 for i in range(len(src)):
                     gen.append(m.draw(gen, i))
                 gen = bytes(gen)
             elif a.mixed:
-                gen = mixed(src, Markov(src, K, budget, E), a.long, a.rate)
+                gen = mixed(src, Markov(src, K, budget, E, run=a.run), a.long, a.rate)
             else:
                 ref.MK = Markov(src, K, budget, E) if K else None
                 gen = ref.Like(open(prof, 'rb').read(), 1).range(0, len(src))
