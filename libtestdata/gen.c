@@ -1,7 +1,7 @@
 /* The generator engine: option check, kind state, dedup layer, threads. */
 #include "gen.h"
 
-int td__gen_init(td_gen *g, int kind, const td_options *o)
+int td__gen_init(td_gen *g, int kind, const td_options *o, uint64_t end)
 {
     td_options def;
     int rc;
@@ -20,7 +20,7 @@ int td__gen_init(td_gen *g, int kind, const td_options *o)
     g->opt = *o;
     g->nthreads = TD_MIN(o->threads ? o->threads : td__ncpus(), TD_MAX_THREADS);
     if (g->vt->prepare)
-        rc = g->vt->prepare(&g->opt, &g->state);
+        rc = g->vt->prepare(&g->opt, end, &g->state);
     if (rc == TD_OK)
         rc = td__dedup_new(&g->dedup, &g->opt, g->vt, g->state);
     if (rc != TD_OK) {
@@ -139,7 +139,7 @@ int td_fill_ex(int kind, const td_options *o, uint64_t offset, void *buf, size_t
         return TD_EINVAL;
     if (len > UINT64_MAX - offset)
         return TD_ERANGE;
-    rc = td__gen_init(&g, kind, o);
+    rc = td__gen_init(&g, kind, o, offset + len);
     if (rc != TD_OK)
         return rc;
     if (!io || !io->progress) {

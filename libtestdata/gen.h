@@ -28,9 +28,10 @@ typedef struct td_gen {
     td_options opt;
 } td_gen;
 
-/* Check the options (NULL: defaults) and build the generator.  On failure
- * *g is zeroed (td__gen_fini is harmless). */
-TD_HIDDEN int td__gen_init(td_gen *g, int kind, const td_options *o);
+/* Check the options (NULL: defaults) and build the generator for reads
+ * below end (UINT64_MAX: anywhere; a hint, see td_kind_vtbl.prepare).  On
+ * failure *g is zeroed (td__gen_fini is harmless). */
+TD_HIDDEN int td__gen_init(td_gen *g, int kind, const td_options *o, uint64_t end);
 TD_HIDDEN void td__gen_fini(td_gen *g);
 /* Fill, split over up to g->nthreads threads when large enough. */
 TD_HIDDEN int td__gen_fill(td_gen *g, uint64_t offset, uint8_t *buf, size_t len);

@@ -375,8 +375,9 @@ static int comp_fill_block(const void *state, uint64_t bi, uint8_t *out, uint32_
     return TD_OK;
 }
 
-static int comp_prepare(const td_options *o, void **state)
+static int comp_prepare(const td_options *o, uint64_t end, void **state)
 {
+    (void)end;
     comp_state *st;
     td__comp_params p;
     uint8_t k[32], lk[32];

@@ -323,8 +323,9 @@ static int tables_get(const td_profile *p, like_tables **out)
     return TD_OK;
 }
 
-static int like_prepare(const td_options *o, void **state)
+static int like_prepare(const td_options *o, uint64_t end, void **state)
 {
+    (void)end;
     const td_profile *p = o->profile ? o->profile : td_profile_builtin("english");
     like_tables *tb;
     like_state *st;

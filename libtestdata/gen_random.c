@@ -340,8 +340,9 @@ static int random_fill(const void *state, uint64_t offset, uint8_t *buf, size_t 
     return chacha_fill(st, offset, buf, len);
 }
 
-static int random_prepare(const td_options *o, void **state)
+static int random_prepare(const td_options *o, uint64_t end, void **state)
 {
+    (void)end;
     random_state *st;
     int rc = td__sodium_ready();
     if (rc != TD_OK)

@@ -41,8 +41,14 @@
  * overlap (each block is still made on its own: same bytes). */
 #define LANES 4
 /* Fills of at least this many bytes (a stream's buffer) build the model's
- * spelling cache. */
+ * spelling cache, once it pays (spell_cache). */
 #define TEXT_CACHE_MIN (LANES * TEXT_BLOCK)
+/* The cache costs about what spelling the rare words of 4 MiB of round 0
+ * one by one does (gen text of 300 KiB to 16 MiB: 3.5-7.5 ms more with it
+ * than without), and a stream makes at most 1 MiB of round 0 (later rounds
+ * respell without it): so it is built once the model has made this much
+ * round 0 in all, over many streams (a tree of text files, a test suite). */
+#define TEXT_CACHE_AFTER ((uint64_t)4 << 20)
 /* A round: 16 blocks, 1 MiB. */
 #define ROUND_SHIFT 4
 #define ROUND_BLOCKS (1u << ROUND_SHIFT)
@@ -91,8 +97,8 @@ _Static_assert(ARENA_WORDS < ARENA_SIZE / 2, "room for the words of round 0");
 typedef struct text_state {
     uint64_t k[4];
     const td_model *m;
-    unsigned keep_n; /* blocks of round 0 worth keeping: those below (all but
-                      * for td__text_once_new's, which reads up to a known end) */
+    unsigned keep_n; /* blocks of round 0 worth keeping: those below (the
+                      * bases of the rounds below the state's end) */
     int once;        /* td__text_once_new's: never builds the spelling cache */
     uint8_t *_Atomic arena; /* ARENA_SIZE bytes, or NULL until needed */
     atomic_size_t arena_used; /* bytes carved past ARENA_WORDS */
@@ -448,8 +454,22 @@ static int base_publish(const text_state *st, unsigned c, uint8_t *block, int ow
                         int rc);
 static uint8_t *arena(const text_state *st, int make);
 
+/* The model's spelling cache for a fill of round 0 that makes `made`
+ * bytes: built with may_build once the model's streams have made
+ * TEXT_CACHE_AFTER bytes of round 0, else whatever is there.  One-shot
+ * states (the builder's calibration) neither count nor build. */
+static const uint8_t *spell_cache(const text_state *st, size_t made, int may_build)
+{
+    td_model *m = (td_model *)st->m; /* only its caches change */
+    if (!st->once &&
+        __atomic_fetch_add(&m->r0_made, (uint64_t)made, __ATOMIC_RELAXED) >= TEXT_CACHE_AFTER &&
+        may_build)
+        return td__tm_tail_cache(m);
+    return __atomic_load_n(&m->tcache, __ATOMIC_ACQUIRE);
+}
+
 /* Bytes [offset, offset + len) of round 0; with use_cache, the model's
- * spelling cache is built if it is not there yet, with keep, whole blocks
+ * spelling cache is built if it pays and is not there yet, with keep, whole blocks
  * below st->keep_n are kept as base blocks (either changes the speed, never
  * the bytes). */
 static int gen_range(const text_state *st, uint64_t offset, uint8_t *buf, size_t len,
@@ -464,7 +484,7 @@ static int gen_range(const text_state *st, uint64_t offset, uint8_t *buf, size_t
     int rc = TD_OK;
     if (!x)
         return TD_ENOMEM;
-    const uint8_t *tc = use_cache ? td__tm_tail_cache(st->m) : __atomic_load_n(&st->m->tcache, __ATOMIC_ACQUIRE);
+    const uint8_t *tc = spell_cache(st, len, use_cache);
     const tm_rot *rot = keep && st->keep_n ? td__tm_rot(st->m) : NULL;
     if (rot && nblocks > 1 && bi < st->keep_n)
         (void)arena(st, 1); /* NULL: malloc does */
@@ -661,10 +681,7 @@ static int base_need(const text_state *st, unsigned c)
         return TD_OK;
     tok_log g;
     uint8_t *slot = base_slot(st, c), *buf = slot;
-    int rc = base_make(st, c, TEXT_BLOCK,
-                       st->once ? __atomic_load_n(&st->m->tcache, __ATOMIC_ACQUIRE)
-                                : td__tm_tail_cache(st->m),
-                       0, &buf, &g);
+    int rc = base_make(st, c, TEXT_BLOCK, spell_cache(st, TEXT_BLOCK, 1), 0, &buf, &g);
     rc = base_publish(st, c, buf, buf != slot, &g, rc); /* takes a malloc'd buf over */
     free(g.tok);
     free(g.tails);
@@ -879,7 +896,7 @@ static int text_fill_block(const void *state, uint64_t bi, uint8_t *out, uint32_
     return rc;
 }
 
-static int text_prepare(const td_options *o, void **state)
+static int text_prepare(const td_options *o, uint64_t end, void **state)
 {
     uint8_t k[32];
     char domain[20 + 64 + 1];
@@ -893,7 +910,11 @@ static int text_prepare(const td_options *o, void **state)
     st = calloc(1, sizeof *st);
     if (!st)
         return TD_ENOMEM;
-    st->keep_n = ROUND_BLOCKS;
+    /* the blocks of round 0 that rounds up to end are made from: none for
+     * a stream that ends in round 0 */
+    st->keep_n = end <= ROUND0_END ? 0
+                                   : (unsigned)TD_MIN((end - ROUND0_END + TEXT_BLOCK - 1) / TEXT_BLOCK,
+                                                      (uint64_t)ROUND_BLOCKS);
     atomic_init(&st->arena, NULL);
     atomic_init(&st->arena_used, 0);
     for (unsigned c = 0; c < ROUND_BLOCKS; c++)
@@ -940,16 +961,10 @@ int td__text_once_new(const td_model *m, uint64_t seed, uint64_t end, void **sta
     td_options_init(&o);
     o.model = m;
     o.seed = seed;
-    int rc = text_prepare(&o, state);
-    if (rc != TD_OK)
-        return rc;
-    text_state *st = *state;
-    st->once = 1;
-    /* the blocks that rounds up to end are made from */
-    st->keep_n = end <= ROUND0_END ? 0
-                                   : (unsigned)TD_MIN((end - ROUND0_END + TEXT_BLOCK - 1) / TEXT_BLOCK,
-                                                      (uint64_t)ROUND_BLOCKS);
-    return TD_OK;
+    int rc = text_prepare(&o, end, state);
+    if (rc == TD_OK)
+        ((text_state *)*state)->once = 1;
+    return rc;
 }
 
 int td__text_once_fill(const void *state, uint64_t offset, uint8_t *buf, size_t len)

@@ -36,8 +36,10 @@ typedef struct td_kind_vtbl {
     /* Kind-specific checks of *o beyond the ranges of the option table
      * (which are checked already); NULL when there are none. */
     int (*check)(const td_options *o);
-    /* Build the state for *o (already checked); may leave *state NULL. */
-    int (*prepare)(const td_options *o, void **state);
+    /* Build the state for *o (already checked); may leave *state NULL.
+     * end: the stream's end, which no read reaches (UINT64_MAX: not
+     * known); a hint only, for work that reads past it alone would use. */
+    int (*prepare)(const td_options *o, uint64_t end, void **state);
     void (*release)(void *state);
     /* At least one of the two.  A kind with both (text: fill makes several
      * blocks at once, interleaved) gets fill for ranges and fill_block

@@ -58,7 +58,7 @@ int td_stream_open(td_stream **out, int kind, uint64_t size, const td_options *o
     s = calloc(1, sizeof *s);
     if (!s)
         return TD_ENOMEM;
-    rc = td__gen_init(&s->gen, kind, o);
+    rc = td__gen_init(&s->gen, kind, o, size);
     if (rc != TD_OK) {
         free(s);
         return rc;

@@ -133,6 +133,9 @@ struct td_model {
     /* Spellings of ranks below TM_TCACHE_N (td__tm_tail_cache): NULL until
      * the first large fill builds it; published once with a CAS. */
     uint8_t *tcache;
+    /* Bytes of round 0 made from the model by streams (gen_text.c), which
+     * decide when the spelling cache pays for itself; atomic. */
+    uint64_t r0_made;
     /* Classes of the head words for the permutation of rounds (gen_text.c):
      * NULL until first needed (td__tm_rot), published once with a CAS. */
     struct tm_rot *rot;

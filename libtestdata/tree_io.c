@@ -982,7 +982,7 @@ static int run_tree(const td_tree *t, const char *dir, const td_tree_io *io_in,
     go.threads = 1;
     if (!verify)
         r.ninputs = td__options_inputs(&go, r.inputs, NULL);
-    rc = td__gen_init(&r.gen, t->kind, &go);
+    rc = td__gen_init(&r.gen, t->kind, &go, UINT64_MAX);
     if (rc != TD_OK)
         return rc;
     if (!verify && (rc = make_root(dir)) != TD_OK)

@@ -249,7 +249,16 @@ Test(text, spelling_cache_same_bytes, TD_ONE_THREAD)
     o.model = m;
     for (size_t i = 0; i < len; i += piece)
         cr_assert_eq(td_fill(TD_TEXT, &o, 1000 + i, a + i, i + piece < len ? piece : len - i), TD_OK);
+    /* a fill this large builds the cache only once the model's streams have
+     * made 4 MiB of round 0 (gen_text.c, TEXT_CACHE_AFTER): not yet */
     uint8_t *b = gen_m(m, 7, 1000, len, 1);
+    cr_assert_null(__atomic_load_n(&m->tcache, __ATOMIC_ACQUIRE), "cache built too soon");
+    cr_assert_eq(memcmp(a, b, len), 0, "fills of two sizes differ");
+    for (int k = 0; k < 3; k++) /* 3 MiB more of round 0, in other streams */
+        free(gen_m(m, 8 + (uint64_t)k, 0, 1 << 20, 1));
+    cr_assert_not_null(__atomic_load_n(&m->tcache, __ATOMIC_ACQUIRE), "cache never built");
+    free(b);
+    b = gen_m(m, 7, 1000, len, 1);
     cr_assert_eq(memcmp(a, b, len), 0, "spelled and cached rare words differ");
     /* and with the cache built, the small fills again */
     for (size_t i = 0; i < len; i += piece)
@@ -581,7 +590,7 @@ Test(text, fill_block_prefix, TD_ONE_THREAD)
         td_options_init(&o);
         o.seed = 77;
         o.model = models[mi];
-        cr_assert_eq(vt->prepare(&o, &state), TD_OK);
+        cr_assert_eq(vt->prepare(&o, UINT64_MAX, &state), TD_OK);
         for (size_t b = 0; b < sizeof blocks / sizeof blocks[0]; b++) {
             uint8_t *want = gen_m(models[mi], 77, blocks[b] * TEXT_BLOCK, TEXT_BLOCK, 1);
             for (size_t e = 0; e < sizeof ends / sizeof ends[0]; e++) {
