@@ -469,9 +469,9 @@ static const uint8_t *spell_cache(const text_state *st, size_t made, int may_bui
 }
 
 /* Bytes [offset, offset + len) of round 0; with use_cache, the model's
- * spelling cache is built if it pays and is not there yet, with keep, whole blocks
- * below st->keep_n are kept as base blocks (either changes the speed, never
- * the bytes). */
+ * spelling cache is built if it pays and is not there yet (spell_cache);
+ * with keep, whole blocks below st->keep_n are kept as base blocks (either
+ * changes the speed, never the bytes). */
 static int gen_range(const text_state *st, uint64_t offset, uint8_t *buf, size_t len,
                      int use_cache, int keep)
 {
