@@ -43,6 +43,7 @@ import bz2
 import collections
 import importlib.util
 import lzma
+import math
 import os
 import random
 import subprocess
@@ -75,7 +76,7 @@ class Markov:
     entries per context; draw() takes the longest context of the output's
     last bytes seen at least twice."""
 
-    def __init__(self, src, K, budget, E, seed=1, run=0):
+    def __init__(self, src, K, budget, E, seed=1, run=0, bits=0.0):
         t = {}
         for i in range(len(src)):
             for k in range(K + 1):
@@ -92,6 +93,8 @@ class Markov:
                 cost += cst
             t = keep
         self.t, self.K, self.run, self.deep = t, K, run, 0
+        self.bits, self.hist = bits, collections.deque([8.0] * 16, maxlen=16)
+        self.ent = {}
         self.cache = {}
         self.rnd = random.Random(seed)
 
@@ -100,6 +103,8 @@ class Markov:
         if self.run and self.deep >= self.run:  # a long run of full-order draws: back off once
             top = min(top, 2)
             self.deep = 0
+        if self.bits and sum(self.hist) < self.bits:  # too little entropy lately: order 1
+            top = min(top, 1)
         for k in range(top, -1, -1):
             ctx = bytes(out[pos - k:pos])
             c = self.t.get(ctx)
@@ -108,6 +113,9 @@ class Markov:
         self.deep = self.deep + 1 if k == self.K else 0
         if ctx not in self.cache:
             self.cache[ctx] = (list(c.keys()), list(c.values()))
+            tot = sum(c.values())
+            self.ent[ctx] = -sum(x / tot * math.log2(x / tot) for x in c.values())
+        self.hist.append(self.ent[ctx])
         v, w = self.cache[ctx]
         return self.rnd.choices(v, w)[0]
 
@@ -194,6 +202,8 @@ def main():
     ap.add_argument('--set', action='append', default=[], help='K:BUDGET:E (repeatable)')
     ap.add_argument('--run', type=int, default=0,
                     help='after this many draws in a row from full-order contexts, one from order 2 (0: never)')
+    ap.add_argument('--bits', type=float, default=0.0,
+                    help='draw from order 1 while the last 16 draws had less entropy than this (0: never)')
     ap.add_argument('--cap', type=int, default=300000, help='bytes of each sample used')
     ap.add_argument('--cli', default=os.path.join(ROOT, 'build', 'programs', 'testdata'))
     ap.add_argument('samples', nargs='+')
@@ -217,13 +227,13 @@ def main():
                                check=True, stdout=subprocess.DEVNULL)
         for K, budget, E in [(0, 0, 0)] * bool(a.hybrid) + sets:
             if a.pure:
-                m = Markov(src, K, budget, E, run=a.run)
+                m = Markov(src, K, budget, E, run=a.run, bits=a.bits)
                 gen = bytearray()
                 for i in range(len(src)):
                     gen.append(m.draw(gen, i))
                 gen = bytes(gen)
             elif a.mixed:
-                gen = mixed(src, Markov(src, K, budget, E, run=a.run), a.long, a.rate)
+                gen = mixed(src, Markov(src, K, budget, E, run=a.run, bits=a.bits), a.long, a.rate)
             else:
                 ref.MK = Markov(src, K, budget, E) if K else None
                 gen = ref.Like(open(prof, 'rb').read(), 1).range(0, len(src))
