@@ -19,6 +19,10 @@ ten codecs of tests/bench/like_variants.py:
             instead, with the rate of such matches per byte of the sample
             outside them, a copy of a (length, distance) pair drawn from
             that list (when the distance reaches back into the output).
+  --calibrate: as a builder would: of every --set with every --rates
+            value (--mixed's copies; 0: none), the setting whose data is
+            closest to the sample under gzip -6 and bzip2 -9 alone (the
+            least of the larger |error|), then that setting's ten errors.
   --hybrid: the library's own generator (tests/ref/ref_like.py, the Python
             reference, edited at load time) with its fresh literals drawn
             from that Markov model instead of the profile's order-1 groups:
@@ -197,6 +201,8 @@ def main():
     g.add_argument('--pure', action='store_true')
     g.add_argument('--hybrid', action='store_true')
     g.add_argument('--mixed', action='store_true')
+    g.add_argument('--calibrate', action='store_true')
+    ap.add_argument('--rates', default='0,0.5,1', help='--calibrate: copy rates tried')
     ap.add_argument('--long', type=int, default=16, help='--mixed: least length of a copied repeat')
     ap.add_argument('--rate', type=float, default=1.0, help='--mixed: scale of the copy rate')
     ap.add_argument('--set', action='append', default=[], help='K:BUDGET:E (repeatable)')
@@ -225,6 +231,23 @@ def main():
                 f.flush()
                 subprocess.run([a.cli, 'profile', '--no-fingerprint', f.name, '-o', prof],
                                check=True, stdout=subprocess.DEVNULL)
+        if a.calibrate:
+            best = None
+            for K, budget, E in sets:
+                for rate in (float(x) for x in a.rates.split(',')):
+                    m = Markov(src, K, budget, E, run=a.run, bits=a.bits)
+                    gen = mixed(src, m, a.long, rate)
+                    n = len(gen)
+                    e6 = 100 * (n / len(zlib.compress(gen, 6)) / rs[1] - 1)
+                    eb = 100 * (n / len(bz2.compress(gen, 9)) / rs[7] - 1)
+                    if best is None or max(abs(e6), abs(eb)) < best[0]:
+                        best = (max(abs(e6), abs(eb)), K, budget, E, rate, gen)
+            _, K, budget, E, rate, gen = best
+            err = [100 * (x / y - 1) for x, y in zip(ratios(gen), rs)]
+            print(f'  K={K} budget={budget} E={E} rate={rate} ' + ' '.join(f'{e:+8.1f}' for e in err) +
+                  f'  {max(abs(e) for e in err):6.1f}  ' + ' '.join(map(str, shared(src, gen))),
+                  flush=True)
+            continue
         for K, budget, E in [(0, 0, 0)] * bool(a.hybrid) + sets:
             if a.pure:
                 m = Markov(src, K, budget, E, run=a.run, bits=a.bits)
