@@ -10,10 +10,16 @@ tests/bench/results_like.tsv where the sample is there; the errors of the
 independent-block ratios (zstd -3 and lz4 at 4, 16 and 128 KiB, worst) and
 of the per-64 KiB-chunk zstd -3 quantiles (p10/p50/p90, worst); and the
 32-byte windows shared with the sample that are not one repeated byte.
-Then the prototype's own line (its choice and its speeds).
+Then the prototype's own line (its choice and its speeds).  With --fmt7
+CLI, format 7's figures come from that testdata binary instead (`profile`,
+then `gen like` of as many MiB at seed 1, measured the same way): needed
+for samples not in results_like.tsv, such as the hold-outs.  Last, what a
+builder choosing per sample between the two would get: the one with the
+lesser max(|gzip -6 error|, |bzip2 -9 error|).
 
-  cc -O2 -march=native -o /tmp/ctxp tests/bench/experiments/like_ctx_proto.c -lz -lbz2 -llz4 -lm
-  /usr/bin/python3 tests/bench/experiments/like_ctx_eval.py --proto /tmp/ctxp [--only a,b] [--jobs 2]
+  cc -O2 -march=native -o /tmp/ctxp tests/bench/experiments/like_ctx_proto.c -lz -lbz2 -llz4 -llzma -lzstd -lm
+  /usr/bin/python3 tests/bench/experiments/like_ctx_eval.py --proto /tmp/ctxp [--only a,b] [--jobs 2] \
+      [--holdout --fmt7 build/programs/testdata] [-- PROTOTYPE OPTIONS]
 """
 import argparse
 import concurrent.futures
@@ -40,7 +46,8 @@ def format7():
 
 
 def one(job):
-    name, data, proto, mib, extra = job
+    name, data, proto, mib, extra, cli = job
+    f7 = None
     with tempfile.TemporaryDirectory() as tmp:
         src = os.path.join(tmp, 'sample')
         with open(src, 'wb') as f:
@@ -48,10 +55,19 @@ def one(job):
         out = os.path.join(tmp, 'out')
         p = subprocess.run([proto, '--mib', str(mib)] + extra + [src, out], capture_output=True, text=True)
         if p.returncode:
-            return name, None, p.stderr
+            return name, None, p.stderr, None
         gen = open(out, 'rb').read()
+        if cli:
+            prof = os.path.join(tmp, 'p.json')
+            subprocess.run([cli, 'profile', '--no-fingerprint', src, '-o', prof], check=True,
+                           stdout=subprocess.DEVNULL)
+            g7 = subprocess.run([cli, 'gen', 'like', f'{mib}M', '--profile', prof, '--seed', '1'],
+                                check=True, stdout=subprocess.PIPE).stdout
     rs, rg = lm.ratios(data), lm.ratios(gen)
     err = [100 * (rg[c] / rs[c] - 1) for c in lm.RATIO_CODECS]
+    if cli:
+        r7 = lm.ratios(g7)
+        f7 = [100 * (r7[c] / rs[c] - 1) for c in lm.RATIO_CODECS]
     blk = []
     for codec in ('zstd-3', 'lz4'):
         for bs in (4096, 16384, 131072):
@@ -59,7 +75,7 @@ def one(job):
     qs, qg = lm.chunk_quantiles(data), lm.chunk_quantiles(gen)
     het = [100 * (b / a - 1) for a, b in zip(qs, qg)]
     sh = lm.shared_runs(data, gen[:8 << 20])[1]
-    return name, (err, blk, het, sh), p.stderr.strip().splitlines()[-3:]
+    return name, (err, blk, het, sh), p.stderr.strip().splitlines()[-3:], f7
 
 
 def main():
@@ -69,6 +85,7 @@ def main():
     ap.add_argument('--only')
     ap.add_argument('--holdout', action='store_true')
     ap.add_argument('--jobs', type=int, default=2)
+    ap.add_argument('--fmt7', metavar='CLI', help='testdata binary for format 7 figures')
     ap.add_argument('extra', nargs='*', help='more options for the prototype (after --)')
     a = ap.parse_args()
     f7 = format7()
@@ -79,9 +96,9 @@ def main():
         ss = [s for s in ss if s[0] in keep]
     print('sample            ' + ' '.join(f'{c:>8s}' for c in lm.RATIO_CODECS) +
           '   med worst | fmt7 med worst | blocks worst | p10/50/90 worst | shared32')
-    meds, worsts = [], []
+    meds, worsts, both = [], [], []
     with concurrent.futures.ProcessPoolExecutor(a.jobs) as ex:
-        for name, r, log in ex.map(one, [(n, d, a.proto, a.mib, a.extra) for n, d in ss]):
+        for name, r, log, e7 in ex.map(one, [(n, d, a.proto, a.mib, a.extra, a.fmt7) for n, d in ss]):
             if r is None:
                 print(f'{name}: prototype failed: {log}')
                 continue
@@ -90,7 +107,12 @@ def main():
             med, worst = statistics.median(ab), max(ab)
             meds.append(med)
             worsts.append(worst)
-            o = f7.get(name)
+            o = e7 or f7.get(name)
+            if o:
+                sel = lambda e: max(abs(e[1]), abs(e[7]))  # gzip-6, bzip2-9
+                both.append(max(abs(x) for x in (err if sel(err) < sel(o) else o)))
+                both[-1] = (statistics.median(abs(x) for x in (err if sel(err) < sel(o) else o)), both[-1],
+                            'ctx' if sel(err) < sel(o) else 'fmt7')
             f7s = (f'{statistics.median([abs(e) for e in o]):5.1f} {max(abs(e) for e in o):5.1f}'
                    if o else '    -     -')
             print(f'{name[:17]:17s} ' + ' '.join(f'{e:+8.1f}' for e in err) +
@@ -100,6 +122,11 @@ def main():
                 print('    ' + line)
     n5 = sum(1 for m, w in zip(meds, worsts) if m <= 5 and w <= 10)
     print(f'samples with median <= 5% and worst <= 10%: {n5} of {len(meds)}')
+    if both:
+        nb = sum(1 for m, w, _ in both if m <= 5 and w <= 10)
+        print(f'choosing per sample by gzip -6 and bzip2 -9: {nb} of {len(both)} '
+              f'(context model chosen for {sum(1 for b in both if b[2] == "ctx")}); median of the worst '
+              f'errors {statistics.median(b[1] for b in both):.1f}%')
 
 
 if __name__ == '__main__':

@@ -13,21 +13,22 @@
  * It reads the sample (at most --cap bytes), builds the model as the oracle
  * does, calibrates it as a builder would (each --set and copy rate; the one
  * whose 1 MiB of output is closest to the sample's first MiB, or the whole
- * sample if shorter, under gzip -6 and bzip2 -9: the least of the larger
- * |error|; with CTX_CAL_SAMPLE_SIZE set, output as long as that instead),
+ * sample if shorter, under gzip -6 and bzip2 -9 (--cal: other codecs): the
+ * least of the largest |error|; with CTX_CAL_SAMPLE_SIZE set, output as long as that instead),
  * generates a 1 MiB base block from it (seed --seed) and writes --mib MiB:
  * block b is the base through block b's class-preserving byte permutation
  * (byte_class() below is gen_like.c's).  It prints on stderr the chosen
  * setting, the model's size, and the times of each step, and the speed of
  * LZ4_compress_default on the base block for comparison.
  *
- *   cc -O2 -march=native -o /tmp/ctxp tests/bench/experiments/like_ctx_proto.c -lz -lbz2 -llz4 -lm
+ *   cc -O2 -march=native -o /tmp/ctxp tests/bench/experiments/like_ctx_proto.c -lz -lbz2 -llz4 -llzma -lzstd -lm
  *   /tmp/ctxp --mib 32 SAMPLE OUT
  *
  * tests/bench/experiments/like_ctx_eval.py runs it over the samples and
  * measures OUT against the sample as tests/bench/bench_like.py does.
  */
 #include <bzlib.h>
+#include <lzma.h>
 #include <lz4.h>
 #include <math.h>
 #include <stdint.h>
@@ -36,6 +37,7 @@
 #include <string.h>
 #include <time.h>
 #include <zlib.h>
+#include <zstd.h>
 
 #define MAXK 4
 #define BASE ((size_t)1 << 20)
@@ -493,12 +495,44 @@ static size_t bz9(const uint8_t *b, size_t n)
     return z;
 }
 
+static size_t xz6(const uint8_t *b, size_t n)
+{
+    size_t cap = lzma_stream_buffer_bound(n), z = 0;
+    uint8_t *o = xmalloc(cap);
+    lzma_easy_buffer_encode(6, LZMA_CHECK_CRC64, NULL, b, n, o, &z, cap);
+    free(o);
+    return z;
+}
+
+static size_t zs3(const uint8_t *b, size_t n)
+{
+    size_t cap = ZSTD_compressBound(n);
+    uint8_t *o = xmalloc(cap);
+    size_t z = ZSTD_compress(o, cap, b, n, 3);
+    free(o);
+    return z;
+}
+
+static size_t lz4d(const uint8_t *b, size_t n)
+{
+    int cap = LZ4_compressBound((int)n);
+    char *o = xmalloc((size_t)cap);
+    int z = LZ4_compress_default((const char *)b, o, (int)n, cap);
+    free(o);
+    return (size_t)z;
+}
+
+static const struct {
+    const char *name;
+    size_t (*fn)(const uint8_t *, size_t);
+} cal_codecs[] = {{"gz6", gz6}, {"bz9", bz9}, {"xz6", xz6}, {"zs3", zs3}, {"lz4", lz4d}};
+
 int main(int argc, char **argv)
 {
     size_t cap = 8u << 20, mib = 32;
     uint64_t seed = 1;
     double floor_bits = 16, least = 16;
-    const char *sets = "3:30000:8,4:30000:8,4:30000:16,4:60000:8", *rates = "0,0.5,1";
+    const char *sets = "3:30000:8,4:30000:8,4:30000:16,4:60000:8", *rates = "0,0.5,1", *cal = "gz6,bz9";
     int a = 1;
     for (; a + 1 < argc && argv[a][0] == '-' && argv[a][1] == '-'; a += 2) {
         if (!strcmp(argv[a], "--cap"))
@@ -515,12 +549,14 @@ int main(int argc, char **argv)
             sets = argv[a + 1];
         else if (!strcmp(argv[a], "--rates"))
             rates = argv[a + 1];
+        else if (!strcmp(argv[a], "--cal"))
+            cal = argv[a + 1];
         else
             break;
     }
     if (argc - a != 2) {
         fprintf(stderr, "usage: %s [--cap B] [--mib N] [--seed S] [--bits F] [--long L] [--sets K:BUDGET:E,...] "
-                        "[--rates R,...] SAMPLE OUT\n", argv[0]);
+                        "[--rates R,...] [--cal gz6,bz9,xz6,zs3,lz4] SAMPLE OUT\n", argv[0]);
         return 2;
     }
     FILE *f = fopen(argv[a], "rb");
@@ -543,7 +579,13 @@ int main(int argc, char **argv)
     /* the sample's first MiB against a whole base block: a model of a small
      * sample makes a MiB more repetitive than the sample's few KB */
     size_t G = n < BASE ? n : BASE;
-    double zs_g = (double)G / (double)gz6(s, G), zs_b = (double)G / (double)bz9(s, G);
+    int cc[8], ncc = 0;
+    double zs[8];
+    for (unsigned i = 0; i < sizeof cal_codecs / sizeof cal_codecs[0]; i++)
+        if (strstr(cal, cal_codecs[i].name) && ncc < 8) {
+            cc[ncc] = (int)i;
+            zs[ncc++] = (double)G / (double)cal_codecs[i].fn(s, G);
+        }
     if (getenv("CTX_CAL_SAMPLE_SIZE") == NULL)
         G = BASE;
     uint8_t *g = xmalloc(BASE);
@@ -569,11 +611,14 @@ int main(int argc, char **argv)
             t1 = now();
             generate(&m, reps, nr, rate, floor_bits, seed, g, G);
             t_gen += now() - t1;
-            double eg = 100 * ((double)G / (double)gz6(g, G) / zs_g - 1);
-            double eb = 100 * ((double)G / (double)bz9(g, G) / zs_b - 1);
-            double e = fabs(eg) > fabs(eb) ? fabs(eg) : fabs(eb);
-            fprintf(stderr, "  K=%d B=%zu E=%d rate x%s: gzip-6 %+.1f%% bzip2-9 %+.1f%% (%zu bytes)\n", K, B,
-                    E, rt, eg, eb, m.bytes);
+            double e = 0;
+            fprintf(stderr, "  K=%d B=%zu E=%d rate x%s:", K, B, E, rt);
+            for (int i = 0; i < ncc; i++) {
+                double x = 100 * ((double)G / (double)cal_codecs[cc[i]].fn(g, G) / zs[i] - 1);
+                e = fabs(x) > e ? fabs(x) : e;
+                fprintf(stderr, " %s %+.1f%%", cal_codecs[cc[i]].name, x);
+            }
+            fprintf(stderr, " (%zu bytes)\n", m.bytes);
             if (e < best) {
                 best = e;
                 bK = K;
@@ -625,7 +670,7 @@ int main(int argc, char **argv)
     }
     fclose(o);
     fprintf(stderr,
-            "chosen K=%d B=%zu E=%d rate x%g (sample's rate %.5f, %zu repeats) worst of gzip-6/bzip2-9 %.1f%%; "
+            "chosen K=%d B=%zu E=%d rate x%g (sample's rate %.5f, %zu repeats) worst of the calibration's codecs %.1f%%; "
             "model %zu bytes, %zu contexts\n"
             "times (CPU): repeats %.3f s, %d model builds %.3f s, calibration generation %.3f s, final build %.3f s; "
             "base block %.2f ns/B (%.0f MB/s), lz4 -1 on it %.0f MB/s, permutation %.2f GB/s\n",
