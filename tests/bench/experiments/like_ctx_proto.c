@@ -14,7 +14,8 @@
  * does, calibrates it as a builder would (each --set and copy rate; the one
  * whose 1 MiB of output is closest to the sample's first MiB, or the whole
  * sample if shorter, under gzip -6 and bzip2 -9 (--cal: other codecs): the
- * least of the largest |error|; with CTX_CAL_SAMPLE_SIZE set, output as long as that instead),
+ * least of the largest |error|; with CTX_CAL_SAMPLE_SIZE set, output as long as that instead;
+ * --calsize B: B bytes of output),
  * generates a 1 MiB base block from it (seed --seed) and writes --mib MiB:
  * block b is the base through block b's class-preserving byte permutation
  * (byte_class() below is gen_like.c's).  It prints on stderr the chosen
@@ -579,7 +580,7 @@ static const struct {
 
 int main(int argc, char **argv)
 {
-    size_t cap = 8u << 20, mib = 32;
+    size_t cap = 8u << 20, mib = 32, calsize = BASE;
     uint64_t seed = 1;
     double floor_bits = 16, least = 16;
     const char *sets = "3:30000:8,4:30000:8,4:30000:16,4:60000:8", *rates = "0,0.5,1", *cal = "gz6,bz9";
@@ -593,6 +594,8 @@ int main(int argc, char **argv)
             seed = strtoull(argv[a + 1], NULL, 0);
         else if (!strcmp(argv[a], "--bits"))
             floor_bits = atof(argv[a + 1]);
+        else if (!strcmp(argv[a], "--calsize"))
+            calsize = strtoull(argv[a + 1], NULL, 0);
         else if (!strcmp(argv[a], "--long"))
             least = atof(argv[a + 1]);
         else if (!strcmp(argv[a], "--sets"))
@@ -606,7 +609,7 @@ int main(int argc, char **argv)
     }
     if (argc - a != 2) {
         fprintf(stderr, "usage: %s [--cap B] [--mib N] [--seed S] [--bits F] [--long L] [--sets K:BUDGET:E,...] "
-                        "[--rates R,...] [--cal gz6,bz9,xz6,zs3,lz4] SAMPLE OUT\n", argv[0]);
+                        "[--rates R,...] [--cal gz6,bz9,xz6,zs3,lz4] [--calsize B] SAMPLE OUT\n", argv[0]);
         return 2;
     }
     FILE *f = fopen(argv[a], "rb");
@@ -637,7 +640,8 @@ int main(int argc, char **argv)
             zs[ncc++] = (double)G / (double)cal_codecs[i].fn(s, G);
         }
     if (getenv("CTX_CAL_SAMPLE_SIZE") == NULL)
-        G = BASE;
+        G = calsize < BASE ? calsize : BASE;
+    double t_cal0 = now();
     uint8_t *g = xmalloc(BASE);
     double best = 1e9, best_rate = 0, t_build = 0, t_gen = 0;
     int bK = 0, bE = 0, nbuild = 0;
@@ -681,6 +685,7 @@ int main(int argc, char **argv)
         model_free(&m);
     }
     free(sc);
+    double t_cal = now() - t_cal0;
     model_t m;
     double t1 = now();
     model_build(&m, s, n, bK, bB, bE);
@@ -736,10 +741,10 @@ int main(int argc, char **argv)
     fprintf(stderr,
             "chosen K=%d B=%zu E=%d rate x%g (sample's rate %.5f, %zu repeats) worst of the calibration's codecs %.1f%%; "
             "model %zu bytes, %zu contexts\n"
-            "times (CPU): repeats %.3f s, %d model builds %.3f s, calibration generation %.3f s, final build %.3f s; "
+            "times (CPU): repeats %.3f s, %d model builds %.3f s, calibration generation %.3f s (all of it %.3f s), final build %.3f s; "
             "base block %.2f ns/B (%.0f MB/s; as 2, 4, 8 documents in turns %.2f, %.2f, %.2f ns/B), lz4 -1 on it %.0f MB/s, "
             "permutation %.2f GB/s\n",
-            bK, bB, bE, best_rate, rate0, nr, best, m.bytes, m.nc, t_rep, nbuild, t_build, t_gen, t_final,
+            bK, bB, bE, best_rate, rate0, nr, best, m.bytes, m.nc, t_rep, nbuild, t_build, t_gen, t_cal, t_final,
             t_base / BASE * 1e9, BASE / t_base / 1e6, t_lanes[0] / BASE * 1e9, t_lanes[1] / BASE * 1e9,
             t_lanes[2] / BASE * 1e9, BASE / best_lz / 1e6, mib * BASE / (t_perm > 0 ? t_perm : 1e-9) / 1e9);
     model_free(&m);
