@@ -60,7 +60,7 @@ def one(job):
         if cli:
             prof = os.path.join(tmp, 'p.json')
             subprocess.run([cli, 'profile', '--no-fingerprint', src, '-o', prof], check=True,
-                           stdout=subprocess.DEVNULL)
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             g7 = subprocess.run([cli, 'gen', 'like', f'{mib}M', '--profile', prof, '--seed', '1'],
                                 check=True, stdout=subprocess.PIPE).stdout
     rs, rg = lm.ratios(data), lm.ratios(gen)

@@ -99,7 +99,9 @@ typedef struct {
     size_t bytes; /* what a profile would store: k + 1 + 3 per entry, per context */
 } model_t;
 
-static void radix64(uint64_t *a, uint64_t *t, size_t n, int bits)
+/* a[0, n) sorted by their low bits bits (LSD, 8 a pass), through t; returns
+ * whichever of a and t holds the result. */
+static uint64_t *radix64(uint64_t *a, uint64_t *t, size_t n, int bits)
 {
     size_t cnt[256];
     for (int sh = 0; sh < bits; sh += 8) {
@@ -118,16 +120,8 @@ static void radix64(uint64_t *a, uint64_t *t, size_t n, int bits)
         a = t;
         t = x;
     }
-    /* an even number of passes leaves the result in a */
+    return a;
 }
-
-typedef struct {
-    uint64_t key;
-    uint32_t total, n;
-    uint8_t k;
-    uint8_t b[256];
-    uint32_t w[256];
-} full_t;
 
 /* Most occurrences first; a context's prefix (its bytes but the newest)
  * occurs at least as often, and comes first at a tie (lower order). */
@@ -177,11 +171,9 @@ static void model_build(model_t *m, const uint8_t *s, size_t n, int K, size_t bu
             uint64_t c = 0;
             for (int q = 1; q <= k; q++)
                 c |= (uint64_t)s[i - (size_t)q] << (8 * (q - 1));
-            keys[j++] = (uint64_t)k << 40 | c;
-            keys[j - 1] = keys[j - 1] << 8 | s[i];
+            keys[j++] = ((uint64_t)k << 40 | c) << 8 | s[i];
         }
-    radix64(keys, tmp, nk, 56); /* 7 passes: odd, so the result is in tmp */
-    uint64_t *sorted = tmp;
+    const uint64_t *sorted = radix64(keys, tmp, nk, 56); /* order from bit 48, context, next byte */
     /* every context, with all its entries */
     size_t cap = 1024, nall = 0;
     ctx_t *all = xmalloc(cap * sizeof *all);
