@@ -61,7 +61,7 @@ extern "C" {
  * existing (kind, seed, options) combination change.  Golden vectors in the
  * test suite pin the bytes of this version.
  */
-#define TD_FORMAT_VERSION 7
+#define TD_FORMAT_VERSION 8
 
 /** A stream size meaning "endless": reads never reach TD_DONE. */
 #define TD_SIZE_UNBOUNDED UINT64_MAX
@@ -1437,6 +1437,34 @@ typedef struct td_profile_builder td_profile_builder;
 #define TD_PROFILE_MAX_JSON (64u * 1024u)
 
 /**
+ * How td_profile_builder_finish() models a sample (td_profile_options.model;
+ * docs/format.md, "like").
+ */
+enum td_profile_model {
+    /** The LZ model or a context model, whichever makes data closer to the
+     *  sample under gzip -6 and bzip2 -9 (the builder generates and measures
+     *  256 KiB of each candidate: about a second more per profile). */
+    TD_PROFILE_MODEL_AUTO = 0,
+    /** LZ statistics (matches and literals): the only model before byte
+     *  format 8; best for structured and binary data. */
+    TD_PROFILE_MODEL_LZ = 1,
+    /** Byte contexts of orders 0..4 with copies of long repeats (byte format
+     *  8), the best of the builder's settings: text of any language. */
+    TD_PROFILE_MODEL_CONTEXT = 2,
+    TD_PROFILE_MODEL_COUNT = 3 /**< the number of models */
+};
+
+/** "auto", "lz" or "context"; NULL for any other value. */
+TD_API const char *td_profile_model_name(int model);
+
+/**
+ * The td_profile_model named `name` ("auto", "lz", "context") into *model.
+ * TD_OK, or TD_EINVAL with a message naming the valid values in msg (may be
+ * NULL).
+ */
+TD_API int td_profile_model_parse(const char *name, uint32_t *model, char *msg, size_t msgcap);
+
+/**
  * How to build a profile.  Initialise with td_profile_options_init(); the
  * reserved space keeps the size stable across minor versions.
  */
@@ -1463,7 +1491,11 @@ typedef struct td_profile_options {
 #if UINTPTR_MAX == 0xffffffffu
     uint32_t name_pad_;   /**< keeps the layout of 64-bit builds */
 #endif
-    uint64_t reserved[5]; /**< reserved, must stay 0 */
+    /** How to model the sample: a td_profile_model (default
+     *  TD_PROFILE_MODEL_AUTO). */
+    uint32_t model;
+    uint32_t reserved32_; /**< reserved, must stay 0 */
+    uint64_t reserved[4]; /**< reserved, must stay 0 */
 } td_profile_options;
 
 /** Set every field of *o to its default.  NULL is ignored. */
@@ -1623,7 +1655,7 @@ typedef struct td_profile_info_t {
     uint64_t source_bytes;  /**< bytes the builder was given */
     uint64_t sampled_bytes; /**< bytes it parsed */
     uint32_t doc_bytes;     /**< length of the generator's independent documents */
-    uint32_t reserved32;    /**< 0 */
+    uint32_t model;         /**< TD_PROFILE_MODEL_LZ or TD_PROFILE_MODEL_CONTEXT */
     double dedup;           /**< 4 KiB-block dedup ratio of the sample (one-byte blocks excluded) */
     double const4k;         /**< share of the sample's 4 KiB blocks that are one repeated byte */
     uint64_t reserved[4];   /**< 0 */

@@ -107,6 +107,7 @@ typedef struct like_tab {
     uint8_t cls[256];                     /* bytes of the permutations' classes, class by class */
     uint16_t cls_end[NCLASS];             /* end of each class in cls[] */
     td__like_translate_fn *translate;     /* the widest this CPU runs */
+    td__like_ctxtab *ctx;                 /* a context model's (format 8), or NULL */
 } like_tab;
 
 /* A stream's state: its key, its base block and dedup, and the tables. */
@@ -154,6 +155,7 @@ void td__like_tables_unref(void *tables)
         free(t->s.lit_tab[i]);
     free(t->s.mlbuf);
     free(t->s.jw);
+    td__like_ctx_free(t->s.ctx);
     work_free(&t->work);
     free(t);
 }
@@ -209,6 +211,26 @@ static int tables_new(const td__like_model *m, like_tables **out)
     memcpy(lt->xdist, m->xdist, sizeof lt->xdist);
     memcpy(lt->per, m->per, sizeof lt->per);
     memcpy(lt->same, m->same, sizeof lt->same);
+    {
+        unsigned n = 0;
+        for (unsigned c = 0; c < NCLASS; c++) {
+            for (unsigned b = 0; b < 256; b++)
+                if (byte_class(b) == c)
+                    lt->cls[n++] = (uint8_t)b;
+            lt->cls_end[c] = (uint16_t)n;
+        }
+    }
+    {
+        td__like_translate_fn *fn[3];
+        td__like_translators(fn);
+        lt->translate = fn[0];
+    }
+    if (m->has_ctx) {
+        if ((rc = td__like_ctx_compile(&m->ctx, &lt->ctx)) != TD_OK)
+            goto fail;
+        *out = tb;
+        return TD_OK;
+    }
     for (unsigned c = 0; c < TD_LIKE_NVC; c++) {
         lt->vbase[c] = td__like_vbase(c);
         lt->vspan[c] = td__like_vspan(c);
@@ -277,20 +299,6 @@ static int tables_new(const td__like_model *m, like_tables **out)
         uint64_t T = td__like_sum(m->jun.cnt[g], 256);
         for (int b = 0; b < 256; b++)
             lt->jw[g * 256 + b] = (uint32_t)((uint64_t)m->jun.cnt[g][b] * 65536 / T) + 1;
-    }
-    {
-        unsigned n = 0;
-        for (unsigned c = 0; c < NCLASS; c++) {
-            for (unsigned b = 0; b < 256; b++)
-                if (byte_class(b) == c)
-                    lt->cls[n++] = (uint8_t)b;
-            lt->cls_end[c] = (uint16_t)n;
-        }
-    }
-    {
-        td__like_translate_fn *fn[3];
-        td__like_translators(fn);
-        lt->translate = fn[0];
     }
     *out = tb;
     return TD_OK;
@@ -744,12 +752,13 @@ static int base_fill(const like_state *st, uint8_t *buf, uint32_t from, uint32_t
     int rc = work_alloc(w, L, from % L != 0);
     for (uint32_t d = from / L, at = d * L; rc == TD_OK && at < to; d++, at += L) {
         uint32_t lim = TD_MIN(L, TD_LIKE_BLOCK - at), end = TD_MIN(lim, to - at);
-        if (at < from) {
-            gen_doc(st, d, w->aside, end, lim, w);
+        uint8_t *o = at < from ? w->aside : buf + at;
+        if (tab->ctx)
+            td__like_ctx_doc(tab->ctx, td__wymix(st->k[0] ^ d, st->k[1] ^ TD_WY_P1) ^ st->k[2], o, end, lim);
+        else
+            gen_doc(st, d, o, end, lim, w);
+        if (at < from)
             memcpy(buf + from, w->aside + (from - at), end - (from - at));
-        } else {
-            gen_doc(st, d, buf + at, end, lim, w);
-        }
     }
     if (lent)
         atomic_store_explicit(&tb->busy, 0, memory_order_release);

@@ -18,6 +18,7 @@
 #include "like_json.h"
 #include "codec.h"
 
+#include <bzlib.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -26,6 +27,7 @@
 #include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #define REGION TD_LIKE_DOC_MAX
 #define DEFAULT_SAMPLE (8ull * 1024 * 1024)
@@ -385,11 +387,35 @@ int td_profile_builder_new(td_profile_builder **out, const td_profile_options *o
     return td_profile_builder_new_msg(out, o, NULL, 0);
 }
 
+static const char *const model_names[TD_PROFILE_MODEL_COUNT] = {"auto", "lz", "context"};
+
+const char *td_profile_model_name(int model)
+{
+    return model >= 0 && model < TD_PROFILE_MODEL_COUNT ? model_names[model] : NULL;
+}
+
+int td_profile_model_parse(const char *name, uint32_t *model, char *msg, size_t msgcap)
+{
+    for (uint32_t i = 0; name && model && i < TD_PROFILE_MODEL_COUNT; i++)
+        if (!strcmp(name, model_names[i])) {
+            *model = i;
+            return TD_OK;
+        }
+    if (msg && msgcap)
+        (void)td__msg(msg, msgcap, "bad model '%s': auto, lz or context", name ? name : "(null)");
+    return TD_EINVAL;
+}
+
 int td_profile_options_check(const td_profile_options *o, char *msg, size_t msgcap)
 {
     int rc = td__options_null(o, msg, msgcap);
     if (rc != TD_OK)
         return rc;
+    if (o->model >= TD_PROFILE_MODEL_COUNT || o->reserved32_) {
+        if (msg && msgcap)
+            (void)td__msg(msg, msgcap, "bad model %u: auto (0), lz (1) or context (2)", o->model);
+        return TD_EINVAL;
+    }
     if (td__sample_check(o->sample_bytes, msg, msgcap) != TD_OK)
         return TD_ERANGE;
     if (o->name) {
@@ -1107,6 +1133,225 @@ int td_profile_builder_update_fd(td_profile_builder *b, int fd)
 
 /* One half of td_profile_builder_finish: the model (with fp unset), or
  * the fingerprint.  They write different fields of *p. */
+/* ---- The choice of a context model (format 8) ---- */
+
+/* Settings tried: K:budget:E (docs/benchmarks.md, "like", the experiment of
+ * stop 44): orders 1 and 2 serve small samples, whose high-order contexts
+ * would make a MiB far more repetitive than the few KB they came from. */
+static const struct {
+    unsigned K, budget, E;
+} ctx_sets[] = {{1, 30000, 16}, {2, 30000, 8}, {2, 30000, 16}, {3, 30000, 8},
+                {3, 30000, 16}, {4, 30000, 8}, {4, 30000, 16}, {4, 40000, 8}};
+static const double ctx_rates[] = {0, 0.5, 1}; /* copies: times the sample's rate */
+#define CAL_BYTES ((size_t)256 << 10)          /* generated per candidate */
+#define CAL_SAMPLE (1u << 20)                  /* the sample's first bytes measured */
+
+static size_t cal_gzip6(const uint8_t *in, size_t n, uint8_t *tmp, size_t cap)
+{
+    uLongf z = cap;
+    return compress2(tmp, &z, in, n, 6) == Z_OK ? (size_t)z : 0;
+}
+
+static size_t cal_bzip2_9(const uint8_t *in, size_t n, uint8_t *tmp, size_t cap)
+{
+    unsigned z = (unsigned)cap;
+    return BZ2_bzBuffToBuffCompress((char *)tmp, &z, (char *)(uintptr_t)in, (unsigned)n, 9, 0, 0) == BZ_OK
+               ? (size_t)z
+               : 0;
+}
+
+/* The sample's 32-byte windows, one in 8 picked by their hash (so that a
+ * window of generated data that is also the sample's is picked on both
+ * sides), as a set of hashes: a context model of low-entropy data (a
+ * bitmap, a table) can spell out the sample's strings, which data made
+ * from a profile must not (issue 14: no 32-byte run shared with the sample
+ * but runs of one byte). */
+#define WIN 32
+typedef struct wset {
+    uint64_t *h; /* 0: empty */
+    size_t mask;
+} wset;
+
+static inline size_t win_slot(const wset *w, uint64_t key)
+{
+    size_t at = (size_t)((key * 0xD6E8FEB86659FD93ull) >> 17) & w->mask;
+    while (w->h[at] && w->h[at] != key)
+        at = (at + 1) & w->mask;
+    return at;
+}
+
+/* Adds the picked windows of p[0, n) to w (hits NULL), or counts those of
+ * them in w that are not one repeated byte. */
+static void win_scan(wset *w, const uint8_t *p, size_t n, uint64_t *hits)
+{
+    const uint64_t B = 0x100000001b3ull;
+    uint64_t bw = 1, h = 0;
+    if (n < WIN)
+        return;
+    for (int k = 0; k < WIN - 1; k++)
+        bw *= B;
+    for (int k = 0; k < WIN; k++)
+        h = h * B + p[k];
+    for (size_t i = 0;; i++) {
+        if ((h * 0x9E3779B97F4A7C15ull) >> 61 == 0) {
+            size_t at = win_slot(w, h | 1);
+            if (!hits) {
+                w->h[at] = h | 1;
+            } else if (w->h[at]) {
+                int one = 1;
+                for (int k = 1; k < WIN && one; k++)
+                    one = p[i + (size_t)k] == p[i];
+                *hits += !one;
+            }
+        }
+        if (i + WIN >= n)
+            break;
+        h = (h - p[i] * bw) * B + p[i + WIN];
+    }
+}
+
+/* The larger of the errors of gzip -6 and bzip2 -9 on the first CAL_BYTES
+ * of q's stream (seed 0) against the sample's ratios want[]; < 0 on error.
+ * *shared: its windows found in ws. */
+static double cal_error(const td_profile *q, const double want[2], uint8_t *gen, uint8_t *tmp, size_t cap,
+                        wset *ws, uint64_t *shared)
+{
+    td_options o;
+    td_options_init(&o);
+    o.profile = q;
+    o.threads = 1;
+    if (td_fill(TD_LIKE, &o, 0, gen, CAL_BYTES) != TD_OK)
+        return -1;
+    *shared = 0;
+    win_scan(ws, gen, CAL_BYTES, shared);
+    size_t z[2] = {cal_gzip6(gen, CAL_BYTES, tmp, cap), cal_bzip2_9(gen, CAL_BYTES, tmp, cap)};
+    double worst = 0;
+    for (int i = 0; i < 2; i++) {
+        if (!z[i])
+            return -1;
+        double e = fabs((double)CAL_BYTES / (double)z[i] / want[i] - 1);
+        worst = e > worst ? e : worst;
+    }
+    return worst;
+}
+
+/* Replaces p->m (an LZ model, digest set) by a context model of the sample
+ * when one comes closer to it under gzip -6 and bzip2 -9, which between
+ * them see matches and byte contexts; json then holds the new model's
+ * canonical JSON.  Every candidate is generated and measured, as a user
+ * would: the models differ in kind, so nothing cheaper ranks them. */
+static int choose_model(td_profile_builder *b, td_profile *p, td__json_out *json)
+{
+    if (b->o.model == TD_PROFILE_MODEL_LZ)
+        return TD_OK;
+    view *rv = calloc(b->nr ? b->nr : 1, sizeof *rv);
+    const uint8_t *bufs[4];
+    uint32_t lens[4];
+    size_t nv = 0, cap = compressBound(CAL_SAMPLE) + CAL_SAMPLE / 100 + 600; /* gzip's, bzip2's */
+    td__like_ctxstats *st = NULL;
+    wset ws = {NULL, 0};
+    td_profile *q = calloc(1, sizeof *q), *best = calloc(1, sizeof *best);
+    uint8_t *gen = malloc(CAL_BYTES), *tmp = malloc(cap);
+    int rc = TD_ENOMEM;
+    if (!rv || !q || !best || !gen || !tmp || const_blocks(b, &p->m, rv) != TD_OK)
+        goto out;
+    /* at most 4 MiB of regions, spread evenly: the contexts' sort holds
+     * 16 bytes per byte counted */
+    for (size_t i = 0; i < 4 && i < b->nr; i++) {
+        size_t r = b->nr <= 4 ? i : i * b->nr / 4;
+        if (rv[r].len) {
+            bufs[nv] = rv[r].buf;
+            lens[nv++] = rv[r].len;
+        }
+    }
+    if (!nv || (rv[0].len < 64 && b->o.model != TD_PROFILE_MODEL_CONTEXT)) { /* too little for contexts */
+        rc = TD_OK;
+        goto out;
+    }
+    double want[2];
+    {
+        size_t n = TD_MIN(rv[0].len, CAL_SAMPLE), z[2];
+        z[0] = cal_gzip6(rv[0].buf, n, tmp, cap);
+        z[1] = cal_bzip2_9(rv[0].buf, n, tmp, cap);
+        if (!z[0] || !z[1]) {
+            rc = TD_EIO; /* cannot happen: the output buffer is the codecs' bound */
+            goto out;
+        }
+        want[0] = (double)n / (double)z[0];
+        want[1] = (double)n / (double)z[1];
+    }
+    if ((rc = td__like_ctx_stats(bufs, lens, nv, &st)) != TD_OK)
+        goto out;
+    {
+        size_t total = 0, c = 1024;
+        for (size_t i = 0; i < nv; i++)
+            total += lens[i];
+        while (c < total / 2)
+            c *= 2; /* one window in 8 picked: a quarter full */
+        ws.h = calloc(c, sizeof *ws.h);
+        ws.mask = c - 1;
+        if (!ws.h) {
+            rc = TD_ENOMEM;
+            goto out;
+        }
+        for (size_t i = 0; i < nv; i++)
+            win_scan(&ws, bufs[i], lens[i], NULL);
+    }
+    q->m = p->m;
+    if ((rc = digest_json(q, json)) != TD_OK) /* json holds p->m's (build_model) */
+        goto out;
+    /* context: any candidate beats the LZ model */
+    uint64_t shared_lz = UINT64_MAX, shared;
+    double err = b->o.model == TD_PROFILE_MODEL_CONTEXT ? HUGE_VAL
+                                                        : cal_error(q, want, gen, tmp, cap, &ws, &shared_lz);
+    int found = 0;
+    if (err < 0) {
+        rc = TD_ENOMEM;
+        goto out;
+    }
+    for (size_t i = 0; i < sizeof ctx_sets / sizeof ctx_sets[0]; i++)
+        for (size_t k = 0; k < sizeof ctx_rates / sizeof ctx_rates[0]; k++) {
+            td__like_tables_unref(q->tables);
+            q->tables = NULL;
+            q->m = p->m;
+            q->m.doc = TD_LIKE_DOC_MAX; /* one document per block */
+            rc = td__like_ctx_make(st, ctx_sets[i].K, ctx_sets[i].budget, ctx_sets[i].E, ctx_rates[k], &q->m);
+            if (rc != TD_OK)
+                goto out;
+            if (model_json_size(&q->m, json) > TD_LIKE_MAX_JSON - 4096)
+                continue;
+            if ((rc = digest_json(q, json)) != TD_OK)
+                goto out;
+            double e = cal_error(q, want, gen, tmp, cap, &ws, &shared);
+            if (e < 0) {
+                rc = TD_ENOMEM;
+                goto out;
+            }
+            /* never more of the sample's strings than the LZ model makes */
+            if (e < err && shared <= shared_lz) {
+                err = e;
+                best->m = q->m;
+                found = 1;
+            }
+        }
+    if (found)
+        p->m = best->m;
+    rc = model_json_size(&p->m, json) == SIZE_MAX ? TD_ENOMEM : TD_OK;
+out:
+    for (size_t i = 0; rv && i < b->nr; i++)
+        free(rv[i].own);
+    free(rv);
+    td__like_ctx_stats_free(st);
+    free(ws.h);
+    if (q)
+        td__like_tables_unref(q->tables);
+    free(q);
+    free(best);
+    free(gen);
+    free(tmp);
+    return rc;
+}
+
 typedef struct finish_job {
     td_profile_builder *b;
     td_profile *p;
@@ -1123,6 +1368,8 @@ static void finish_run(void *x)
         j->rc = sample_dedup(b, j->p);
         if (j->rc == TD_OK)
             j->rc = build_model(j->b, j->p, j->json);
+        if (j->rc == TD_OK)
+            j->rc = choose_model(j->b, j->p, j->json);
     } else if (j->fp) {
         fingerprint(b->r[0].buf, b->r[0].len < FP_BYTES ? b->r[0].len : FP_BYTES, j->p);
     }
@@ -1265,6 +1512,12 @@ void td__like_model_json(const td__like_model *m, td__json_out *o)
         td__json_int(o, m->cshare);
         td__json_raw(o, "]");
     }
+    if (m->has_ctx) {
+        td__json_raw(o, ",");
+        td__like_ctx_json(&m->ctx, o);
+        td__json_raw(o, "}");
+        return;
+    }
     td__json_raw(o, ",\"dist\":[");
     for (unsigned x = 0; x < m->nx; x++) {
         if (x)
@@ -1327,6 +1580,8 @@ int td__like_model_check(const td__like_model *m, char *msg, size_t cap)
         return msgf(msg, cap, "model.dedup must be 65536 .. 4194304");
     if (m->cshare > 65536 || m->cbyte > 255 || (!m->cshare && m->cbyte))
         return msgf(msg, cap, "model.const: [byte 0 .. 255, share 1 .. 65536]");
+    if (m->has_ctx)
+        return td__like_ctx_check(&m->ctx, msg, cap);
     if (m->nx > TD_LIKE_NX)
         return msgf(msg, cap, "model.dist: at most 32 distances");
     for (unsigned x = 0; x < m->nx; x++) {
@@ -1494,7 +1749,7 @@ static int read_triples(rd *r, const td__json_node *arr, uint32_t tab[TD_LIKE_NO
 static int read_model(rd *r, const td__json_node *mo, td__like_model *m)
 {
     static const char *const keys[] = {"doc", "dedup", "const", "dist", "periods", "seq", "ml", "same", "lit",
-                                       "junction"};
+                                       "junction", "ctx"};
     const td__json_doc *d = r->d;
     const td__json_node *n;
     if (!mo || mo->type != TD_JSON_OBJ)
@@ -1512,6 +1767,17 @@ static int read_model(rd *r, const td__json_node *mo, td__like_model *m)
         if (get_u32(r, td__json_child(d, n), 0, 255, &m->cbyte, "model.const: byte") ||
             get_u32(r, td__json_next(d, td__json_child(d, n)), 1, 65536, &m->cshare, "model.const: share"))
             return TD_EINVAL;
+    }
+    n = td__json_get(d, mo, "ctx");
+    if (n) {
+        /* a context model has no LZ statistics (format 8) */
+        static const char *const ck[] = {"doc", "dedup", "const", "ctx"};
+        if (known_keys(r, mo, ck, sizeof ck / sizeof ck[0], "model (with ctx)"))
+            return TD_EINVAL;
+        m->has_ctx = 1;
+        if (td__like_ctx_read(d, n, &m->ctx, r->msg, r->cap))
+            return TD_EINVAL;
+        return td__like_model_check(m, r->msg, r->cap);
     }
     n = td__json_get(d, mo, "dist");
     if (!n || n->type != TD_JSON_ARR || n->count > TD_LIKE_NX)
@@ -1603,8 +1869,8 @@ static int load_impl(td_profile *p, const void *buf, size_t len, char *msg, size
         bad(&r, "profile: \"format\" must be \"libtestdata-profile\"");
         goto out;
     }
-    if (!ver || ver->type != TD_JSON_NUM || !ver->is_int || ver->ival != 1) {
-        bad(&r, "profile: unsupported \"version\" (this library reads version 1)");
+    if (!ver || ver->type != TD_JSON_NUM || !ver->is_int || ver->ival < 1 || ver->ival > 2) {
+        bad(&r, "profile: unsupported \"version\" (this library reads versions 1 and 2)");
         goto out;
     }
     const td__json_node *nm = td__json_get(&d, root, "name");
@@ -1719,7 +1985,9 @@ int td_profile_load_file(td_profile **out, const char *path)
 
 static void profile_json(const td_profile *p, td__json_out *o)
 {
-    td__json_raw(o, "{\n  \"format\": \"libtestdata-profile\",\n  \"version\": 1,\n");
+    /* version 2: a model may be a context model (format 8) */
+    td__json_raw(o, p->m.has_ctx ? "{\n  \"format\": \"libtestdata-profile\",\n  \"version\": 2,\n"
+                                 : "{\n  \"format\": \"libtestdata-profile\",\n  \"version\": 1,\n");
     if (p->name[0]) {
         td__json_raw(o, "  \"name\": ");
         td__json_string(o, p->name);
@@ -1936,6 +2204,7 @@ int td_profile_info(const td_profile *p, td_profile_info_t *info)
     info->source_bytes = p->source_bytes;
     info->sampled_bytes = p->sampled_bytes;
     info->doc_bytes = p->m.doc;
+    info->model = p->m.has_ctx ? TD_PROFILE_MODEL_CONTEXT : TD_PROFILE_MODEL_LZ;
     info->dedup = p->dedup;
     info->const4k = p->const4k;
     return TD_OK;

@@ -225,7 +225,9 @@ int td_verify_message(const td_verify_result *r, const char *name, char *buf, si
                (unsigned long long)r->compared,
                /* Random bytes agree by chance 1 in 256, text 1 in 10; like
                 * data with a wrong seed or offset up to 1 in 4 (source,
-                * json, bitmap profiles), so two thirds differing is the cue. */
+                * json, pdf profiles), so two thirds differing is the cue.
+                * Sparse data (bitmap: 88% zero bytes) agrees by chance on
+                * most bytes and gets no cue. */
                r->compared >= 64 && r->mismatches >= r->compared / 3 * 2
                    ? " (nearly every byte differs: wrong seed, kind, options or offset?)"
                    : "");

@@ -1,4 +1,4 @@
-/* testdata profile [--sample SIZE] [--name NAME] [--no-fingerprint] [--threads N] [-o PROFILE] FILE... | -
+/* testdata profile [--sample SIZE] [--name NAME] [--model M] [--no-fingerprint] [--threads N] [-o PROFILE] FILE... | -
  *        testdata profile --check PROFILE FILE...
  *        testdata profile --dump PROFILE [-o FILE] */
 #define _GNU_SOURCE
@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-enum { O_OUTPUT, O_SAMPLE, O_NAME, O_NOFP, O_THREADS, O_CHECK, O_DUMP };
+enum { O_OUTPUT, O_SAMPLE, O_NAME, O_MODEL, O_NOFP, O_THREADS, O_CHECK, O_DUMP };
 
 static const cli_opt profile_opts[] = {
     [O_OUTPUT] = {"output", 'o', "FILE",
@@ -22,6 +22,9 @@ static const cli_opt profile_opts[] = {
                   "input (SIZE is rounded up to whole MiB)"},
     [O_NAME] = {"name", 0, "NAME", "a name stored in the profile (printable ASCII, at most 63 "
                                    "bytes)"},
+    [O_MODEL] = {"model", 0, "M",
+                 "auto (default: whichever generates data closer to the sample), lz (matches and "
+                 "literals) or context (byte contexts: text)"},
     [O_NOFP] = {"no-fingerprint", 0, NULL, "do not measure the compressors (faster)"},
     [O_THREADS] = {"threads", 0, "N",
                    "threads (default 1; 0 = all cores; at most 2 are used): the compressors are "
@@ -202,8 +205,10 @@ static int run(const cli_cmd *cmd, int argc, char **argv)
     if (a.val[O_DUMP]) {
         if (a.npos)
             cli_usage_error("--dump takes no FILE");
-        if (a.val[O_CHECK] || a.val[O_NAME] || a.val[O_SAMPLE] || a.count[O_NOFP] || a.val[O_THREADS])
-            cli_usage_error("--dump takes none of --check, --name, --sample, --no-fingerprint, --threads");
+        if (a.val[O_CHECK] || a.val[O_NAME] || a.val[O_SAMPLE] || a.val[O_MODEL] || a.count[O_NOFP] ||
+            a.val[O_THREADS])
+            cli_usage_error("--dump takes none of --check, --name, --sample, --model, --no-fingerprint, "
+                            "--threads");
         p = open_profile("--dump profile", a.val[O_DUMP]);
         rc = write_profile(p, a.val[O_OUTPUT]); /* -o: a built-in as a file */
         td_profile_free(p);
@@ -216,9 +221,11 @@ static int run(const cli_cmd *cmd, int argc, char **argv)
         po.sample_bytes = cli_parse_size(a.val[O_SAMPLE], "--sample");
     if (a.val[O_THREADS])
         po.threads = cli_parse_threads(a.val[O_THREADS]);
+    if (a.val[O_MODEL] && td_profile_model_parse(a.val[O_MODEL], &po.model, msg, sizeof msg) != TD_OK)
+        cli_usage_error("--model: %s", msg);
     if (a.val[O_CHECK]) {
-        if (a.val[O_OUTPUT] || a.val[O_NAME])
-            cli_usage_error("--check takes neither -o nor --name");
+        if (a.val[O_OUTPUT] || a.val[O_NAME] || a.val[O_MODEL])
+            cli_usage_error("--check takes none of -o, --name, --model");
     } else {
         po.name = a.val[O_NAME];
         po.fingerprint = !a.count[O_NOFP];

@@ -413,10 +413,12 @@ static int td_py_profile_loads(const void *buf, size_t len, td_profile **out, ch
 /* sample_given 0: the library's default sample size. */
 static int td_py_profile_builder_new(uint64_t size_hint, int sample_given, uint64_t sample,
                                      uint32_t fingerprint, uint32_t threads, const char *name,
-                                     td_profile_builder **out, char *MSGBUF)
+                                     const char *model, td_profile_builder **out, char *MSGBUF)
 {
     td_profile_options po;
     td_profile_options_init(&po);
+    if (td_profile_model_parse(model, &po.model, MSGBUF, 1024) != TD_OK)
+        return TD_EINVAL;
     po.size_hint = size_hint;
     if (sample_given)
         po.sample_bytes = sample;
@@ -448,6 +450,13 @@ static int td_py_profile_save_file(const td_profile *p, const char *path)
 static int td_py_profile_fingerprint(const td_profile *p, int codec, double *RATIO, double *NSPB)
 {
     return td_profile_fingerprint(p, codec, RATIO, NSPB);
+}
+
+/* "lz" or "context": how the profile models its sample. */
+static const char *td_py_profile_model(const td_profile *p)
+{
+    td_profile_info_t i;
+    return td_profile_info(p, &i) == TD_OK ? td_profile_model_name((int)i.model) : "";
 }
 
 static int td_py_profile_digest(const td_profile *p, char *MSGBUF)
@@ -969,6 +978,7 @@ struct td_tree {};
 %rename("%s") td_py_profile_save_file;
 %rename("%s") td_py_profile_fingerprint;
 %rename("%s") td_py_profile_digest;
+%rename("%s") td_py_profile_model;
 %rename("%s") td_py_options_set_profile;
 %rename("%s") td_profile_builtin_name;
 %rename("%s") td_profile_name;
@@ -1013,9 +1023,10 @@ int td_py_profile_builtin(const char *name, td_profile **out, char *MSGBUF);
 int td_py_profile_loads(const void *buf, size_t len, td_profile **out, char *MSGBUF);
 int td_py_profile_builder_new(uint64_t size_hint, int sample_given, uint64_t sample,
                               uint32_t fingerprint, uint32_t threads, const char *name,
-                              td_profile_builder **out, char *MSGBUF);
+                              const char *model, td_profile_builder **out, char *MSGBUF);
 int td_py_profile_save(const td_profile *p, char **JSONOUT);
 int td_py_profile_save_file(const td_profile *p, const char *path);
 int td_py_profile_fingerprint(const td_profile *p, int codec, double *RATIO, double *NSPB);
 int td_py_profile_digest(const td_profile *p, char *MSGBUF);
+const char *td_py_profile_model(const td_profile *p);
 void td_py_options_set_profile(td_options *o, const td_profile *p);

@@ -9,6 +9,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <bzlib.h>
+#include <sodium.h>
 #include <zstd.h>
 
 #include "../../libtestdata/like.h"
@@ -342,7 +344,10 @@ static unsigned char *make_sample(size_t n)
     return s;
 }
 
-static td_profile *build(const unsigned char *s, size_t n, size_t chunk, uint64_t hint, uint64_t sample)
+/* A profile of s[0, n) fed in random chunks of at most chunk bytes (0: at
+ * once), modelled as model says. */
+static td_profile *build_m(const unsigned char *s, size_t n, size_t chunk, uint64_t hint, uint64_t sample,
+                           uint32_t model)
 {
     td_profile_options po;
     td_profile_builder *b;
@@ -350,6 +355,7 @@ static td_profile *build(const unsigned char *s, size_t n, size_t chunk, uint64_
     uint64_t rng = chunk;
     td_profile_options_init(&po);
     po.fingerprint = 0;
+    po.model = model;
     po.size_hint = hint;
     if (sample)
         po.sample_bytes = sample;
@@ -367,6 +373,12 @@ static td_profile *build(const unsigned char *s, size_t n, size_t chunk, uint64_
     cr_assert_eq(td_profile_builder_update(b, s, 1), TD_EINVAL, "update after finish");
     td_profile_builder_free(b);
     return p;
+}
+
+/* The LZ model: what most tests here are about (byte format 7's builder). */
+static td_profile *build(const unsigned char *s, size_t n, size_t chunk, uint64_t hint, uint64_t sample)
+{
+    return build_m(s, n, chunk, hint, sample, TD_PROFILE_MODEL_LZ);
 }
 
 /* Records of 300 bytes: a counter, a few random bytes, a field repeated from
@@ -451,9 +463,9 @@ Test(like, builder_output_pinned, TD_ONE_THREAD)
          "8ed6df36adca2565173d9c38a6bb0e674224c2c1dfa1d113d641ff6a8ae5316d"},
         {"records 2.5 MiB", 5u << 19,
          "0993dec81d8b2f7d2e1a78d8dafdbe3b0bbd0b680f0d9bb6f9ff72f58a935027"},
-        /* re-pinned for byte format 6: the sample's bytes changed, not the builder */
+        /* re-pinned for byte formats 6 and 8: the sample's bytes changed, not the builder */
         {"english like 1.5 MiB", 3u << 19,
-         "11bcf74f08260e3988a126504c1874a724070f089cc1b5b70230dc7b0c54acbf"},
+         "6b046cf7e9275d6d140bfbae90b8a2856d91811474aa4baa29af95bfb0df7bf9"},
         {"records 100 bytes", 100,
          "4e23c5d6828b0ff2807f17f4689c1169dcbc90aa9dd26bb9e303697ef4e386d8"},
         {"words 3 bytes", 3,
@@ -727,12 +739,12 @@ Test(like, bad_profile_input, TD_ONE_THREAD)
     free(good);
 }
 
-/* The built-in html profile's JSON with text inserted after the first
+/* The built-in pdf profile's JSON (an LZ model) with text inserted after the first
  * occurrence of after; *n its length (not NUL-terminated). */
-static char *html_with(const char *after, const char *text, size_t *n)
+static char *lz_with(const char *after, const char *text, size_t *n)
 {
     size_t len;
-    char *good = save_alloc(td_profile_builtin("html"), &len);
+    char *good = save_alloc(td_profile_builtin("pdf"), &len); /* an LZ model */
     char *j = malloc(len + strlen(text));
     cr_assert_not_null(j);
     const char *at = memmem(good, len, after, strlen(after));
@@ -760,7 +772,7 @@ Test(like, unknown_model_keys_are_named, TD_ONE_THREAD)
     char msg[256];
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         size_t n;
-        char *j = html_with(cases[i].after, "\"zz\":1,", &n);
+        char *j = lz_with(cases[i].after, "\"zz\":1,", &n);
         td_profile *p = NULL;
         cr_expect_eq(td_profile_load_msg(&p, j, n, msg, sizeof msg), TD_EINVAL);
         cr_expect_str_eq(msg, cases[i].msg);
@@ -790,7 +802,7 @@ Test(like, model_const_checked, TD_ONE_THREAD)
         char key[32];
         size_t n;
         snprintf(key, sizeof key, "\"const\":%s,", cases[i].value);
-        char *j = html_with("\"model\": {", key, &n);
+        char *j = lz_with("\"model\": {", key, &n);
         td_profile *p = NULL;
         int rc = td_profile_load_msg(&p, j, n, msg, sizeof msg);
         free(j);
@@ -806,14 +818,11 @@ Test(like, model_const_checked, TD_ONE_THREAD)
     cr_assert(memcmp(d[0], d[1], 32) != 0, "the share is part of the digest");
 }
 
-/* No run of 16 bytes of a sample appears in its profile's JSON. */
-static void check_no_runs(const unsigned char *s, size_t n, const char *what)
+/* Runs of 16 bytes of s[0, n) that appear in j[0, len). */
+static size_t runs_in(const unsigned char *s, size_t n, const char *j, size_t len)
 {
-    td_profile *p = build(s, n, 0, n, 0);
-    size_t len;
-    char *j = save_alloc(p, &len);
-    /* Hash every 16-byte window of the profile, then look each window of
-     * the sample up (exact comparison on hash hits). */
+    /* Hash every 16-byte window of j, then look each window of the sample
+     * up (exact comparison on hash hits). */
     size_t nw = len >= 16 ? len - 15 : 0, cap = 1;
     while (cap < nw * 2)
         cap *= 2;
@@ -838,10 +847,28 @@ static void check_no_runs(const unsigned char *s, size_t n, const char *what)
             if (memcmp(j + tab[at] - 1, s + i, 16) == 0)
                 hits++;
     }
-    cr_expect_eq(hits, 0, "%s: %zu runs of 16 sample bytes appear in the profile", what, hits);
     free(tab);
-    free(j);
-    td_profile_free(p);
+    return hits;
+}
+
+/* No run of 16 bytes of a sample appears in its profile's JSON, with
+ * either model, nor in a context model's records once decoded. */
+static void check_no_runs(const unsigned char *s, size_t n, const char *what)
+{
+    for (uint32_t model = TD_PROFILE_MODEL_LZ; model <= TD_PROFILE_MODEL_CONTEXT; model++) {
+        td_profile *p = build_m(s, n, 0, n, 0, model);
+        size_t len, hits;
+        char *j = save_alloc(p, &len);
+        hits = runs_in(s, n, j, len);
+        cr_expect_eq(hits, 0, "%s (%s): %zu runs of 16 sample bytes appear in the profile", what,
+                     td_profile_model_name((int)model), hits);
+        if (p->m.has_ctx) {
+            hits = runs_in(s, n, (const char *)p->m.ctx.rec, p->m.ctx.len);
+            cr_expect_eq(hits, 0, "%s: %zu runs of 16 sample bytes appear in the context records", what, hits);
+        }
+        free(j);
+        td_profile_free(p);
+    }
 }
 
 Test(like, profile_holds_no_content, TD_ONE_THREAD)
@@ -1041,10 +1068,10 @@ Test(like, tables_shared_between_states)
  * (base_need): reads that touch a document first deep in the block, then
  * a second time, then after a whole document, and threads that make the
  * documents of one state at once, all give the bytes of one sequential
- * read.  source has six documents per block, html nine. */
+ * read.  pdf and jpeg (LZ models) have 11 and 9 documents per block. */
 Test(like, documents_made_on_demand)
 {
-    const char *names[] = {"source", "html"};
+    const char *names[] = {"pdf", "jpeg"};
     const size_t n = 3u << 20;
     uint8_t *ref = malloc(n), *b = malloc(n);
     cr_assert(ref && b);
@@ -1284,4 +1311,209 @@ Test(like, output_never_replaces_its_profile, TD_ONE_THREAD)
     unlink(h);
     unlink(o);
     rmdir(dir);
+}
+
+/* ---- Context models (format 8) ---- */
+
+static size_t bz9_size(const uint8_t *in, size_t n)
+{
+    unsigned cap = (unsigned)(n + n / 100 + 600);
+    char *o = malloc(cap);
+    cr_assert_not_null(o);
+    cr_assert_eq(BZ2_bzBuffToBuffCompress(o, &cap, (char *)(uintptr_t)in, (unsigned)n, 9, 0, 0), BZ_OK);
+    free(o);
+    return cap;
+}
+
+/* --model context on text: a context model that round-trips through its
+ * JSON, whatever the chunking of the input, and whose data bzip2 -9
+ * compresses like the sample (an LZ model's order-1 literals cannot: that
+ * gap is why context models exist). */
+Test(like, context_model_of_text, TD_ONE_THREAD)
+{
+    const size_t n = 1u << 20;
+    uint8_t *s = malloc(n), *g = malloc(n);
+    cr_assert(s && g);
+    td_options to;
+    td_options_init(&to);
+    cr_assert_eq(td_fill(TD_TEXT, &to, 0, s, n), TD_OK);
+    td_profile *p = build_m(s, n, 0, n, 0, TD_PROFILE_MODEL_CONTEXT);
+    td_profile *q = build_m(s, n, 7777, n, 0, TD_PROFILE_MODEL_CONTEXT);
+    td_profile *lz = build_m(s, n, 0, n, 0, TD_PROFILE_MODEL_LZ);
+    td_profile_info_t info;
+    cr_assert_eq(td_profile_info(p, &info), TD_OK);
+    cr_assert_eq(info.model, TD_PROFILE_MODEL_CONTEXT);
+    cr_assert_eq(info.doc_bytes, 1u << 20);
+    cr_assert_eq(td_profile_info(lz, &info), TD_OK);
+    cr_assert_eq(info.model, TD_PROFILE_MODEL_LZ);
+    uint8_t d1[32], d2[32];
+    cr_assert_eq(td_profile_digest(p, d1), TD_OK);
+    cr_assert_eq(td_profile_digest(q, d2), TD_OK);
+    cr_assert(memcmp(d1, d2, 32) == 0, "the model does not depend on the input's chunking");
+    size_t len;
+    char *j = save_alloc(p, &len);
+    cr_assert(memmem(j, len, "\"version\": 2", 12) && memmem(j, len, "\"ctx\":{\"order\":", 15), "%.200s", j);
+    cr_assert_leq(len, TD_PROFILE_MAX_JSON);
+    expect_digest_of_saved(p, j, len, "a context model");
+    free(j);
+
+    double want = (double)n / (double)bz9_size(s, n), got[2];
+    td_profile *ps[2] = {p, lz};
+    for (int i = 0; i < 2; i++) {
+        td_options o;
+        td_options_init(&o);
+        o.profile = ps[i];
+        o.seed = 3;
+        cr_assert_eq(td_fill(TD_LIKE, &o, 5u << 20, g, n), TD_OK);
+        got[i] = (double)n / (double)bz9_size(g, n);
+    }
+    cr_expect(fabs(got[0] / want - 1) < 0.08, "bzip2 -9: context model %.3f against the sample's %.3f", got[0],
+              want);
+    cr_expect(fabs(got[0] / want - 1) < fabs(got[1] / want - 1),
+              "bzip2 -9: the context model (%.3f) is closer to the sample (%.3f) than the LZ model (%.3f)",
+              got[0], want, got[1]);
+    td_profile_free(p);
+    td_profile_free(q);
+    td_profile_free(lz);
+    free(s);
+    free(g);
+}
+
+/* auto keeps one of the two models the builder would make on its own. */
+Test(like, auto_model_is_one_of_the_two, TD_ONE_THREAD)
+{
+    const size_t n = 300000;
+    unsigned char *s = make_records(n);
+    uint8_t d[3][32];
+    for (uint32_t m = 0; m < TD_PROFILE_MODEL_COUNT; m++) {
+        td_profile *p = build_m(s, n, 0, n, 0, m);
+        cr_assert_eq(td_profile_digest(p, d[m]), TD_OK);
+        td_profile_free(p);
+    }
+    cr_assert(memcmp(d[1], d[2], 32) != 0);
+    cr_assert(memcmp(d[0], d[1], 32) == 0 || memcmp(d[0], d[2], 32) == 0);
+    free(s);
+    char msg[128];
+    uint32_t v = 9;
+    cr_assert_eq(td_profile_model_parse("context", &v, msg, sizeof msg), TD_OK);
+    cr_assert_eq(v, TD_PROFILE_MODEL_CONTEXT);
+    cr_assert_eq(td_profile_model_parse("ctx", &v, msg, sizeof msg), TD_EINVAL);
+    cr_assert(strstr(msg, "auto, lz or context"), "%s", msg);
+    cr_assert_str_eq(td_profile_model_name(TD_PROFILE_MODEL_LZ), "lz");
+    cr_assert_null(td_profile_model_name(TD_PROFILE_MODEL_COUNT));
+    td_profile_options po;
+    td_profile_options_init(&po);
+    po.model = TD_PROFILE_MODEL_COUNT;
+    cr_assert_eq(td_profile_options_check(&po, msg, sizeof msg), TD_EINVAL);
+    cr_assert(strstr(msg, "model"), "%s", msg);
+}
+
+/* A hand-made context model: bad records are refused with the field
+ * named; a good one generates, the same under any chunking and thread
+ * count. */
+static char *ctx_json(const char *ctx)
+{
+    static char buf[4096];
+    snprintf(buf, sizeof buf,
+             "{\"format\":\"libtestdata-profile\",\"version\":2,\"model\":{\"doc\":4096,\"dedup\":65536,"
+             "\"ctx\":%s}}",
+             ctx);
+    return buf;
+}
+
+Test(like, context_model_checked)
+{
+    /* records: order 0 {a:3, b:1}; order 1 "a" {b:1, c:2}; order 2 "ab" {a:5} */
+    static const uint8_t rec[] = {0, 13, 1, 'a', 3, 0, 'b', 1, 0,      1, 'a', 15, 1, 'b', 1, 0, 'c', 2, 0,
+                                  2, 'a', 'b', 0, 0, 'a', 5, 0};
+    char b64[128], ctx[512];
+    sodium_bin2base64(b64, sizeof b64, rec, sizeof rec, sodium_base64_VARIANT_ORIGINAL);
+    /* each: the ctx object around the records' base64, and the message */
+    static const struct {
+        const char *pre, *post, *msg;
+    } bad[] = {
+        {"{\"order\":2,\"floor\":64,\"gap\":0,\"copies\":[],\"contexts\":\"", "\",\"x\":1}",
+         "model.ctx: unknown key"},
+        {"{\"order\":5,\"floor\":64,\"gap\":0,\"copies\":[],\"contexts\":\"", "\"}", "model.ctx.order"},
+        {"{\"order\":1,\"floor\":64,\"gap\":0,\"copies\":[],\"contexts\":\"", "\"}", "above model.ctx.order"},
+        {"{\"order\":2,\"floor\":4096,\"gap\":0,\"copies\":[],\"contexts\":\"", "\"}", "model.ctx.floor"},
+        {"{\"order\":2,\"floor\":64,\"gap\":10,\"copies\":[],\"contexts\":\"", "\"}", "gap 1 .. 1048576 with"},
+        {"{\"order\":2,\"floor\":64,\"gap\":10,\"copies\":[[0,5]],\"contexts\":\"", "\"}", "model.ctx.copies"},
+        {"{\"order\":2,\"floor\":64,\"gap\":0,\"copies\":[],\"contexts\":\"", "!\"}", "base64"},
+    };
+    char msg[256];
+    td_profile *p;
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(ctx, sizeof ctx, "%s%s%s", bad[i].pre, b64, bad[i].post);
+        const char *j = ctx_json(ctx);
+        cr_assert_eq(td_profile_load_msg(&p, j, strlen(j), msg, sizeof msg), TD_EINVAL, "%s", j);
+        cr_expect(strstr(msg, bad[i].msg), "%s: %s", j, msg);
+    }
+    /* records out of order, a missing shorter context, a cut record */
+    static const uint8_t unsorted[] = {0, 8, 0, 'a', 1, 0, 1, 'b', 0, 0, 'a', 1, 0, 1, 'a', 0, 0, 'a', 2, 0};
+    static const uint8_t orphan[] = {0, 8, 0, 'a', 1, 0, 2, 'x', 'a', 0, 0, 'a', 1, 0};
+    static const uint8_t cut[] = {0, 8, 1, 'a', 1, 0};
+    static const struct {
+        const uint8_t *r;
+        size_t n;
+        const char *msg;
+    } recs[] = {{unsorted, sizeof unsorted, "must increase"},
+                {orphan, sizeof orphan, "without its newest byte is missing"},
+                {cut, sizeof cut, "cut short"}};
+    for (size_t i = 0; i < sizeof recs / sizeof recs[0]; i++) {
+        char b[128];
+        sodium_bin2base64(b, sizeof b, recs[i].r, recs[i].n, sodium_base64_VARIANT_ORIGINAL);
+        snprintf(ctx, sizeof ctx, "{\"order\":2,\"floor\":0,\"gap\":0,\"copies\":[],\"contexts\":\"%s\"}", b);
+        const char *j = ctx_json(ctx);
+        cr_assert_eq(td_profile_load_msg(&p, j, strlen(j), msg, sizeof msg), TD_EINVAL, "%s", j);
+        cr_expect(strstr(msg, recs[i].msg), "%s: %s", j, msg);
+    }
+    /* an LZ key next to ctx */
+    snprintf(ctx, sizeof ctx, "{\"order\":2,\"floor\":64,\"gap\":0,\"copies\":[],\"contexts\":\"%s\"},\"dist\":[]", b64);
+    {
+        const char *j = ctx_json(ctx);
+        cr_assert_eq(td_profile_load_msg(&p, j, strlen(j), msg, sizeof msg), TD_EINVAL);
+        cr_expect(strstr(msg, "model (with ctx): unknown key \"dist\""), "%s", msg);
+    }
+    /* a good one */
+    snprintf(ctx, sizeof ctx, "{\"order\":2,\"floor\":200,\"gap\":50,\"copies\":[[20,7],[16,300]],\"contexts\":\"%s\"}",
+             b64);
+    const char *j = ctx_json(ctx);
+    cr_assert_eq(td_profile_load_msg(&p, j, strlen(j), msg, sizeof msg), TD_OK, "%s", msg);
+    const size_t n = 3u << 20;
+    uint8_t *a = malloc(n), *b = malloc(n);
+    cr_assert(a && b);
+    td_options o;
+    td_options_init(&o);
+    o.profile = p;
+    o.seed = 5;
+    o.threads = 1;
+    cr_assert_eq(td_fill(TD_LIKE, &o, 0, a, n), TD_OK);
+    /* every block is the base block through a permutation of the small
+     * letters among themselves: three of them in each block */
+    for (size_t blk = 0; blk < n >> 20; blk++) {
+        unsigned seen[256] = {0}, distinct = 0;
+        for (size_t i = blk << 20; i < (blk + 1) << 20; i++) {
+            cr_assert(a[i] >= 'a' && a[i] <= 'z', "byte %zu: %u", i, a[i]);
+            distinct += !seen[a[i]]++;
+        }
+        cr_assert_eq(distinct, 3, "block %zu", blk);
+    }
+    o.threads = 2;
+    td_stream *st;
+    cr_assert_eq(td_stream_open(&st, TD_LIKE, n, &o), TD_OK);
+    uint64_t rng = 1;
+    for (size_t at = 0, got; at < n; at += got)
+        cr_assert_eq(td_stream_read(st, b + at, 1 + td_test_rand(&rng) % 70000, &got), TD_OK);
+    td_stream_free(st);
+    cr_assert(memcmp(a, b, n) == 0, "chunked, two threads");
+    cr_assert_eq(td_stream_open(&st, TD_LIKE, n, &o), TD_OK);
+    size_t got;
+    cr_assert_eq(td_stream_seek(st, (2u << 20) + 1234), TD_OK);
+    cr_assert_eq(td_stream_read(st, b, 5000, &got), TD_OK);
+    cr_assert(memcmp(a + (2u << 20) + 1234, b, got) == 0, "after a seek");
+    td_stream_free(st);
+    td_profile_free(p);
+    free(a);
+    free(b);
 }

@@ -112,9 +112,11 @@ def test_dash_o_dash_is_stdout(run, tmp_path):
 
 
 # like with a wrong seed or offset agrees on up to a quarter of its bytes
-# (source, json, bitmap): the hint was missing there under a 90% threshold.
+# (source, json, pdf): the hint was missing there under a 90% threshold.
+# Data of a sparse sample agrees by chance on most bytes (the bitmap profile
+# is 88% zero bytes, as its sample: 83% of them agree), so it gets no hint.
 @pytest.mark.parametrize("kind", ["random", "text", "compressible", "like --profile source",
-                                  "like --profile json", "like --profile bitmap"])
+                                  "like --profile json", "like --profile pdf"])
 def test_wrong_seed_says_so(run, tmp_path, kind):
     f = tmp_path / "f"
     kind, *opts = kind.split()

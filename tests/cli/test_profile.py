@@ -18,7 +18,7 @@ def test_dump_to_a_file(run, tmp_path):
 
 def test_dump_refuses_build_options(run, tmp_path):
     for extra in (("--name", "x"), ("--sample", "1M"), ("--no-fingerprint",),
-                  ("--check", "html"), ("--threads", "2")):
+                  ("--check", "html"), ("--threads", "2"), ("--model", "lz")):
         r = run("profile", "--dump", "html", *extra)
         assert r.returncode == 2 and b"--dump takes none of" in r.stderr, (extra, r.stderr)
         assert r.stdout == b""
@@ -79,3 +79,27 @@ def test_bad_name_is_a_usage_error(run, tmp_path):
         assert b"bad profile name" in r.stderr and b"printable ASCII of at most 63 bytes" in r.stderr
         assert not out.exists()
     run("profile", "-", "--name", "x" * 63, "-o", out, input=b"abc" * 1000, check=True)
+
+
+def test_model(run, tmp_path):
+    """--model lz|context|auto: the two models differ, auto is one of them,
+    a context model is a version 2 profile that generates and verifies; a
+    bad name is a usage error naming the valid ones."""
+    sample = tmp_path / "s.txt"
+    run("gen", "text", "300K", "--seed", 2, "-o", sample, check=True)
+    got = {}
+    for m in ("lz", "context", "auto"):
+        out = tmp_path / f"{m}.json"
+        run("profile", "--no-fingerprint", "--model", m, sample, "-o", out, check=True)
+        got[m] = json.loads(out.read_bytes())
+    assert "ctx" in got["context"]["model"] and got["context"]["version"] == 2
+    assert "ctx" not in got["lz"]["model"] and got["lz"]["version"] == 1
+    assert got["auto"]["model"] in (got["lz"]["model"], got["context"]["model"])
+    data = run("gen", "like", "3M", "--profile", tmp_path / "context.json", "--seed", 4, check=True).stdout
+    f = tmp_path / "d"
+    f.write_bytes(data)
+    r = run("verify", "like", "3M", "--profile", tmp_path / "context.json", "--seed", 4, f)
+    assert r.returncode == 0, r.stderr
+    r = run("profile", "--model", "ctx", sample, "-o", tmp_path / "x.json")
+    assert r.returncode == 2 and b"bad model 'ctx': auto, lz or context" in r.stderr, r.stderr
+    assert not (tmp_path / "x.json").exists()

@@ -94,6 +94,28 @@ def test_bad_profile_input(tmp_path):
             testdata.profile(nothing)  # type: ignore[arg-type]
 
 
+def test_profile_model():
+    """model= chooses how the sample is modelled, as --model: auto keeps
+    one of the two; bad values raise."""
+    sample = testdata.generate("text", "300K", seed=4)
+    lz = testdata.profile(sample, model="lz", fingerprint=False)
+    ctx = testdata.profile(sample, model="context", fingerprint=False)
+    auto = testdata.profile(sample, fingerprint=False)
+    assert (lz.model, ctx.model) == ("lz", "context") and lz != ctx
+    assert auto in (lz, ctx)
+    assert testdata.Profile.builtin("english").model == "context"
+    assert testdata.Profile.builtin("jpeg").model == "lz"
+    x = testdata.generate("like", "2M", profile=ctx, seed=9)
+    assert testdata.Profile.loads(ctx.dumps()) == ctx and '"version": 2' in ctx.dumps()
+    with testdata.Stream("like", "2M", profile=ctx, seed=9) as f:
+        f.seek(1500000)
+        assert f.read(100000) == x[1500000:1600000]
+    with pytest.raises(ValueError, match="bad model 'ctx': auto, lz or context"):
+        testdata.profile(sample, model="ctx")
+    with pytest.raises(TypeError, match="model must be a str"):
+        testdata.profile(sample, model=2)  # type: ignore[arg-type]
+
+
 def test_profile_threads():
     """threads=2 measures the fingerprint while the model is built: the same
     profile; bad values raise as for any threads option."""

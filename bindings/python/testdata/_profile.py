@@ -104,6 +104,12 @@ class Profile:
         return str(capi.td_profile_name(self._p) or "")
 
     @property
+    def model(self) -> str:
+        """How the profile models its sample: "lz" (matches and literals) or
+        "context" (byte contexts; byte format 8)."""
+        return str(capi.td_py_profile_model(self._p))
+
+    @property
     def digest(self) -> str:
         """Hex BLAKE2b-256 of the model: two profiles with different digests
         never give the same bytes."""
@@ -148,7 +154,8 @@ def builtin_profiles() -> List[str]:
 
 def profile(paths: Union[StrPath, bytes, Iterable[Union[StrPath, bytes]]], *,
             sample_bytes: Optional[Union[int, str]] = None, fingerprint: bool = True,
-            name: Optional[str] = None, threads: Union[int, str] = 1) -> Profile:
+            name: Optional[str] = None, threads: Union[int, str] = 1,
+            model: str = "auto") -> Profile:
     """Build a Profile from samples: files (their bytes one after the other,
     as `testdata profile FILE...`), or bytes-like objects.  Memory stays
     bounded whatever their size; sample_bytes (an int, or a size such as
@@ -156,7 +163,9 @@ def profile(paths: Union[StrPath, bytes, Iterable[Union[StrPath, bytes]]], *,
     spread over the input; rounded up to whole MiB).  threads: as
     `--threads` (0: all cores; at most 2 are used: the fingerprint is
     measured while the sample is parsed; the profile does not depend on
-    it)."""
+    it).  model: "auto" (whichever of the two generates data closer to the
+    sample), "lz" (matches and literals) or "context" (byte contexts), as
+    `--model`."""
     items: List[object]
     if isinstance(paths, (str, bytes, bytearray, memoryview, os.PathLike)):
         items = [paths]
@@ -170,11 +179,14 @@ def profile(paths: Union[StrPath, bytes, Iterable[Union[StrPath, bytes]]], *,
             hint += os.path.getsize(_fspath(it, "path"))
     if name is not None and not isinstance(name, str):
         raise TypeError(f"name must be a str, not {type(name).__name__}")
+    if not isinstance(model, str):
+        raise TypeError(f"model must be a str, not {type(model).__name__}")
     from ._stream import _options, _size  # _stream imports this module
     sample = 0 if sample_bytes is None else _size(sample_bytes, "sample_bytes")
     t = _options(capi.TD_ZERO, 0, {"threads": threads}).threads
     b = capi.td_py_profile_builder_new(hint, sample_bytes is not None, sample,
-                                       1 if fingerprint else 0, t, _cstr(name or "", "name:"))[1]
+                                       1 if fingerprint else 0, t, _cstr(name or "", "name:"),
+                                       _cstr(model, "model:"))[1]
     for it in items:
         if isinstance(it, (bytes, bytearray, memoryview)):
             capi.td_profile_builder_update(b, it)
