@@ -1210,10 +1210,15 @@ static void win_scan(wset *w, const uint8_t *p, size_t n, uint64_t *hits)
     }
 }
 
+/* The codecs a candidate is measured with. */
+typedef size_t cal_fn(const uint8_t *in, size_t n, uint8_t *tmp, size_t cap);
+static cal_fn *const cal_codecs[] = {cal_gzip6, cal_bzip2_9};
+#define NCAL (sizeof cal_codecs / sizeof cal_codecs[0])
+
 /* The larger of the errors of gzip -6 and bzip2 -9 on the first CAL_BYTES
  * of q's stream (seed 0) against the sample's ratios want[]; < 0 on error.
  * *shared: its windows found in ws. */
-static double cal_error(const td_profile *q, const double want[2], uint8_t *gen, uint8_t *tmp, size_t cap,
+static double cal_error(const td_profile *q, const double want[NCAL], uint8_t *gen, uint8_t *tmp, size_t cap,
                         wset *ws, uint64_t *shared)
 {
     td_options o;
@@ -1224,12 +1229,12 @@ static double cal_error(const td_profile *q, const double want[2], uint8_t *gen,
         return -1;
     *shared = 0;
     win_scan(ws, gen, CAL_BYTES, shared);
-    size_t z[2] = {cal_gzip6(gen, CAL_BYTES, tmp, cap), cal_bzip2_9(gen, CAL_BYTES, tmp, cap)};
     double worst = 0;
-    for (int i = 0; i < 2; i++) {
-        if (!z[i])
+    for (size_t i = 0; i < NCAL; i++) {
+        size_t z = cal_codecs[i](gen, CAL_BYTES, tmp, cap);
+        if (!z)
             return -1;
-        double e = fabs((double)CAL_BYTES / (double)z[i] / want[i] - 1);
+        double e = fabs((double)CAL_BYTES / (double)z / want[i] - 1);
         worst = e > worst ? e : worst;
     }
     return worst;
@@ -1268,17 +1273,14 @@ static int choose_model(td_profile_builder *b, td_profile *p, td__json_out *json
         rc = TD_OK;
         goto out;
     }
-    double want[2];
-    {
-        size_t n = TD_MIN(rv[0].len, CAL_SAMPLE), z[2];
-        z[0] = cal_gzip6(rv[0].buf, n, tmp, cap);
-        z[1] = cal_bzip2_9(rv[0].buf, n, tmp, cap);
-        if (!z[0] || !z[1]) {
+    double want[NCAL];
+    for (size_t i = 0, n = TD_MIN(rv[0].len, CAL_SAMPLE); i < NCAL; i++) {
+        size_t z = cal_codecs[i](rv[0].buf, n, tmp, cap);
+        if (!z) {
             rc = TD_EIO; /* cannot happen: the output buffer is the codecs' bound */
             goto out;
         }
-        want[0] = (double)n / (double)z[0];
-        want[1] = (double)n / (double)z[1];
+        want[i] = (double)n / (double)z;
     }
     if ((rc = td__like_ctx_stats(bufs, lens, nv, &st)) != TD_OK)
         goto out;
