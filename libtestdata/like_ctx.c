@@ -18,6 +18,7 @@
  * implementation (tests/ref/ref_like.py) gives the same bytes.
  */
 #include "like.h"
+#include "text_model.h" /* td__tm_radix_sort */
 
 #include <math.h>
 #include <sodium.h>
@@ -410,30 +411,6 @@ void td__like_ctx_stats_free(td__like_ctxstats *s)
     free(s);
 }
 
-/* Sorts a[0, n) by the low `bits` bits (LSD radix, a byte a pass) through
- * t; returns whichever holds the result. */
-static uint64_t *radix(uint64_t *a, uint64_t *t, size_t n, int bits)
-{
-    size_t cnt[256];
-    for (int sh = 0; sh < bits; sh += 8) {
-        memset(cnt, 0, sizeof cnt);
-        for (size_t i = 0; i < n; i++)
-            cnt[(a[i] >> sh) & 255]++;
-        size_t s = 0;
-        for (int b = 0; b < 256; b++) {
-            size_t x = cnt[b];
-            cnt[b] = s;
-            s += x;
-        }
-        for (size_t i = 0; i < n; i++)
-            t[cnt[(a[i] >> sh) & 255]++] = a[i];
-        uint64_t *x = a;
-        a = t;
-        t = x;
-    }
-    return a;
-}
-
 static int by_raw_desc(const void *x, const void *y)
 {
     const sctx *a = x, *b = y;
@@ -537,7 +514,9 @@ int td__like_ctx_stats(const uint8_t *const *buf, const uint32_t *len, size_t nb
                 ctx = ctx << 8 | p[i];
             }
         }
-        const uint64_t *sorted = radix(keys, tmp, nk, 8 * (int)k + 8);
+        if (td__tm_radix_sort(keys, nk, tmp) != TD_OK)
+            goto out;
+        const uint64_t *sorted = keys;
         for (size_t i = 0; i < nk;) {
             uint64_t ck = sorted[i] >> 8;
             uint32_t cnt[256] = {0};
