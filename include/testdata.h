@@ -235,7 +235,7 @@ TD_API void td_options_release(td_options *o);
  * command line spells it; messages then name the option that way).  Integers are decimal (seed also 0x hex), sizes take
  * td_parse_size() suffixes, choices are one of the listed names.
  *
- * "model" FILE and "profile" FILE load the file into options that then
+ * The keys "model" FILE and "profile" FILE load the file into options that then
  * own it, and free the file value they replace (see td_options_release()).
  *
  * @param o      options to change (td_options_init() first)
@@ -1454,7 +1454,7 @@ enum td_profile_model {
     TD_PROFILE_MODEL_COUNT = 3 /**< the number of models */
 };
 
-/** "auto", "lz" or "context"; NULL for any other value. */
+/** The name of a td_profile_model: "auto", "lz" or "context"; NULL for any other value. */
 TD_API const char *td_profile_model_name(int model);
 
 /**
