@@ -90,8 +90,10 @@ def test_model(run, tmp_path):
     got = {}
     for m in ("lz", "context", "auto"):
         out = tmp_path / f"{m}.json"
-        run("profile", "--no-fingerprint", "--model", m, sample, "-o", out, check=True)
+        r = run("profile", "--no-fingerprint", "--model", m, sample, "-o", out, check=True)
         got[m] = json.loads(out.read_bytes())
+        kept = "context" if "ctx" in got[m]["model"] else "lz"
+        assert f", {kept} model\n".encode() in r.stderr, r.stderr  # what auto chose is said
     assert "ctx" in got["context"]["model"] and got["context"]["version"] == 2
     assert "ctx" not in got["lz"]["model"] and got["lz"]["version"] == 1
     assert got["auto"]["model"] in (got["lz"]["model"], got["context"]["model"])
