@@ -717,10 +717,15 @@ static void gen_doc(const like_state *st, uint64_t j, uint8_t *out, uint32_t end
 }
 
 /* What w lacks for documents of length L (with aside: a document made
- * aside as well).  A new table of recent strings is zeroed: tag 0 is no
- * document's, so the first document need not clear it. */
-static int work_alloc(doc_work *w, uint32_t L, int aside)
+ * aside as well; lz: of an LZ model, whose documents use the tables).  A
+ * new table of recent strings is zeroed: tag 0 is no document's, so the
+ * first document need not clear it. */
+static int work_alloc(doc_work *w, uint32_t L, int aside, int lz)
 {
+    if (aside && !w->aside)
+        w->aside = malloc(L);
+    if (!lz) /* a context model's documents need only the aside buffer */
+        return !aside || w->aside ? TD_OK : TD_ENOMEM;
     if (!w->recent) {
         /* one more slot than the table: the tail of the inserts stores there */
         w->recent = calloc((1u << recent_bits(L)) + 1, sizeof(uint32_t));
@@ -731,8 +736,6 @@ static int work_alloc(doc_work *w, uint32_t L, int aside)
         w->starts = malloc(sizeof(uint32_t) * (L / TD_LIKE_MINMATCH + 1));
     if (!w->below)
         w->below = malloc(sizeof(uint32_t) * ((L >> BELOW_SHIFT) + 1));
-    if (aside && !w->aside)
-        w->aside = malloc(L);
     return w->recent && w->starts && w->below && (!aside || w->aside) ? TD_OK : TD_ENOMEM;
 }
 
@@ -749,7 +752,7 @@ static int base_fill(const like_state *st, uint8_t *buf, uint32_t from, uint32_t
     int lent = !atomic_exchange_explicit(&tb->busy, 1, memory_order_acquire);
     if (lent)
         w = &tb->work;
-    int rc = work_alloc(w, L, from % L != 0);
+    int rc = work_alloc(w, L, from % L != 0, !tab->ctx);
     for (uint32_t d = from / L, at = d * L; rc == TD_OK && at < to; d++, at += L) {
         uint32_t lim = TD_MIN(L, TD_LIKE_BLOCK - at), end = TD_MIN(lim, to - at);
         uint8_t *o = at < from ? w->aside : buf + at;
