@@ -51,13 +51,6 @@ static void parsed_free(parsed *p)
     free(p->ew);
 }
 
-static int fail(char *msg, size_t cap, const char *s)
-{
-    if (msg && cap)
-        snprintf(msg, cap, "%s", s);
-    return TD_EINVAL;
-}
-
 /* The index of the record (k, key), or UINT32_MAX. */
 static uint32_t find_rec(const parsed *p, unsigned k, uint32_t key)
 {
@@ -101,11 +94,14 @@ static int parse(const td__like_ctxspec *c, parsed *p, char *msg, size_t cap)
         if ((size_t)(end - r) < 3u * n)
             goto trunc;
         if (h > 128)
-            return parsed_free(p), fail(msg, cap, "model.ctx.contexts: an entropy above 128 (8 bits)");
+            return parsed_free(p), td__json_fail(msg, cap,
+                "model.ctx.contexts: an entropy above 128 (8 bits)");
         if ((int)k < prevk || ((int)k == prevk && key <= prevkey))
-            return parsed_free(p), fail(msg, cap, "model.ctx.contexts: records must increase by (order, context)");
+            return parsed_free(p), td__json_fail(msg, cap,
+                "model.ctx.contexts: records must increase by (order, context)");
         if (prevk < 0 && k != 0)
-            return parsed_free(p), fail(msg, cap, "model.ctx.contexts: the first record must be of order 0");
+            return parsed_free(p), td__json_fail(msg, cap,
+                "model.ctx.contexts: the first record must be of order 0");
         while (prevk < (int)k)
             p->first[++prevk] = p->nc;
         prevkey = key;
@@ -115,7 +111,8 @@ static int parse(const td__like_ctxspec *c, parsed *p, char *msg, size_t cap)
         for (unsigned q = 0; q < n; q++, r += 3) {
             uint16_t w = (uint16_t)(r[1] | r[2] << 8);
             if ((int)r[0] <= last || !w)
-                return parsed_free(p), fail(msg, cap, "model.ctx.contexts: entries need increasing bytes and counts of 1 .. 65535");
+                return parsed_free(p), td__json_fail(msg, cap,
+                    "model.ctx.contexts: entries need increasing bytes and counts of 1 .. 65535");
             last = r[0];
             p->eb[p->ne] = r[0];
             p->ew[p->ne++] = w;
@@ -124,34 +121,36 @@ static int parse(const td__like_ctxspec *c, parsed *p, char *msg, size_t cap)
         /* the context without its newest byte must be there too (k >= 2;
          * the one of order 0 is the first record) */
         if (k >= 2 && find_rec(p, k - 1, key >> 8) == UINT32_MAX)
-            return parsed_free(p), fail(msg, cap, "model.ctx.contexts: a context without its newest byte is missing");
+            return parsed_free(p), td__json_fail(msg, cap,
+                "model.ctx.contexts: a context without its newest byte is missing");
         p->nc++;
     }
     if (!p->nc)
-        return parsed_free(p), fail(msg, cap, "model.ctx.contexts: no record");
+        return parsed_free(p), td__json_fail(msg, cap, "model.ctx.contexts: no record");
     while (prevk <= TD_LIKE_CTX_MAXK)
         p->first[++prevk] = p->nc;
     return TD_OK;
 bad_order:
     parsed_free(p);
-    return fail(msg, cap, "model.ctx.contexts: a record of an order above model.ctx.order");
+    return td__json_fail(msg, cap, "model.ctx.contexts: a record of an order above model.ctx.order");
 trunc:
     parsed_free(p);
-    return fail(msg, cap, "model.ctx.contexts: a record is cut short");
+    return td__json_fail(msg, cap, "model.ctx.contexts: a record is cut short");
 }
 
 int td__like_ctx_check(const td__like_ctxspec *c, char *msg, size_t cap)
 {
     if (c->order > TD_LIKE_CTX_MAXK)
-        return fail(msg, cap, "model.ctx.order must be 0 .. 4");
+        return td__json_fail(msg, cap, "model.ctx.order must be 0 .. 4");
     if (c->floor > TD_LIKE_CTX_MAXFLOOR)
-        return fail(msg, cap, "model.ctx.floor must be 0 .. 2048");
+        return td__json_fail(msg, cap, "model.ctx.floor must be 0 .. 2048");
     if (c->gap > TD_LIKE_CTX_MAXGAP || (c->gap == 0) != (c->ncopies == 0))
-        return fail(msg, cap, "model.ctx: gap 1 .. 1048576 with 1 .. 256 copies, or gap 0 and no copies");
+        return td__json_fail(msg, cap,
+            "model.ctx: gap 1 .. 1048576 with 1 .. 256 copies, or gap 0 and no copies");
     for (uint32_t i = 0; i < c->ncopies; i++)
         if (c->copy[i][0] < 1 || c->copy[i][0] > TD_LIKE_DOC_MAX || c->copy[i][1] < 1 ||
             c->copy[i][1] >= TD_LIKE_DOC_MAX)
-            return fail(msg, cap, "model.ctx.copies: [length 1 .. 1048576, distance 1 .. 1048575]");
+            return td__json_fail(msg, cap, "model.ctx.copies: [length 1 .. 1048576, distance 1 .. 1048575]");
     parsed p;
     int rc = parse(c, &p, msg, cap);
     if (rc == TD_OK)
@@ -187,53 +186,42 @@ void td__like_ctx_json(const td__like_ctxspec *c, td__json_out *o)
     td__json_raw(o, "\"}");
 }
 
-static int get_u32(const td__json_node *n, uint32_t lo, uint32_t hi, uint32_t *v)
-{
-    if (!n || n->type != TD_JSON_NUM || !n->is_int || n->ival < lo || n->ival > hi)
-        return -1;
-    *v = (uint32_t)n->ival;
-    return 0;
-}
-
 int td__like_ctx_read(const td__json_doc *d, const td__json_node *n, td__like_ctxspec *c, char *msg,
                       size_t cap)
 {
     static const char *const keys[] = {"order", "floor", "gap", "copies", "contexts"};
     if (!n || n->type != TD_JSON_OBJ)
-        return fail(msg, cap, "model.ctx: expected an object");
-    for (const td__json_node *k = td__json_child(d, n); k; k = td__json_next(d, k)) {
-        const char *ks = td__json_keystr(d, k);
-        size_t i = 0;
-        while (i < sizeof keys / sizeof keys[0] && strcmp(ks, keys[i]))
-            i++;
-        if (i == sizeof keys / sizeof keys[0]) {
-            if (msg && cap)
-                snprintf(msg, cap, "model.ctx: unknown key \"%.32s\"", ks);
-            return TD_EINVAL;
-        }
-    }
+        return td__json_fail(msg, cap, "model.ctx: expected an object");
+    int rc = td__json_known_keys(d, n, keys, sizeof keys / sizeof keys[0], msg, cap, "model.ctx");
+    if (rc != TD_OK)
+        return rc;
     memset(c, 0, sizeof *c);
-    if (get_u32(td__json_get(d, n, "order"), 0, TD_LIKE_CTX_MAXK, &c->order))
-        return fail(msg, cap, "model.ctx.order: expected an integer 0 .. 4");
-    if (get_u32(td__json_get(d, n, "floor"), 0, TD_LIKE_CTX_MAXFLOOR, &c->floor))
-        return fail(msg, cap, "model.ctx.floor: expected an integer 0 .. 2048");
-    if (get_u32(td__json_get(d, n, "gap"), 0, TD_LIKE_CTX_MAXGAP, &c->gap))
-        return fail(msg, cap, "model.ctx.gap: expected an integer 0 .. 1048576");
+    if ((rc = td__json_get_u32(td__json_get(d, n, "order"), 0, TD_LIKE_CTX_MAXK, &c->order, msg, cap,
+                               "model.ctx.order")) != TD_OK ||
+        (rc = td__json_get_u32(td__json_get(d, n, "floor"), 0, TD_LIKE_CTX_MAXFLOOR, &c->floor, msg, cap,
+                               "model.ctx.floor")) != TD_OK ||
+        (rc = td__json_get_u32(td__json_get(d, n, "gap"), 0, TD_LIKE_CTX_MAXGAP, &c->gap, msg, cap,
+                               "model.ctx.gap")) != TD_OK)
+        return rc;
     const td__json_node *cp = td__json_get(d, n, "copies");
     if (!cp || cp->type != TD_JSON_ARR || cp->count > TD_LIKE_CTX_NCOPY)
-        return fail(msg, cap, "model.ctx.copies: expected an array of at most 256 [length, distance] pairs");
+        return td__json_fail(msg, cap,
+            "model.ctx.copies: expected an array of at most 256 [length, distance] pairs");
     for (const td__json_node *e = td__json_child(d, cp); e; e = td__json_next(d, e), c->ncopies++) {
         const td__json_node *x = td__json_child(d, e);
-        if (e->type != TD_JSON_ARR || e->count != 2 || get_u32(x, 1, TD_LIKE_DOC_MAX, &c->copy[c->ncopies][0]) ||
-            get_u32(td__json_next(d, x), 1, TD_LIKE_DOC_MAX - 1, &c->copy[c->ncopies][1]))
-            return fail(msg, cap, "model.ctx.copies: [length 1 .. 1048576, distance 1 .. 1048575]");
+        uint32_t *cp2 = c->copy[c->ncopies];
+        if (e->type != TD_JSON_ARR || e->count != 2 ||
+            td__json_get_u32(x, 1, TD_LIKE_DOC_MAX, &cp2[0], NULL, 0, "") ||
+            td__json_get_u32(td__json_next(d, x), 1, TD_LIKE_DOC_MAX - 1, &cp2[1], NULL, 0, ""))
+            return td__json_fail(msg, cap, "model.ctx.copies: [length 1 .. 1048576, distance 1 .. 1048575]");
     }
     const td__json_node *s = td__json_get(d, n, "contexts");
     const char *b64 = s ? td__json_str(d, s) : NULL;
     size_t len = 0;
     if (!b64 || sodium_base642bin(c->rec, sizeof c->rec, b64, s->count, NULL, &len, NULL,
                                   sodium_base64_VARIANT_ORIGINAL) != 0)
-        return fail(msg, cap, "model.ctx.contexts: expected base64 (RFC 4648, padded) of at most 49152 bytes");
+        return td__json_fail(msg, cap,
+            "model.ctx.contexts: expected base64 (RFC 4648, padded) of at most 49152 bytes");
     c->len = (uint32_t)len;
     return td__like_ctx_check(c, msg, cap);
 }

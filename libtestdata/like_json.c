@@ -14,7 +14,9 @@
 #include "common.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 typedef struct parser {
     const unsigned char *p, *end, *start;
@@ -481,6 +483,40 @@ const char *td__json_keystr(const td__json_doc *d, const td__json_node *n)
 }
 
 /* ------------------------------------------------------------------------ */
+
+int td__json_fail(char *msg, size_t cap, const char *fmt, ...)
+{
+    if (msg && cap) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(msg, cap, fmt, ap);
+        va_end(ap);
+    }
+    return TD_EINVAL;
+}
+
+int td__json_get_u32(const td__json_node *n, uint32_t lo, uint32_t hi, uint32_t *v, char *msg, size_t cap,
+                     const char *what)
+{
+    if (!n || n->type != TD_JSON_NUM || !n->is_int || n->ival < lo || n->ival > hi)
+        return td__json_fail(msg, cap, "%s: expected an integer %u .. %u", what, lo, hi);
+    *v = (uint32_t)n->ival;
+    return TD_OK;
+}
+
+int td__json_known_keys(const td__json_doc *d, const td__json_node *o, const char *const *keys, size_t n,
+                        char *msg, size_t cap, const char *what)
+{
+    for (const td__json_node *k = td__json_child(d, o); k; k = td__json_next(d, k)) {
+        const char *ks = td__json_keystr(d, k);
+        size_t i = 0;
+        while (i < n && strcmp(ks, keys[i]))
+            i++;
+        if (i == n)
+            return td__json_fail(msg, cap, "%s: unknown key \"%.32s\"", what, ks);
+    }
+    return TD_OK;
+}
 
 int td__json_grow(td__json_out *o, size_t n)
 {

@@ -47,6 +47,21 @@ TD_HIDDEN const td__json_node *td__json_next(const td__json_doc *d, const td__js
 TD_HIDDEN const char *td__json_str(const td__json_doc *d, const td__json_node *n);
 TD_HIDDEN const char *td__json_keystr(const td__json_doc *d, const td__json_node *n);
 
+/* Readers' checks, shared by every reader of a profile so that their
+ * messages read alike.  Each returns TD_OK or TD_EINVAL, and on failure
+ * writes "what: ..." into msg (may be NULL) of cap bytes. */
+
+/* TD_EINVAL with fmt's text in msg. */
+TD_HIDDEN int td__json_fail(char *msg, size_t cap, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* *v = the integer n, lo <= n <= hi; else "what: expected an integer lo .. hi". */
+TD_HIDDEN int td__json_get_u32(const td__json_node *n, uint32_t lo, uint32_t hi, uint32_t *v, char *msg,
+                               size_t cap, const char *what);
+/* TD_OK when every key of object o is one of keys[0, n); else
+ * "what: unknown key \"...\"". */
+TD_HIDDEN int td__json_known_keys(const td__json_doc *d, const td__json_node *o, const char *const *keys,
+                                  size_t n, char *msg, size_t cap, const char *what);
+
 /* A growable output buffer. */
 typedef struct td__json_out {
     char *buf;

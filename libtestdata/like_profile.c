@@ -1572,72 +1572,65 @@ void td__like_model_json(const td__like_model *m, td__json_out *o)
     td__json_raw(o, "}}");
 }
 
-static int msgf(char *msg, size_t cap, const char *s)
-{
-    if (msg && cap)
-        snprintf(msg, cap, "%s", s);
-    return TD_EINVAL;
-}
-
 int td__like_model_check(const td__like_model *m, char *msg, size_t cap)
 {
     uint64_t tot = 0;
     if (m->doc < TD_LIKE_DOC_MIN || m->doc > TD_LIKE_DOC_MAX)
-        return msgf(msg, cap, "model.doc must be 1024 .. 1048576");
+        return td__json_fail(msg, cap, "model.doc must be 1024 .. 1048576");
     if (m->dedup < 65536 || m->dedup > 64u * 65536u)
-        return msgf(msg, cap, "model.dedup must be 65536 .. 4194304");
+        return td__json_fail(msg, cap, "model.dedup must be 65536 .. 4194304");
     if (m->cshare > 65536 || m->cbyte > 255 || (!m->cshare && m->cbyte))
-        return msgf(msg, cap, "model.const: [byte 0 .. 255, share 1 .. 65536]");
+        return td__json_fail(msg, cap, "model.const: [byte 0 .. 255, share 1 .. 65536]");
     if (m->has_ctx)
         return td__like_ctx_check(&m->ctx, msg, cap);
     if (m->nx > TD_LIKE_NX)
-        return msgf(msg, cap, "model.dist: at most 32 distances");
+        return td__json_fail(msg, cap, "model.dist: at most 32 distances");
     for (unsigned x = 0; x < m->nx; x++) {
         if (m->xdist[x] < 1 || m->xdist[x] >= TD_LIKE_DOC_MAX)
-            return msgf(msg, cap, "model.dist: distances must be 1 .. 1048575");
+            return td__json_fail(msg, cap, "model.dist: distances must be 1 .. 1048575");
         for (unsigned y = 0; y < x; y++)
             if (m->xdist[y] == m->xdist[x])
-                return msgf(msg, cap, "model.dist: distances must be distinct");
+                return td__json_fail(msg, cap, "model.dist: distances must be distinct");
     }
     for (int t = 0; t < 2; t++)
         if (m->per[t] >= TD_LIKE_DOC_MAX)
-            return msgf(msg, cap, "model.periods: periods must be 0 .. 1048575");
+            return td__json_fail(msg, cap, "model.periods: periods must be 0 .. 1048575");
     for (unsigned oc = 0; oc < TD_LIKE_NOC; oc++) {
         uint64_t s = td__like_sum(m->seq[oc], TD_LIKE_NVC);
         uint64_t l = td__like_sum(m->ml[oc], TD_LIKE_NVC);
         if (s && oc >= TD_LIKE_OC_X && oc < TD_LIKE_OC_B && oc - TD_LIKE_OC_X >= m->nx)
-            return msgf(msg, cap, "model.seq: exact-distance class without a distance");
+            return td__json_fail(msg, cap, "model.seq: exact-distance class without a distance");
         if (s && oc >= TD_LIKE_OC_B && oc - TD_LIKE_OC_B > td__like_vcode(TD_LIKE_DOC_MAX - 1))
-            return msgf(msg, cap, "model.seq: distance bucket beyond 2^20");
+            return td__json_fail(msg, cap, "model.seq: distance bucket beyond 2^20");
         if (s && !l)
-            return msgf(msg, cap, "model.ml: an offset class of model.seq has no match lengths");
+            return td__json_fail(msg, cap, "model.ml: an offset class of model.seq has no match lengths");
         if (s > (1u << 24) || l > (1u << 24))
-            return msgf(msg, cap, "model.seq/ml: counts too large");
+            return td__json_fail(msg, cap, "model.seq/ml: counts too large");
         if (m->same[oc] > 65536)
-            return msgf(msg, cap, "model.same: values must be 0 .. 65536");
+            return td__json_fail(msg, cap, "model.same: values must be 0 .. 65536");
         tot += s;
     }
     if (!tot)
-        return msgf(msg, cap, "model.seq: no sequence with a nonzero count");
+        return td__json_fail(msg, cap, "model.seq: no sequence with a nonzero count");
     const td__like_ctxmodel *cm[TD_LIKE_NBINS + 1];
     for (unsigned bin = 0; bin < TD_LIKE_NBINS; bin++) {
         cm[bin] = &m->lit[bin];
         for (unsigned f = 0; f < 2; f++)
             if (td__like_sum(m->cat[bin][f], TD_LIKE_NCAT) > (1u << 24))
-                return msgf(msg, cap, "model.lit.cat: counts too large");
+                return td__json_fail(msg, cap, "model.lit.cat: counts too large");
     }
     cm[TD_LIKE_NBINS] = &m->jun;
     for (unsigned i = 0; i <= TD_LIKE_NBINS; i++) {
         const td__like_ctxmodel *c = cm[i];
         if (c->ngroups < 1 || c->ngroups > TD_LIKE_MAXG)
-            return msgf(msg, cap, "model.lit/junction: 1 .. 32 groups");
+            return td__json_fail(msg, cap, "model.lit/junction: 1 .. 32 groups");
         for (int a = 0; a < 256; a++)
             if (c->map[a] >= c->ngroups)
-                return msgf(msg, cap, "model.lit/junction: map names a missing group");
+                return td__json_fail(msg, cap, "model.lit/junction: map names a missing group");
         for (unsigned g = 0; g < c->ngroups; g++) {
             uint64_t s = td__like_sum(c->cnt[g], 256);
             if (!s || s > (1u << 24))
-                return msgf(msg, cap, "model.lit/junction: each group needs a total of 1 .. 2^24");
+                return td__json_fail(msg, cap, "model.lit/junction: each group needs a total of 1 .. 2^24");
         }
     }
     return TD_OK;
@@ -1652,36 +1645,18 @@ typedef struct rd {
 
 static int bad(rd *r, const char *what)
 {
-    return msgf(r->msg, r->cap, what);
+    return td__json_fail(r->msg, r->cap, "%s", what);
 }
 
 static int get_u32(rd *r, const td__json_node *n, uint32_t lo, uint32_t hi, uint32_t *v, const char *what)
 {
-    if (!n || n->type != TD_JSON_NUM || !n->is_int || n->ival < lo || n->ival > hi) {
-        if (r->msg && r->cap)
-            snprintf(r->msg, r->cap, "%s: expected an integer %u .. %u", what, lo, hi);
-        return TD_EINVAL;
-    }
-    *v = (uint32_t)n->ival;
-    return TD_OK;
+    return td__json_get_u32(n, lo, hi, v, r->msg, r->cap, what);
 }
 
-/* TD_OK when every key of object o is one of keys[0..n); else "what: unknown key". */
 static int known_keys(rd *r, const td__json_node *o, const char *const *keys, size_t n,
                       const char *what)
 {
-    for (const td__json_node *k = td__json_child(r->d, o); k; k = td__json_next(r->d, k)) {
-        const char *ks = td__json_keystr(r->d, k);
-        size_t i = 0;
-        while (i < n && strcmp(ks, keys[i]))
-            i++;
-        if (i == n) {
-            char w[96];
-            snprintf(w, sizeof w, "%s: unknown key \"%.32s\"", what, ks);
-            return bad(r, w);
-        }
-    }
-    return TD_OK;
+    return td__json_known_keys(r->d, o, keys, n, r->msg, r->cap, what);
 }
 
 static int read_ctx(rd *r, const td__json_node *o, td__like_ctxmodel *c, const char *what)
@@ -1857,7 +1832,7 @@ static int load_impl(td_profile *p, const void *buf, size_t len, char *msg, size
     rd r;
     int rc;
     if (len > TD_LIKE_MAX_JSON) {
-        msgf(msg, cap, "profile larger than 64 KiB");
+        td__json_fail(msg, cap, "profile larger than 64 KiB");
         return TD_ERANGE;
     }
     rc = td__json_parse(&d, buf, len, msg, cap);
