@@ -836,15 +836,12 @@ static int const_blocks(const td_profile_builder *b, const td__like_model *m, vi
     return TD_OK;
 }
 
-/* The rest of p->m (zeroed but for its dedup and const, sample_dedup); json receives
- * p->m's canonical JSON, written by the last size check, for the digest. */
-static int build_model(td_profile_builder *b, td_profile *p, td__json_out *json)
+/* The rest of p->m (zeroed but for its dedup and const, sample_dedup) from
+ * the regions' views rv (const_blocks); json receives p->m's canonical
+ * JSON, written by the last size check, for the digest. */
+static int build_model(td_profile_builder *b, const view *rv, td_profile *p, td__json_out *json)
 {
     td__like_model *m = &p->m;
-    view *rv = calloc(b->nr ? b->nr : 1, sizeof *rv);
-    if (!rv)
-        return TD_ENOMEM;
-    int crc = const_blocks(b, m, rv);
     acc *a = td__calloc_large(sizeof *a);
     uint32_t maxlen = 0;
     for (size_t i = 0; i < b->nr; i++)
@@ -857,7 +854,7 @@ static int build_model(td_profile_builder *b, td_profile *p, td__json_out *json)
     uint64_t nm = 0;
     int rc = TD_ENOMEM;
 
-    if (crc != TD_OK || !a || !dh || !ps || !nps || lz_scratch_new(&z, maxlen) != TD_OK)
+    if (!a || !dh || !ps || !nps || lz_scratch_new(&z, maxlen) != TD_OK)
         goto out;
     m->doc = maxlen < TD_LIKE_DOC_MIN ? TD_LIKE_DOC_MIN : maxlen;
 
@@ -1092,9 +1089,6 @@ out:
     free(dh);
     free(a);
     lz_scratch_free(&z);
-    for (size_t i = 0; i < b->nr; i++)
-        free(rv[i].own);
-    free(rv);
     return rc;
 }
 
@@ -1250,11 +1244,10 @@ static double cal_error(const td_profile *q, const double want[NCAL], double bou
  * them see matches and byte contexts; json then holds the new model's
  * canonical JSON.  Every candidate is generated and measured, as a user
  * would: the models differ in kind, so nothing cheaper ranks them. */
-static int choose_model(td_profile_builder *b, td_profile *p, td__json_out *json)
+static int choose_model(td_profile_builder *b, const view *rv, td_profile *p, td__json_out *json)
 {
     if (b->o.model == TD_PROFILE_MODEL_LZ)
         return TD_OK;
-    view *rv = calloc(b->nr ? b->nr : 1, sizeof *rv);
     const uint8_t *bufs[4];
     uint32_t lens[4];
     size_t nv = 0, cap = compressBound(CAL_SAMPLE) + CAL_SAMPLE / 100 + 600; /* gzip's, bzip2's */
@@ -1263,7 +1256,7 @@ static int choose_model(td_profile_builder *b, td_profile *p, td__json_out *json
     td_profile *q = calloc(1, sizeof *q), *best = calloc(1, sizeof *best);
     uint8_t *gen = malloc(CAL_BYTES), *tmp = malloc(cap);
     int rc = TD_ENOMEM;
-    if (!rv || !q || !best || !gen || !tmp || const_blocks(b, &p->m, rv) != TD_OK)
+    if (!q || !best || !gen || !tmp)
         goto out;
     /* at most 4 MiB of regions, spread evenly: the contexts' sort holds
      * 16 bytes per byte counted */
@@ -1346,9 +1339,6 @@ static int choose_model(td_profile_builder *b, td_profile *p, td__json_out *json
         p->m = best->m;
     rc = model_json_size(&p->m, json) == SIZE_MAX ? TD_ENOMEM : TD_OK;
 out:
-    for (size_t i = 0; rv && i < b->nr; i++)
-        free(rv[i].own);
-    free(rv);
     td__like_ctx_stats_free(st);
     free(ws.h);
     if (q)
@@ -1373,11 +1363,19 @@ static void finish_run(void *x)
     const td_profile_builder *b = j->b;
     j->rc = TD_OK;
     if (j->json) {
-        j->rc = sample_dedup(b, j->p);
+        /* the views: the regions without model.const's blocks (set by
+         * sample_dedup), for both models */
+        view *rv = calloc(b->nr ? b->nr : 1, sizeof *rv);
+        j->rc = rv ? sample_dedup(b, j->p) : TD_ENOMEM;
         if (j->rc == TD_OK)
-            j->rc = build_model(j->b, j->p, j->json);
+            j->rc = const_blocks(b, &j->p->m, rv);
         if (j->rc == TD_OK)
-            j->rc = choose_model(j->b, j->p, j->json);
+            j->rc = build_model(j->b, rv, j->p, j->json);
+        if (j->rc == TD_OK)
+            j->rc = choose_model(j->b, rv, j->p, j->json);
+        for (size_t i = 0; rv && i < b->nr; i++)
+            free(rv[i].own);
+        free(rv);
     } else if (j->fp) {
         fingerprint(b->r[0].buf, b->r[0].len < FP_BYTES ? b->r[0].len : FP_BYTES, j->p);
     }
