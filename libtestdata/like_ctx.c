@@ -209,10 +209,10 @@ int td__like_ctx_read(const td__json_doc *d, const td__json_node *n, td__like_ct
             "model.ctx.copies: expected an array of at most 256 [length, distance] pairs");
     for (const td__json_node *e = td__json_child(d, cp); e; e = td__json_next(d, e), c->ncopies++) {
         const td__json_node *x = td__json_child(d, e);
-        uint32_t *cp2 = c->copy[c->ncopies];
+        uint32_t *pair = c->copy[c->ncopies];
         if (e->type != TD_JSON_ARR || e->count != 2 ||
-            td__json_get_u32(x, 1, TD_LIKE_DOC_MAX, &cp2[0], NULL, 0, "") ||
-            td__json_get_u32(td__json_next(d, x), 1, TD_LIKE_DOC_MAX - 1, &cp2[1], NULL, 0, ""))
+            td__json_get_u32(x, 1, TD_LIKE_DOC_MAX, &pair[0], NULL, 0, "") ||
+            td__json_get_u32(td__json_next(d, x), 1, TD_LIKE_DOC_MAX - 1, &pair[1], NULL, 0, ""))
             return td__json_fail(msg, cap, "model.ctx.copies: [length 1 .. 1048576, distance 1 .. 1048575]");
     }
     const td__json_node *s = td__json_get(d, n, "contexts");
