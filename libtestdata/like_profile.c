@@ -1662,14 +1662,10 @@ static int read_ctx(rd *r, const td__json_node *o, td__like_ctxmodel *c, const c
     static const char *const keys[] = {"map", "groups", "cat"};
     const td__json_node *map = td__json_get(r->d, o, "map"), *gr = td__json_get(r->d, o, "groups");
     char w[96];
-    if (!map || map->type != TD_JSON_ARR || map->count != 256) {
-        snprintf(w, sizeof w, "%s.map: expected an array of 256 group numbers", what);
-        return bad(r, w);
-    }
-    if (!gr || gr->type != TD_JSON_ARR || gr->count < 1 || gr->count > TD_LIKE_MAXG) {
-        snprintf(w, sizeof w, "%s.groups: expected an array of 1 .. 32 groups", what);
-        return bad(r, w);
-    }
+    if (!map || map->type != TD_JSON_ARR || map->count != 256)
+        return td__json_fail(r->msg, r->cap, "%s.map: expected an array of 256 group numbers", what);
+    if (!gr || gr->type != TD_JSON_ARR || gr->count < 1 || gr->count > TD_LIKE_MAXG)
+        return td__json_fail(r->msg, r->cap, "%s.groups: expected an array of 1 .. 32 groups", what);
     if (known_keys(r, o, keys, sizeof keys / sizeof keys[0], what))
         return TD_EINVAL;
     c->ngroups = gr->count;
@@ -1686,7 +1682,7 @@ static int read_ctx(rd *r, const td__json_node *o, td__like_ctxmodel *c, const c
     for (const td__json_node *e = td__json_child(r->d, gr); e; e = td__json_next(r->d, e), g++) {
         int last = -1;
         if (e->type != TD_JSON_ARR || e->count % 2)
-            return bad(r, "groups: each group is a flat array of (byte, count) pairs");
+            return td__json_fail(r->msg, r->cap, "%s: each group is a flat array of (byte, count) pairs", w);
         for (const td__json_node *x = td__json_child(r->d, e); x; x = td__json_next(r->d, x)) {
             uint32_t sym, cnt;
             if (get_u32(r, x, 0, 255, &sym, w) != TD_OK)
@@ -1695,7 +1691,7 @@ static int read_ctx(rd *r, const td__json_node *o, td__like_ctxmodel *c, const c
             if (get_u32(r, x, 1, 1u << 24, &cnt, w) != TD_OK)
                 return TD_EINVAL;
             if ((int)sym <= last)
-                return bad(r, "groups: byte values must increase within a group");
+                return td__json_fail(r->msg, r->cap, "%s: byte values must increase within a group", w);
             last = (int)sym;
             c->cnt[g][sym] = cnt;
         }
@@ -1716,11 +1712,8 @@ static int read_triples(rd *r, const td__json_node *arr, uint32_t tab[TD_LIKE_NO
         if (get_u32(r, x, 0, TD_LIKE_NOC - 1, &oc, what) || get_u32(r, td__json_next(r->d, x), 0, TD_LIKE_NVC - 1, &c, what) ||
             get_u32(r, td__json_next(r->d, td__json_next(r->d, x)), 1, 1u << 24, &n, what))
             return TD_EINVAL;
-        if ((int)(oc * TD_LIKE_NVC + c) <= prev) {
-            char w[96];
-            snprintf(w, sizeof w, "%s: entries must be sorted and distinct", what);
-            return bad(r, w);
-        }
+        if ((int)(oc * TD_LIKE_NVC + c) <= prev)
+            return td__json_fail(r->msg, r->cap, "%s: entries must be sorted and distinct", what);
         prev = (int)(oc * TD_LIKE_NVC + c);
         tab[oc][c] = n;
     }
