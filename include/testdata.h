@@ -698,7 +698,18 @@ typedef struct td_verify_result {
                                    is read only one byte past the end) */
     int status;              /**< TD_OK (identical, right length), TD_EMISMATCH, or
                                   the error that ended the verification */
-    uint64_t reserved[6];    /**< reserved, 0 */
+    uint64_t sampled;        /**< bytes compared at stream offsets that are multiples
+                                  of 256 (one in 256, whatever the chunking): the
+                                  sample of the three counts below */
+    uint64_t sampled_agree;  /**< sampled bytes equal to the stream's */
+    uint64_t chance;         /**< sampled bytes that would agree by chance if the
+                                  data were unrelated to the stream: the sum over
+                                  byte values of (data count × stream count) /
+                                  sampled, rounded.  Random data agrees 1 in 256,
+                                  sparse data (mostly zero bytes) on most bytes.
+                                  Each count sums over pieces verified apart (as
+                                  MPI ranks do); the chance is then each piece's */
+    uint64_t reserved[3];    /**< reserved, 0 */
 } td_verify_result;
 
 /**
@@ -738,11 +749,17 @@ TD_API void td_verifier_free(td_verifier *v);
  * One line per finding, for people, naming the data @p name: "NAME differs
  * from the stream: first difference at byte N (stream offset M), K
  * differing bytes in C compared", "NAME is short: R of E bytes, M missing",
- * "NAME is long: more than E bytes (X extra)"; lines are separated by '
-',
- * with no final newline.  For an identical result: "NAME matches the
- * stream: N bytes".  When nearly every byte differs the line says that the
- * seed, kind, options or offset are likely wrong.
+ * "NAME is long: more than E bytes (X extra)"; lines are separated by
+ * newlines, with no final newline.  For an identical result: "NAME matches the
+ * stream: N bytes".  When the data looks unrelated to the stream, the line
+ * adds "nearly every byte differs: wrong seed, kind, options or offset?":
+ * two thirds or more of the compared bytes differ, or (with 64 sampled
+ * bytes or more) sampled_agree exceeds chance by less than a tenth of
+ * (sampled - chance), plus three binomial standard deviations.  Sparse
+ * data agrees on most bytes by chance; intact data with damage agrees
+ * beyond it.  With almost no room above chance (sampled - chance under 16
+ * or 1% of sampled: both sides nearly one byte value) only the first cue
+ * counts.
  * @return TD_OK; TD_ERANGE if truncated (still NUL-terminated); TD_EINVAL.
  */
 TD_API int td_verify_message(const td_verify_result *r, const char *name, char *buf, size_t cap);

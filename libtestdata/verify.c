@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <pthread.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -21,6 +22,7 @@ struct td_verifier {
     int stop_at_first; /* td_verify: stop comparing at the first difference */
     int finished;
     td_verify_result r;
+    uint64_t hist[2][256]; /* sampled bytes: the stream's, the data's */
 };
 
 int td_verifier_new(td_verifier **out, int kind, const td_options *o, uint64_t offset,
@@ -110,6 +112,20 @@ int td_verifier_update(td_verifier *v, const void *buf, size_t len)
             }
             v->r.mismatches += v->stop_at_first ? 1 : count_diff(w, p, n);
         }
+        if (!v->stop_at_first) {
+            /* One byte in 256, by stream offset, for the chance estimate of
+             * td_verify_message: the same bytes under any chunking (after the
+             * comparison, which has brought them into the cache). */
+            uint64_t at = v->r.offset + v->r.compared, (*h)[256] = v->hist;
+            size_t i = (size_t)((256 - (at & 255)) & 255), agree = 0, k = 0;
+            for (; i < n; i += 256, k++) {
+                h[0][w[i]]++;
+                h[1][p[i]]++;
+                agree += w[i] == p[i];
+            }
+            v->r.sampled += k;
+            v->r.sampled_agree += agree;
+        }
         td__stream_advance(v->s, n);
         v->r.compared += n;
         p += n;
@@ -128,6 +144,12 @@ int td_verifier_finish(td_verifier *v, td_verify_result *r)
     else if (v->r.expected != TD_SIZE_UNBOUNDED)
         v->r.missing = v->limit - v->r.received;
     v->r.status = v->r.mismatches || v->r.missing || v->r.extra ? TD_EMISMATCH : TD_OK;
+    if (v->r.sampled) {
+        double c = 0;
+        for (int b = 0; b < 256; b++)
+            c += (double)v->hist[0][b] * (double)v->hist[1][b];
+        v->r.chance = (uint64_t)(c / (double)v->r.sampled + 0.5);
+    }
     *r = v->r;
     return v->r.status;
 }
@@ -195,6 +217,29 @@ int td_verify_count(int kind, const td_options *o, uint64_t offset, const void *
     return rc;
 }
 
+/* Whether the data looks unrelated to the stream.  Unrelated bytes agree by
+ * chance 1 in 256 (random), 1 in 10 (text), up to 1 in 4 (like source,
+ * json, pdf), so two thirds differing is one cue; a stream shifted by a
+ * few bytes agrees a little more (runs, indentation).  Sparse data (95%
+ * zero bytes) agrees on most bytes by chance, so the other cue is the
+ * agreement beyond chance: intact data adds all of the room chance leaves
+ * (sampled - chance), damaged data the undamaged share of it, unrelated
+ * data nothing.  Under a tenth of the room, plus three binomial standard
+ * deviations, is unrelated.  Where chance leaves almost no room (both
+ * sides nearly one byte value) it cannot tell, and says nothing. */
+static int unrelated(const td_verify_result *r)
+{
+    if (r->compared >= 64 && r->mismatches >= r->compared / 3 * 2)
+        return 1;
+    if (r->sampled < 64 || r->chance > r->sampled)
+        return 0;
+    double n = (double)r->sampled, c = (double)r->chance, room = n - c;
+    if (room < 16.0 || room < n / 100.0)
+        return 0;
+    double p = c / n;
+    return (double)r->sampled_agree - c <= room / 10.0 + 3.0 * sqrt(n * p * (1.0 - p));
+}
+
 int td_verify_message(const td_verify_result *r, const char *name, char *buf, size_t cap)
 {
     size_t at = 0;
@@ -223,14 +268,8 @@ int td_verify_message(const td_verify_result *r, const char *name, char *buf, si
                name, (unsigned long long)r->first_mismatch, more,
                (unsigned long long)r->mismatches, r->mismatches == 1 ? "" : "s",
                (unsigned long long)r->compared,
-               /* Random bytes agree by chance 1 in 256, text 1 in 10; like
-                * data with a wrong seed or offset up to 1 in 4 (source,
-                * json, pdf profiles), so two thirds differing is the cue.
-                * Sparse data (bitmap: 88% zero bytes) agrees by chance on
-                * most bytes and gets no cue. */
-               r->compared >= 64 && r->mismatches >= r->compared / 3 * 2
-                   ? " (nearly every byte differs: wrong seed, kind, options or offset?)"
-                   : "");
+               unrelated(r) ? " (nearly every byte differs: wrong seed, kind, options or offset?)"
+                            : "");
     }
     if (r->missing)
         APPEND("%s is short: %llu of %llu bytes, %llu missing", name,

@@ -427,6 +427,7 @@ typedef struct tally {
     uint64_t short_first, nshort;   /* files: lowest short file index, count */
     uint64_t long_first, nlong;     /* files: lowest long file index, count */
     uint64_t missing_first, nmissing;
+    uint64_t sampled, agree, chance; /* td_verify_result's, summed */
 } tally;
 
 /* Compare bytes [pos, pos+len) of fd with the data's bytes from data_off
@@ -468,6 +469,9 @@ static int verify_range(const cli_mpi_job *j, int fd, const char *path, uint8_t 
         t->first = data_off + r.first_mismatch;
     t->bad += r.mismatches;
     t->compared += r.compared;
+    t->sampled += r.sampled;
+    t->agree += r.sampled_agree;
+    t->chance += r.chance;
     return 0;
 }
 
@@ -486,13 +490,14 @@ static void u64_min(void *in, void *inout, int *len, MPI_Datatype *type)
 static void reduce(tally *t)
 {
     uint64_t mins[4] = {t->first, t->short_first, t->long_first, t->missing_first};
-    uint64_t sums[5] = {t->bad, t->compared, t->nshort, t->nlong, t->nmissing};
-    uint64_t rmins[4], rsums[5];
+    uint64_t sums[8] = {t->bad,     t->compared, t->nshort, t->nlong,
+                        t->nmissing, t->sampled, t->agree, t->chance};
+    uint64_t rmins[4], rsums[8];
     MPI_Op op_min;
     MPI_Op_create(u64_min, 1, &op_min);
     MPI_Reduce(mins, rmins, 4, MPI_UINT64_T, op_min, 0, MPI_COMM_WORLD);
     MPI_Op_free(&op_min);
-    MPI_Reduce(sums, rsums, 5, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
+    MPI_Reduce(sums, rsums, 8, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
     if (rank == 0) {
         t->first = rmins[0];
         t->short_first = rmins[1];
@@ -503,6 +508,9 @@ static void reduce(tally *t)
         t->nshort = rsums[2];
         t->nlong = rsums[3];
         t->nmissing = rsums[4];
+        t->sampled = rsums[5];
+        t->agree = rsums[6];
+        t->chance = rsums[7];
     }
 }
 
@@ -586,7 +594,7 @@ static void report_file(const char *what, const cli_mpi_job *j, uint64_t first, 
 
 int cli_mpi_module_verify(const cli_mpi_job *j)
 {
-    tally t = {UINT64_MAX, 0, 0, UINT64_MAX, 0, UINT64_MAX, 0, UINT64_MAX, 0};
+    tally t = {UINT64_MAX, 0, 0, UINT64_MAX, 0, UINT64_MAX, 0, UINT64_MAX, 0, 0, 0, 0};
     uint64_t fsize = 0;
     uint8_t *buf;
     double t0;
@@ -628,6 +636,9 @@ int cli_mpi_module_verify(const cli_mpi_job *j)
         r.compared = t.compared;
         r.mismatches = t.bad;
         r.first_mismatch = t.bad ? t.first : 0;
+        r.sampled = t.sampled;
+        r.sampled_agree = t.agree;
+        r.chance = t.chance;
         r.received = j->files ? t.compared : fsize;
         if (!j->files && fsize < j->s.size)
             r.missing = j->s.size - fsize;

@@ -1517,3 +1517,87 @@ Test(like, context_model_checked)
     free(a);
     free(b);
 }
+
+/* Verifying with a wrong seed: sparse data agrees on most bytes by chance,
+ * so the share of differing bytes cannot tell a wrong seed from damage; the
+ * agreement beyond chance, on one byte in 256 by stream offset, can, and is
+ * the same under any chunking.  The data: a context model of order 0, 95%
+ * zero bytes (5% the byte 1 through the block's permutation). */
+static const char sparse_profile[] =
+    "{\"format\":\"libtestdata-profile\",\"version\":2,\"model\":{\"doc\":1048576,"
+    "\"dedup\":65536,\"ctx\":{\"order\":0,\"floor\":0,\"gap\":0,\"copies\":[],"
+    "\"contexts\":\"AAUBAF8AAQUA\"}}}";
+
+static td_verify_result verify_chunked(const td_options *o, uint64_t off, const uint8_t *p,
+                                       size_t n, size_t chunk)
+{
+    td_verifier *v;
+    td_verify_result r;
+    cr_assert_eq(td_verifier_new(&v, TD_LIKE, o, off, n), TD_OK);
+    for (size_t at = 0; at < n; at += chunk)
+        cr_assert_eq(td_verifier_update(v, p + at, chunk < n - at ? chunk : n - at), TD_OK);
+    td_verifier_finish(v, &r);
+    td_verifier_free(v);
+    return r;
+}
+
+Test(like, verify_hint_for_sparse_data, TD_ONE_THREAD)
+{
+    const size_t n = 512 * 1024;
+    const uint64_t off = 4096 + 5;
+    uint8_t *p = malloc(n);
+    char msg[512];
+    td_profile *prof;
+    td_options o;
+    td_options_init(&o);
+    cr_assert_eq(td_profile_load(&prof, sparse_profile, sizeof sparse_profile - 1), TD_OK);
+    o.profile = prof;
+    o.seed = 1;
+    cr_assert_eq(td_fill(TD_LIKE, &o, off, p, n), TD_OK);
+    size_t zeros = 0;
+    for (size_t i = 0; i < n; i++)
+        zeros += p[i] == 0;
+    cr_assert_gt(zeros, n / 10 * 9);
+    o.seed = 2;
+    td_verify_result r = verify_chunked(&o, off, p, n, n);
+    cr_assert_eq(r.status, TD_EMISMATCH);
+    /* stream offsets 4352, 4608, ... below off + n */
+    cr_assert_eq(r.sampled, (off + n - 1) / 256 - (off - 1) / 256);
+    /* Most bytes agree, so a share of differing bytes gives no cue ... */
+    cr_assert_lt(r.mismatches, r.compared / 4, "%llu of %llu differ",
+                 (unsigned long long)r.mismatches, (unsigned long long)r.compared);
+    cr_assert_gt(r.chance, r.sampled / 10 * 8);
+    /* ... but they agree no more than chance would have it. */
+    cr_assert_eq(td_verify_message(&r, "f", msg, sizeof msg), TD_OK);
+    cr_assert_not_null(strstr(msg, "nearly every byte differs"), "%s", msg);
+    static const size_t chunks[] = {1, 255, 256, 4099, 65536 + 7};
+    for (size_t i = 0; i < sizeof chunks / sizeof chunks[0]; i++) {
+        td_verify_result c = verify_chunked(&o, off, p, n, chunks[i]);
+        cr_assert_eq(c.sampled, r.sampled, "chunk %zu", chunks[i]);
+        cr_assert_eq(c.sampled_agree, r.sampled_agree, "chunk %zu", chunks[i]);
+        cr_assert_eq(c.chance, r.chance, "chunk %zu", chunks[i]);
+        cr_assert_eq(c.mismatches, r.mismatches, "chunk %zu", chunks[i]);
+    }
+    /* The right seed with damage (every 20th byte) is no wrong seed. */
+    o.seed = 1;
+    for (size_t i = 0; i < n; i += 20)
+        p[i] ^= 0x55;
+    r = verify_chunked(&o, off, p, n, 4099);
+    cr_assert_eq(r.mismatches, (n + 19) / 20);
+    cr_assert_eq(td_verify_message(&r, "f", msg, sizeof msg), TD_OK);
+    cr_assert_null(strstr(msg, "nearly"), "%s", msg);
+    /* All zero bytes on both sides leave chance no room to tell: one
+     * flipped byte is damage. */
+    td_verifier *v;
+    memset(p, 0, n);
+    p[5000] = 1;
+    cr_assert_eq(td_verifier_new(&v, TD_ZERO, NULL, 0, n), TD_OK);
+    cr_assert_eq(td_verifier_update(v, p, n), TD_OK);
+    cr_assert_eq(td_verifier_finish(v, &r), TD_EMISMATCH);
+    td_verifier_free(v);
+    cr_assert_eq(r.chance, r.sampled);
+    cr_assert_eq(td_verify_message(&r, "f", msg, sizeof msg), TD_OK);
+    cr_assert_null(strstr(msg, "nearly"), "%s", msg);
+    td_profile_free(prof);
+    free(p);
+}

@@ -147,6 +147,27 @@ def test_verify_matches_single_process(mpirun, run, tmp_path, n):
     assert b"3 differing bytes" in r.stderr and b"3 differing bytes" in one.stderr
 
 
+# The ranks' chance counts are summed: sparse data with a wrong seed gets
+# the hint over MPI as in one process, and damaged data does not.
+SPARSE = ('{"format":"libtestdata-profile","version":2,"model":{"doc":1048576,"dedup":65536,'
+          '"ctx":{"order":0,"floor":0,"gap":0,"copies":[],"contexts":"AAUBAF8AAQUA"}}}')
+
+
+def test_verify_hint_sums_over_ranks(mpirun, run, tmp_path):
+    prof = tmp_path / "sparse.json"
+    prof.write_text(SPARSE)
+    path = tmp_path / "f.bin"
+    like = ["like", SIZE, "--profile", prof]
+    assert run("gen", *like, "--seed", 1, "-o", path).returncode == 0
+    r = mpirun(3, "verify", *like, "--seed", 2, path, "--mpi")
+    one = run("verify", *like, "--seed", 2, path)
+    assert r.returncode == 1 and one.returncode == 1
+    assert b"nearly every byte differs" in r.stderr and b"nearly every byte differs" in one.stderr
+    flip(path, *range(0, SIZE, 97))
+    r = mpirun(3, "verify", *like, "--seed", 1, path, "--mpi")
+    assert r.returncode == 1 and b"differing bytes" in r.stderr and b"nearly" not in r.stderr
+
+
 def test_verify_short_long_and_offset(mpirun, run, tmp_path):
     path = tmp_path / "f.bin"
     assert run("gen", "random", SIZE, "--offset", "1G", "-o", path).returncode == 0

@@ -111,6 +111,9 @@ class td_verify_result:
     extra: int
     extra_is_lower_bound: int
     status: int
+    sampled: int
+    sampled_agree: int
+    chance: int
     thisown: bool
 
 class td_io_options:
