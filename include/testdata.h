@@ -1512,7 +1512,15 @@ typedef struct td_profile_options {
      *  TD_PROFILE_MODEL_AUTO). */
     uint32_t model;
     uint32_t reserved32_; /**< reserved, must stay 0 */
-    uint64_t reserved[4]; /**< reserved, must stay 0 */
+    /** Bytes of the pieces the fingerprint's CPU time is measured on: 0
+     *  (default) times the first MiB of the sample as one input; 1 ..
+     *  TD_ANALYZE_BLOCK times up to 8 of its first pieces of this size,
+     *  each compressed on its own, as a sample of that size is measured
+     *  (`testdata profile --check` passes the reference profile's sampled
+     *  size when it is under a MiB, so that the costs compare like for
+     *  like).  The ratios are those of the first MiB either way. */
+    uint64_t fingerprint_piece;
+    uint64_t reserved[3]; /**< reserved, must stay 0 */
 } td_profile_options;
 
 /** Set every field of *o to its default.  NULL is ignored. */
@@ -1528,7 +1536,8 @@ TD_API void td_profile_options_init(td_profile_options *o);
  * @param msgcap  size of @p msg in bytes
  * @return TD_OK, TD_EINVAL (o is NULL, or a name with a byte that is not
  *         printable ASCII), TD_ERANGE (sample_bytes 0 or TD_SIZE_UNBOUNDED,
- *         a name longer than 63 bytes).
+ *         a name longer than 63 bytes, fingerprint_piece over
+ *         TD_ANALYZE_BLOCK).
  */
 TD_API int td_profile_options_check(const td_profile_options *o, char *msg, size_t msgcap);
 

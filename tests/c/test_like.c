@@ -723,6 +723,11 @@ Test(like, bad_profile_input, TD_ONE_THREAD)
     po.sample_bytes = 1;
     cr_assert_eq(td_profile_options_check(&po, msg, sizeof msg), TD_OK);
     cr_assert_eq(msg[0], 0, "no message on success: %s", msg);
+    po.fingerprint_piece = TD_ANALYZE_BLOCK + 1;
+    cr_assert_eq(td_profile_options_check(&po, msg, sizeof msg), TD_ERANGE);
+    cr_assert(strstr(msg, "fingerprint_piece 1048577") && strstr(msg, "1 .. 1048576"), "%s", msg);
+    po.fingerprint_piece = TD_ANALYZE_BLOCK;
+    cr_assert_eq(td_profile_options_check(&po, msg, sizeof msg), TD_OK);
     td_profile_options_init(&po);
     po.name = "0123456789012345678901234567890123456789012345678901234567890123"; /* 64 */
     cr_assert_eq(td_profile_builder_new_msg(&b, &po, msg, sizeof msg), TD_ERANGE);
@@ -925,6 +930,22 @@ Test(like, fingerprint_measured, TD_ONE_THREAD)
         cr_assert_gt(ns, 0);
     }
     cr_assert_eq(td_profile_fingerprint(p, 99, NULL, NULL), TD_EINVAL);
+    /* Timed in pieces of 4 KiB (as `profile --check` times data against a
+     * 4 KiB sample): the ratios are still those of the first MiB whole. */
+    po.fingerprint_piece = 4096;
+    td_profile *q;
+    cr_assert_eq(td_profile_builder_new(&b, &po), TD_OK);
+    cr_assert_eq(td_profile_builder_update(b, s, 300000), TD_OK);
+    cr_assert_eq(td_profile_builder_finish(b, &q), TD_OK);
+    td_profile_builder_free(b);
+    for (int c = 0; c < TD_CODEC_COUNT; c++) {
+        double r = 0, ns = 0, rq = 0, nsq = 0;
+        cr_assert_eq(td_profile_fingerprint(p, c, &r, &ns), TD_OK);
+        cr_assert_eq(td_profile_fingerprint(q, c, &rq, &nsq), TD_OK);
+        cr_assert_eq(r, rq, "codec %d: ratio %f whole, %f with pieces", c, r, rq);
+        cr_assert_gt(nsq, 0);
+    }
+    td_profile_free(q);
     td_profile_free(p);
     free(s);
 }
