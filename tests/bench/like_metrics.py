@@ -77,7 +77,10 @@ def cost_ns(codec, data, piece=None, min_total=1 << 20, reps=3):
     return cost_ns_many(codec, [data], piece, min_total, reps)[0]
 
 
-def _work(data, piece, min_total):
+def _work(data, piece, min_total, runs=1):
+    """The pieces compressed for one data set: pieces of `piece` bytes, at
+    least min_total bytes in all (cycling from the start when the data is
+    short), each distinct piece `runs` times in a row."""
     piece = piece or len(data)
     pieces = [data[i:i + piece] for i in range(0, len(data), piece)]
     pieces = [p for p in pieces if len(p) == piece] or pieces[:1]
@@ -86,36 +89,67 @@ def _work(data, piece, min_total):
     i = 0
     while total < min_total or not work:
         p = pieces[i % len(pieces)]
-        work.append(p)
-        total += len(p)
+        for _ in range(runs):
+            work.append(p)
+            total += len(p)
         i += 1
         if i >= 4096:
             break
     return work, total
 
 
-def cost_ns_many(codec, datas, piece=None, min_total=1 << 20, reps=3, f=None):
+def cost_ns_many(codec, datas, piece=None, min_total=1 << 20, reps=3, f=None, same_regime=False):
     """cost_ns of each of datas (a sample and what is compared with it),
     measured in turns, best of reps each: a load spike then slows one round
     of all of them rather than one data set's every run, so the ratios of
     the results are steadier than separate measurements' (a ratio, not the
     absolute figure, is what the targets are about).  f: a compress
-    function instead of CODECS[codec]."""
+    function instead of CODECS[codec].
+
+    same_regime: a sample shorter than min_total is compressed R times in
+    a row, and a compressor gets faster on an input it has just seen (the
+    branch predictors and caches learn it: gzip -6 costs 2.7 times less per
+    byte on one 4 KB man page repeated than on 250 distinct ones, docs/
+    benchmarks.md, "Cost of a repeated sample").  With same_regime the
+    other data sets are measured alike: pieces of theirs, each compressed
+    runs = R // k times in a row, k = min(8, max(1, R // 8)) distinct
+    pieces, so that each piece is seen at least 8 times (or as often as
+    the sample) and the totals match."""
     f = f or CODECS[codec]
-    works = [_work(d, piece, min_total) for d in datas]
-    best = [None] * len(datas)
+    works = [_work(datas[0], piece, min_total)]
+    runs = 1
+    if same_regime:
+        plen = len(works[0][0][0])
+        r = len(works[0][0]) if plen == len(datas[0]) else 1  # one piece, repeated
+        k = min(8, max(1, r // 8))
+        runs = max(1, r // k)
+    works += [_work(d, piece, min_total, runs) for d in datas[1:]]
+    best = [[float("inf"), float("inf")] for _ in datas]
     for _ in range(reps):
         for k, (work, total) in enumerate(works):
-            t0 = time.process_time()
-            for p in work:
-                f(p)
-            t1 = time.process_time()
-            for p in work:
-                f(b"x")
-            t2 = time.process_time()
-            t = max((t1 - t0) - (t2 - t1), 1e-9)
-            best[k] = t if best[k] is None else min(best[k], t)
-    return [b / w[1] * 1e9 for b, w in zip(best, works)]
+            t = time_pieces(f, work)
+            best[k] = [min(best[k][0], t[0]), min(best[k][1], t[1])]
+    return [ns_per_byte(b, w[1]) for b, w in zip(best, works)]
+
+
+def time_pieces(f, work):
+    """CPU seconds of f over the pieces of work, and of f over as many
+    one-byte inputs (the codec's fixed start-up)."""
+    t0 = time.process_time()
+    for p in work:
+        f(p)
+    t1 = time.process_time()
+    for p in work:
+        f(b"x")
+    return t1 - t0, time.process_time() - t1
+
+
+def ns_per_byte(best, total):
+    """ns per byte from the least time of the pieces and, apart, of the
+    one-byte inputs over several rounds: the least of each difference would
+    take a round whose one-byte inputs were slowed by a load spike (down to
+    no cost at all)."""
+    return max(best[0] - best[1], 1e-9) / total * 1e9
 
 
 def block_ratio(codec, data, bs):
