@@ -105,3 +105,21 @@ def test_model(run, tmp_path):
     r = run("profile", "--model", "ctx", sample, "-o", tmp_path / "x.json")
     assert r.returncode == 2 and b"bad model 'ctx': auto, lz or context" in r.stderr, r.stderr
     assert not (tmp_path / "x.json").exists()
+
+
+def test_check_times_like_a_small_sample(run, tmp_path):
+    """A sample under a MiB was timed whole, so --check times each file in
+    pieces of the sample's size; the sample checked against its own profile
+    has the same ratios (timings are not asserted: they are CPU times)."""
+    sample, prof = tmp_path / "s.txt", tmp_path / "s.json"
+    run("gen", "text", "6000", "--seed", 3, "-o", sample, check=True)
+    run("profile", sample, "-o", prof, check=True)
+    out = run("profile", "--check", prof, sample, check=True).stdout.decode()
+    assert "(cost timed in pieces of 6000 bytes, as the profile's sample was)" in out
+    rows = [ln.split() for ln in out.splitlines() if ln.split()[:1] in (["gzip"], ["zstd"], ["lz4"], ["xz"])]
+    checked = [r for r in rows if len(r) > 5 and r[-1].endswith("x")]
+    assert len(checked) == 4, out
+    for r in checked:
+        assert r[-5] in ("+0.0%", "-0.0%"), out
+    big = run("profile", "--check", "html", sample, check=True).stdout.decode()
+    assert "pieces" not in big
