@@ -420,7 +420,8 @@ int td_profile_options_check(const td_profile_options *o, char *msg, size_t msgc
         return TD_ERANGE;
     if (o->fingerprint_piece > FP_BYTES) {
         if (msg && msgcap)
-            (void)td__msg(msg, msgcap, "bad fingerprint_piece %llu: 0 (the first MiB whole) or 1 .. %u",
+            (void)td__msg(msg, msgcap,
+                          "bad fingerprint_piece %llu: 0 (the first MiB whole) or 1 .. %u",
                           (unsigned long long)o->fingerprint_piece, FP_BYTES);
         return TD_ERANGE;
     }
@@ -699,7 +700,8 @@ static void fingerprint(const uint8_t *buf, size_t n, size_t piece, td_profile *
     size_t np = piece && piece < n ? TD_MIN(n / piece, FP_PIECES) : 0;
     for (int k = 0; k < TD_LIKE_NFP; k++) {
         uint64_t csize = 0, ns = 0, t;
-        int rc = np ? td__codecs_size(c, k, buf, n, &csize) : td__codecs_compress(c, k, buf, n, &csize, &ns);
+        int rc = np ? td__codecs_size(c, k, buf, n, &csize)
+                    : td__codecs_compress(c, k, buf, n, &csize, &ns);
         for (size_t i = 0; i < np && rc == TD_OK; i++, ns += t) {
             uint64_t z;
             rc = td__codecs_compress(c, k, buf + i * piece, piece, &z, &t);
