@@ -1513,8 +1513,8 @@ typedef struct td_profile_options {
     uint32_t model;
     uint32_t reserved32_; /**< reserved, must stay 0 */
     /** Bytes of the pieces the fingerprint's CPU time is measured on: 0
-     *  (default) times the first MiB of the sample as one input; 1 ..
-     *  TD_ANALYZE_BLOCK times up to 8 of its first pieces of this size,
+     *  (default) times the first MiB of the sample as one input; from 1 to
+     *  TD_ANALYZE_BLOCK, up to 8 of its first pieces of this size are timed,
      *  each compressed on its own, as a sample of that size is measured
      *  (`testdata profile --check` passes the reference profile's sampled
      *  size when it is under a MiB, so that the costs compare like for

@@ -196,12 +196,14 @@ static int (*const codec_fns[TD_CODEC_COUNT])(td_codecs *, const uint8_t *, size
 /* One compression of a small input is mostly the codec's first use: zstd
  * allocates and first touches its tables (about 1.2 MiB, 3-4 ms on a VM's
  * fresh pages), deflate and xz their state, so a 4 KiB file came out at
- * 5-7 MB/s under gzip -6 and zstd -3.  Below SPEED_MIN bytes, an untimed
- * first compression, then repeats up to SPEED_MIN bytes, SPEED_REPS times
- * or SPEED_NS of CPU time, timed together. */
-#define SPEED_MIN (1u << 20)
+ * 5-7 MB/s under gzip -6 and zstd -3.  Below SPEED_BYTES, an untimed
+ * first compression, then repeats up to SPEED_BYTES, SPEED_REPS times or
+ * SPEED_NS of CPU time, timed together (about 10 ms more for a 4 KiB
+ * input's four codecs, most of it xz's); from SPEED_BYTES on, one timed
+ * compression, as the work outweighs the start-up. */
+#define SPEED_BYTES (256u << 10)
 #define SPEED_REPS 256u
-#define SPEED_NS 20000000u
+#define SPEED_NS 5000000u
 
 int td__codecs_compress(td_codecs *c, int k, const uint8_t *in, size_t len, uint64_t *csize,
                         uint64_t *ns)
@@ -210,7 +212,7 @@ int td__codecs_compress(td_codecs *c, int k, const uint8_t *in, size_t len, uint
         return TD_EINVAL;
     int rc = TD_OK;
     unsigned reps = 0;
-    if (len < SPEED_MIN && (rc = codec_fns[k](c, in, len, csize)) != TD_OK)
+    if (len < SPEED_BYTES && (rc = codec_fns[k](c, in, len, csize)) != TD_OK)
         return rc;
     uint64_t t0 = cpu_ns(), t, done = 0;
     do {
@@ -218,7 +220,7 @@ int td__codecs_compress(td_codecs *c, int k, const uint8_t *in, size_t len, uint
         reps++;
         done += len;
         t = cpu_ns() - t0;
-    } while (rc == TD_OK && done < SPEED_MIN && reps < SPEED_REPS && t < SPEED_NS);
+    } while (rc == TD_OK && done < SPEED_BYTES && reps < SPEED_REPS && t < SPEED_NS);
     *ns = t / reps;
     return rc;
 }

@@ -605,9 +605,10 @@ def write_markdown(out, m, quick, kind_list, kres, core, py, comp, tx, scripts, 
           "(ratio, compressor CPU time per byte, independent 4/16/128 KiB blocks, 64 KiB-chunk "
           "quantiles, dedup, shared runs), next to `compressible --ratio R` and fio's "
           "`buffer_compress_percentage` at the sample's gzip -6 ratio. Reproduce: "
-          "`/usr/bin/python3 tests/bench/bench_like.py --cli build/programs/testdata --mib 8 "
-          "--tsv results_like.tsv`, plot with `tests/bench/plot_like.py results_like.tsv "
-          "docs/img/like.png`.\n")
+          "`/usr/bin/python3 tests/bench/bench_like.py --cli build/programs/testdata "
+          "--tsv results_like.tsv` (32 MiB per sample, fio's data too when fio is installed; "
+          "add `--holdout --no-fio` for the hold-out files), plot with "
+          "`tests/bench/plot_like.py results_like.tsv docs/img/like.png`.\n")
         if (ROOT / "docs" / "img" / "like.png").exists():
             w("![like fidelity](img/like.png)\n")
         text = like_results.read_text()
