@@ -31,7 +31,7 @@
 
 #define REGION TD_LIKE_DOC_MAX
 #define DEFAULT_SAMPLE (8ull * 1024 * 1024)
-#define FP_BYTES (1u << 20)
+#define FP_BYTES TD_ANALYZE_BLOCK /* documented so (td_profile_options) */
 
 /* ------------------------------------------------------------------------ */
 /* Sampling tables                                                           */

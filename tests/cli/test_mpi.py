@@ -149,15 +149,9 @@ def test_verify_matches_single_process(mpirun, run, tmp_path, n):
 
 # The ranks' chance counts are summed: sparse data with a wrong seed gets
 # the hint over MPI as in one process, and damaged data does not.
-SPARSE = ('{"format":"libtestdata-profile","version":2,"model":{"doc":1048576,"dedup":65536,'
-          '"ctx":{"order":0,"floor":0,"gap":0,"copies":[],"contexts":"AAUBAF8AAQUA"}}}')
-
-
-def test_verify_hint_sums_over_ranks(mpirun, run, tmp_path):
-    prof = tmp_path / "sparse.json"
-    prof.write_text(SPARSE)
+def test_verify_hint_sums_over_ranks(mpirun, run, tmp_path, sparse_profile):
     path = tmp_path / "f.bin"
-    like = ["like", SIZE, "--profile", prof]
+    like = ["like", SIZE, "--profile", sparse_profile]
     assert run("gen", *like, "--seed", 1, "-o", path).returncode == 0
     r = mpirun(3, "verify", *like, "--seed", 2, path, "--mpi")
     one = run("verify", *like, "--seed", 2, path)
