@@ -3,7 +3,6 @@ mean", `help CMD`, binary output refused on a terminal, one progress meter
 with pv, verify without SIZE, the dedup ratio of analyze.  Terminals are real
 pseudo-terminals from script(1)."""
 import json
-import os
 import shutil
 import subprocess
 
