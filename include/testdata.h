@@ -1676,6 +1676,60 @@ TD_API int td_profile_digest(const td_profile *p, uint8_t out[32]);
 TD_API int td_profile_fingerprint(const td_profile *p, int codec, double *ratio,
                                   double *ns_per_byte);
 
+/**
+ * Data measured against a profile's fingerprint (td_profile_compare()):
+ * how closely it compresses like the profile's sample, codec by codec.
+ * The caller owns it (no pointers inside).
+ */
+typedef struct td_profile_comparison {
+    /** Bytes measured: the data's first TD_ANALYZE_BLOCK at most, as a
+     *  profile's fingerprint measures its sample's. */
+    uint64_t bytes;
+    /** 0: the cost was timed on the measured bytes as one input.  Else the
+     *  profile's sample was shorter than TD_ANALYZE_BLOCK and timed whole,
+     *  and the data was timed as up to 8 of its first pieces of this many
+     *  bytes (the sample's), each compressed on its own: a longer history
+     *  alone makes gzip -6 several times slower per byte. */
+    uint64_t piece;
+    /** The data's compression ratio per td_codec. */
+    double ratio[TD_CODEC_COUNT];
+    /** The data's compressor CPU ns per byte per td_codec (a measurement). */
+    double ns_per_byte[TD_CODEC_COUNT];
+    /** The profile's ratio per td_codec; 0 when it has no fingerprint
+     *  (made without one). */
+    double ref_ratio[TD_CODEC_COUNT];
+    /** The profile's CPU ns per byte per td_codec; 0 when it keeps no
+     *  timings (built-ins: timings depend on the machine). */
+    double ref_ns_per_byte[TD_CODEC_COUNT];
+    uint64_t reserved[4]; /**< 0 */
+} td_profile_comparison;
+
+/**
+ * Measure data as td_profile_builder_finish() measures a sample's
+ * fingerprint, in the profile's regime (td_profile_comparison.piece), and
+ * put it beside the profile's fingerprint.  Only the first
+ * TD_ANALYZE_BLOCK bytes are compressed; no profile is built.
+ * @param ref  the profile (a file's or a built-in)
+ * @param buf  the data
+ * @param len  its length in bytes
+ * @param[out] out  filled in on TD_OK (zeroed on any other result)
+ * @return TD_OK; TD_ECORPUS for no data; TD_EINVAL for NULL arguments;
+ *         TD_ENOMEM.
+ */
+TD_API int td_profile_compare(const td_profile *ref, const void *buf, size_t len,
+                              td_profile_comparison *out);
+
+/**
+ * As td_profile_compare() on what @p fd reads: at most TD_ANALYZE_BLOCK
+ * bytes, from its current position (a file, a pipe; the fd is not closed).
+ * @param ref  the profile
+ * @param fd   a file descriptor open for reading
+ * @param[out] out  as td_profile_compare()
+ * @return as td_profile_compare(); TD_EIO with errno set on a read error;
+ *         TD_EINVAL for a negative fd.
+ */
+TD_API int td_profile_compare_fd(const td_profile *ref, int fd, td_profile_comparison *out);
+
 /** Facts about a profile (td_profile_info()). */
 typedef struct td_profile_info_t {
     uint64_t source_bytes;  /**< bytes the builder was given */

@@ -692,29 +692,81 @@ static int sample_dedup(const td_profile_builder *b, td_profile *p)
  * MiB, costs gzip -6 several times what the sample does only because its
  * history is longer. */
 #define FP_PIECES 8
-static void fingerprint(const uint8_t *buf, size_t n, size_t piece, td_profile *p)
+static int fingerprint(const uint8_t *buf, size_t n, size_t piece, double ratio[TD_LIKE_NFP],
+                       double ns_per_byte[TD_LIKE_NFP])
 {
     td_codecs *c = NULL;
-    if (!n || td__codecs_new(&c, n) != TD_OK)
-        return;
+    int rc = n ? td__codecs_new(&c, n) : TD_ECORPUS;
     size_t np = piece && piece < n ? TD_MIN(n / piece, FP_PIECES) : 0;
-    for (int k = 0; k < TD_LIKE_NFP; k++) {
+    for (int k = 0; k < TD_LIKE_NFP && rc == TD_OK; k++) {
         uint64_t csize = 0, ns = 0, t;
-        int rc = np ? td__codecs_size(c, k, buf, n, &csize)
-                    : td__codecs_compress(c, k, buf, n, &csize, &ns);
+        rc = np ? td__codecs_size(c, k, buf, n, &csize) : td__codecs_compress(c, k, buf, n, &csize, &ns);
         for (size_t i = 0; i < np && rc == TD_OK; i++, ns += t) {
             uint64_t z;
             rc = td__codecs_compress(c, k, buf + i * piece, piece, &z, &t);
         }
-        if (rc != TD_OK) {
-            td__codecs_free(c);
-            return;
-        }
-        p->fp_ratio[k] = csize ? (double)n / (double)csize : 0;
-        p->fp_ns[k] = np ? (double)ns / (double)(np * piece) : (double)ns / (double)n;
+        ratio[k] = csize ? (double)n / (double)csize : 0;
+        ns_per_byte[k] = np ? (double)ns / (double)(np * piece) : (double)ns / (double)n;
     }
-    p->have_fp = 1;
     td__codecs_free(c);
+    return rc;
+}
+
+int td_profile_compare(const td_profile *ref, const void *buf, size_t len, td_profile_comparison *out)
+{
+    if (out)
+        memset(out, 0, sizeof *out);
+    if (!ref || !out || (!buf && len))
+        return TD_EINVAL;
+    if (!len)
+        return TD_ECORPUS;
+    size_t n = len < FP_BYTES ? len : FP_BYTES;
+    /* A sample under FP_BYTES was timed whole, so its cost is that of a
+     * short history: time the data in pieces of its size to compare like
+     * for like.  Built-ins keep ratios only. */
+    uint64_t piece = ref->have_fp && ref->sampled_bytes < FP_BYTES && ref->fp_ns[0] > 0
+                         ? ref->sampled_bytes : 0;
+    int rc = fingerprint(buf, n, (size_t)piece, out->ratio, out->ns_per_byte);
+    if (rc != TD_OK) {
+        memset(out, 0, sizeof *out);
+        return rc;
+    }
+    out->bytes = n;
+    out->piece = piece < n ? piece : 0;
+    for (int k = 0; ref->have_fp && k < TD_LIKE_NFP; k++) {
+        out->ref_ratio[k] = ref->fp_ratio[k];
+        out->ref_ns_per_byte[k] = ref->fp_ns[k];
+    }
+    return TD_OK;
+}
+
+int td_profile_compare_fd(const td_profile *ref, int fd, td_profile_comparison *out)
+{
+    if (out)
+        memset(out, 0, sizeof *out);
+    if (!ref || !out || fd < 0)
+        return TD_EINVAL;
+    uint8_t *buf = malloc(FP_BYTES);
+    size_t n = 0;
+    if (!buf)
+        return TD_ENOMEM;
+    while (n < FP_BYTES) {
+        ssize_t r = read(fd, buf + n, FP_BYTES - n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            int e = errno;
+            free(buf);
+            errno = e;
+            return TD_EIO;
+        }
+        if (r == 0)
+            break;
+        n += (size_t)r;
+    }
+    int rc = td_profile_compare(ref, buf, n, out);
+    free(buf);
+    return rc;
 }
 
 /* p->digest: BLAKE2b-256 of o, p->m's canonical JSON. */
@@ -1396,8 +1448,8 @@ static void finish_run(void *x)
             free(rv[i].own);
         free(rv);
     } else if (j->fp) {
-        fingerprint(b->r[0].buf, b->r[0].len < FP_BYTES ? b->r[0].len : FP_BYTES,
-                    (size_t)b->o.fingerprint_piece, j->p);
+        j->p->have_fp = fingerprint(b->r[0].buf, b->r[0].len < FP_BYTES ? b->r[0].len : FP_BYTES,
+                                    (size_t)b->o.fingerprint_piece, j->p->fp_ratio, j->p->fp_ns) == TD_OK;
     }
 }
 

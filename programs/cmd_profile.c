@@ -30,8 +30,8 @@ static const cli_opt profile_opts[] = {
                    "threads (default 1; 0 = all cores; at most 2 are used): the compressors are "
                    "measured while the sample is parsed; the profile does not change"},
     [O_CHECK] = {"check", 0, "PROFILE",
-                 "measure each FILE and print its ratio and compressor cost next to PROFILE's "
-                 "(a file or a built-in name), with the error"},
+                 "measure each FILE's first MiB and print its ratio and compressor cost next to "
+                 "PROFILE's (a file or a built-in name), with the error; builds no profile"},
     [O_DUMP] = {"dump", 0, "PROFILE", "print PROFILE (a file or a built-in name) as JSON, or write it to "
                               "-o FILE"},
     {NULL, 0, NULL, NULL},
@@ -142,48 +142,46 @@ static int write_profile(const td_profile *p, const char *path)
     return 0;
 }
 
-static int check(const cli_args *a, const td_profile_options *opt)
+/* Each FILE measured against the profile (td_profile_compare_fd: its first
+ * MiB, timed in the profile's regime); 0, or 1 if a FILE could not be read. */
+static int check(const cli_args *a)
 {
     td_profile *ref = open_profile("--check profile", a->val[O_CHECK]);
-    td_profile_options po = *opt;
-    const td_profile_options *o = &po;
-    td_profile_info_t info;
     int status = 0;
-
-    /* A sample under a MiB was timed whole: time the files in pieces of its
-     * size, as the library's fingerprint_piece documents (built-ins keep no
-     * timings to compare with). */
-    double ref_ns = 0;
-    if (td_profile_info(ref, &info) == TD_OK && info.sampled_bytes < TD_ANALYZE_BLOCK &&
-        td_profile_fingerprint(ref, TD_CODEC_GZIP, NULL, &ref_ns) == TD_OK && ref_ns > 0)
-        po.fingerprint_piece = info.sampled_bytes;
 
     print_fingerprint(stdout, a->val[O_CHECK], ref);
     for (int i = 0; i < a->npos; i++) {
-        td_profile *p = NULL;
-        if (profile_inputs(&a->pos[i], 1, o, &p) != TD_OK) {
+        int stdin_ = strcmp(a->pos[i], "-") == 0;
+        const char *name = stdin_ ? "stdin" : a->pos[i];
+        int fd = stdin_ ? STDIN_FILENO : open(a->pos[i], O_RDONLY | O_CLOEXEC);
+        td_profile_comparison c;
+        int rc = fd < 0 ? TD_EIO : td_profile_compare_fd(ref, fd, &c);
+        if (rc == TD_EIO)
+            cli_error("cannot read '%s': %s", name, strerror(errno));
+        else if (rc != TD_OK)
+            cli_error("'%s': %s", name, rc == TD_ECORPUS ? "empty" : td_strerror(rc));
+        if (fd >= 0 && !stdin_)
+            close(fd);
+        if (rc != TD_OK) {
             status = CLI_EXIT_FAIL;
             continue;
         }
-        printf("%s\n", strcmp(a->pos[i], "-") == 0 ? "stdin" : a->pos[i]);
-        if (po.fingerprint_piece)
+        printf("%s\n", name);
+        if (c.piece)
             printf("  (cost timed in pieces of %llu bytes, as the profile's sample was)\n",
-                   (unsigned long long)po.fingerprint_piece);
+                   (unsigned long long)c.piece);
         printf("  %-8s %8s %8s %7s | %9s %9s %7s\n", "codec", "ratio", "profile", "error",
                "ns/byte", "profile", "cost");
-        for (int c = 0; c < TD_CODEC_COUNT; c++) {
-            double r, ns, rr, rns;
-            if (td_profile_fingerprint(p, c, &r, &ns) != TD_OK ||
-                td_profile_fingerprint(ref, c, &rr, &rns) != TD_OK)
-                continue;
-            if (rns > 0)
-                printf("  %-8s %8.3f %8.3f %+6.1f%% | %9.1f %9.1f %6.2fx\n", td_codec_label(c), r,
-                       rr, rr > 0 ? 100.0 * (r / rr - 1) : 0.0, ns, rns, ns / rns);
+        for (int k = 0; k < TD_CODEC_COUNT && c.ref_ratio[k] > 0; k++) {
+            double err = 100.0 * (c.ratio[k] / c.ref_ratio[k] - 1);
+            if (c.ref_ns_per_byte[k] > 0)
+                printf("  %-8s %8.3f %8.3f %+6.1f%% | %9.1f %9.1f %6.2fx\n", td_codec_label(k),
+                       c.ratio[k], c.ref_ratio[k], err, c.ns_per_byte[k], c.ref_ns_per_byte[k],
+                       c.ns_per_byte[k] / c.ref_ns_per_byte[k]);
             else /* built-ins keep ratios, not timings (they depend on the machine) */
-                printf("  %-8s %8.3f %8.3f %+6.1f%% | %9.1f %9s %7s\n", td_codec_label(c), r, rr,
-                       rr > 0 ? 100.0 * (r / rr - 1) : 0.0, ns, "-", "-");
+                printf("  %-8s %8.3f %8.3f %+6.1f%% | %9.1f %9s %7s\n", td_codec_label(k),
+                       c.ratio[k], c.ref_ratio[k], err, c.ns_per_byte[k], "-", "-");
         }
-        td_profile_free(p);
     }
     if (td_profile_fingerprint(ref, 0, NULL, NULL) == TD_ERANGE)
         printf("(%s has no fingerprint: it was made with --no-fingerprint)\n", a->val[O_CHECK]);
@@ -230,6 +228,13 @@ static int run(const cli_cmd *cmd, int argc, char **argv)
     }
     if (a.npos < 1)
         cli_usage_error("profile needs FILE... or - for stdin");
+    if (a.val[O_CHECK]) {
+        if (a.val[O_OUTPUT] || a.val[O_NAME] || a.val[O_SAMPLE] || a.val[O_MODEL] || a.count[O_NOFP] ||
+            a.val[O_THREADS])
+            cli_usage_error("--check takes none of -o, --name, --sample, --model, --no-fingerprint, "
+                            "--threads (it measures each FILE's first MiB, builds no profile)");
+        return check(&a);
+    }
     td_profile_options_init(&po);
     if (a.val[O_SAMPLE])
         po.sample_bytes = cli_parse_size(a.val[O_SAMPLE], "--sample");
@@ -237,18 +242,11 @@ static int run(const cli_cmd *cmd, int argc, char **argv)
         po.threads = cli_parse_threads(a.val[O_THREADS]);
     if (a.val[O_MODEL] && td_profile_model_parse(a.val[O_MODEL], &po.model, msg, sizeof msg) != TD_OK)
         cli_usage_error("--model: %s", msg);
-    if (a.val[O_CHECK]) {
-        if (a.val[O_OUTPUT] || a.val[O_NAME] || a.val[O_MODEL])
-            cli_usage_error("--check takes none of -o, --name, --model");
-    } else {
-        po.name = a.val[O_NAME];
-        po.fingerprint = !a.count[O_NOFP];
-    }
+    po.name = a.val[O_NAME];
+    po.fingerprint = !a.count[O_NOFP];
     /* The library judges the options before any sample is read. */
     if (td_profile_options_check(&po, msg, sizeof msg) != TD_OK)
         cli_usage_error("%s", msg);
-    if (a.val[O_CHECK])
-        return check(&a, &po);
     sample_not_output(a.pos, a.npos, a.val[O_OUTPUT]);
     rc = profile_inputs(a.pos, a.npos, &po, &p);
     if (rc != TD_OK)

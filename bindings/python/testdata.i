@@ -30,8 +30,10 @@
 
 %{
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <testdata.h>
+#include <unistd.h>
 #ifdef __linux__
 #include <sys/mman.h>
 #endif
@@ -450,6 +452,25 @@ static int td_py_profile_save_file(const td_profile *p, const char *path)
 static int td_py_profile_fingerprint(const td_profile *p, int codec, double *RATIO, double *NSPB)
 {
     return td_profile_fingerprint(p, codec, RATIO, NSPB);
+}
+
+/* Profile.compare(): the library measures; a path is opened here. */
+static int td_py_profile_compare_file(const td_profile *p, const char *path, td_profile_comparison *CMP)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return TD_EIO;
+    int rc = td_profile_compare_fd(p, fd, CMP);
+    int e = errno;
+    close(fd);
+    errno = e;
+    return rc;
+}
+
+static int td_py_profile_compare_buffer(const td_profile *p, const void *buf, size_t len,
+                                        td_profile_comparison *CMP)
+{
+    return td_profile_compare(p, buf, len, CMP);
 }
 
 /* "lz" or "context": how the profile models its sample. */
@@ -880,6 +901,38 @@ struct td_profile_builder {};
     if (!$1)
         SWIG_exception_fail(SWIG_TypeError, "in method '$symname', argument $argnum: got None");
 }
+/* A comparison as (bytes, piece, ratios, ns/byte, profile's ratios, profile's ns/byte), lists by td_codec. */
+%typemap(in, numinputs=0) td_profile_comparison *CMP (td_profile_comparison temp) {
+    memset(&temp, 0, sizeof temp);
+    $1 = &temp;
+}
+%typemap(argout) td_profile_comparison *CMP {
+    const double *cols[4] = {temp$argnum.ratio, temp$argnum.ns_per_byte, temp$argnum.ref_ratio,
+                             temp$argnum.ref_ns_per_byte};
+    PyObject *t = PyTuple_New(6);
+    if (!t)
+        SWIG_fail;
+    PyTuple_SET_ITEM(t, 0, PyLong_FromUnsignedLongLong(temp$argnum.bytes));
+    PyTuple_SET_ITEM(t, 1, PyLong_FromUnsignedLongLong(temp$argnum.piece));
+    for (int c = 0; c < 4; c++) {
+        PyObject *l = PyList_New(TD_CODEC_COUNT);
+        for (int k = 0; l && k < TD_CODEC_COUNT; k++)
+            PyList_SET_ITEM(l, k, PyFloat_FromDouble(cols[c][k]));
+        PyTuple_SET_ITEM(t, 2 + c, l);
+    }
+    for (int i = 0; i < 6; i++)
+        if (!PyTuple_GET_ITEM(t, i)) {
+            Py_DECREF(t);
+            SWIG_fail;
+        }
+    $result = SWIG_Python_AppendOutput($result, t);
+}
+%typemap(out) int td_py_profile_compare_file {
+    if (td_py_error($1, arg2))
+        SWIG_fail;
+    $result = PyLong_FromLong($1);
+}
+
 %typemap(in, numinputs=0) double *RATIO (double temp = 0), double *NSPB (double temp = 0) { $1 = &temp; }
 %typemap(argout) double *RATIO, double *NSPB {
     $result = SWIG_Python_AppendOutput($result, PyFloat_FromDouble(temp$argnum));
@@ -902,6 +955,7 @@ struct td_tree {};
     ~td_tree_result() { free($self); }
 }
 %ignore td_tree_io;
+%ignore td_profile_comparison; /* a tuple (typemap CMP) */
 %ignore td_tree_finding;
 
 /* Functions are exposed deliberately, each with typemaps for its buffers,
@@ -977,6 +1031,8 @@ struct td_tree {};
 %rename("%s") td_py_profile_save;
 %rename("%s") td_py_profile_save_file;
 %rename("%s") td_py_profile_fingerprint;
+%rename("%s") td_py_profile_compare_file;
+%rename("%s") td_py_profile_compare_buffer;
 %rename("%s") td_py_profile_digest;
 %rename("%s") td_py_profile_model;
 %rename("%s") td_py_options_set_profile;
@@ -1027,6 +1083,8 @@ int td_py_profile_builder_new(uint64_t size_hint, int sample_given, uint64_t sam
 int td_py_profile_save(const td_profile *p, char **JSONOUT);
 int td_py_profile_save_file(const td_profile *p, const char *path);
 int td_py_profile_fingerprint(const td_profile *p, int codec, double *RATIO, double *NSPB);
+int td_py_profile_compare_file(const td_profile *p, const char *path, td_profile_comparison *CMP);
+int td_py_profile_compare_buffer(const td_profile *p, const void *buf, size_t len, td_profile_comparison *CMP);
 int td_py_profile_digest(const td_profile *p, char *MSGBUF);
 const char *td_py_profile_model(const td_profile *p);
 void td_py_options_set_profile(td_options *o, const td_profile *p);

@@ -4,10 +4,13 @@
  * "statistics, never content" property on real samples. */
 #include "td_test_util.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <bzlib.h>
 #include <sodium.h>
@@ -947,6 +950,109 @@ Test(like, fingerprint_measured, TD_ONE_THREAD)
     }
     td_profile_free(q);
     td_profile_free(p);
+    free(s);
+}
+
+/* td_profile_compare measures data as the builder measures a sample's
+ * fingerprint (the first MiB: the same ratios), in the profile's regime
+ * (pieces of a sample under a MiB), and builds no profile. */
+static td_profile *build_fp(const unsigned char *s, size_t n)
+{
+    td_profile_options po;
+    td_profile_builder *b;
+    td_profile *p;
+    td_profile_options_init(&po);
+    po.model = TD_PROFILE_MODEL_LZ;
+    po.size_hint = n;
+    cr_assert_eq(td_profile_builder_new(&b, &po), TD_OK);
+    cr_assert_eq(td_profile_builder_update(b, s, n), TD_OK);
+    cr_assert_eq(td_profile_builder_finish(b, &p), TD_OK);
+    td_profile_builder_free(b);
+    return p;
+}
+
+Test(like, compare_measures_like_the_fingerprint, TD_ONE_THREAD)
+{
+    const size_t big = 3u << 20, small = 20000;
+    unsigned char *s = make_sample(big);
+    td_profile *pb = build_fp(s, big), *ps = build_fp(s, small);
+    td_profile_comparison c;
+    for (int which = 0; which < 2; which++) {
+        td_profile *p = which ? ps : pb;
+        size_t n = which ? small : big;
+        cr_assert_eq(td_profile_compare(p, s, n, &c), TD_OK);
+        cr_assert_eq(c.bytes, which ? small : TD_ANALYZE_BLOCK);
+        cr_assert_eq(c.piece, 0, "the sample itself is no longer than the piece");
+        for (int k = 0; k < TD_CODEC_COUNT; k++) {
+            double r, ns;
+            cr_assert_eq(td_profile_fingerprint(p, k, &r, &ns), TD_OK);
+            cr_assert_eq(c.ratio[k], r, "codec %d: %f, fingerprint %f", k, c.ratio[k], r);
+            cr_assert_eq(c.ref_ratio[k], r);
+            cr_assert_eq(c.ref_ns_per_byte[k], ns);
+            cr_assert_gt(c.ns_per_byte[k], 0);
+        }
+    }
+    /* longer data against the small sample's profile: timed in its pieces */
+    cr_assert_eq(td_profile_compare(ps, s, big, &c), TD_OK);
+    cr_assert_eq(c.piece, small);
+    cr_assert_eq(c.bytes, TD_ANALYZE_BLOCK);
+    /* a built-in keeps ratios, no timings: no pieces, no reference cost */
+    const td_profile *html = td_profile_builtin("html");
+    cr_assert_eq(td_profile_compare(html, s, big, &c), TD_OK);
+    cr_assert_eq(c.piece, 0);
+    cr_assert_gt(c.ref_ratio[TD_CODEC_GZIP], 1.5);
+    cr_assert_eq(c.ref_ns_per_byte[TD_CODEC_GZIP], 0);
+    /* from an fd: the same ratios as from memory, reading stops at a MiB */
+    int fds[2];
+    cr_assert_eq(pipe(fds), 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        for (size_t at = 0; at < big;) {
+            ssize_t w = write(fds[1], s + at, big - at);
+            if (w <= 0)
+                _exit(0); /* the reader stopped reading: fine */
+            at += (size_t)w;
+        }
+        _exit(0);
+    }
+    close(fds[1]);
+    td_profile_comparison f;
+    cr_assert_eq(td_profile_compare_fd(pb, fds[0], &f), TD_OK);
+    close(fds[0]);
+    waitpid(pid, NULL, 0);
+    cr_assert_eq(td_profile_compare(pb, s, big, &c), TD_OK);
+    cr_assert_eq(f.bytes, c.bytes);
+    for (int k = 0; k < TD_CODEC_COUNT; k++)
+        cr_assert_eq(f.ratio[k], c.ratio[k]);
+    /* errors: no data, NULLs, an fd that is not open */
+    cr_assert_eq(td_profile_compare(pb, s, 0, &c), TD_ECORPUS);
+    cr_assert_eq(c.bytes, 0);
+    cr_assert_eq(td_profile_compare(NULL, s, 10, &c), TD_EINVAL);
+    cr_assert_eq(td_profile_compare(pb, NULL, 10, &c), TD_EINVAL);
+    cr_assert_eq(td_profile_compare(pb, s, 10, NULL), TD_EINVAL);
+    cr_assert_eq(td_profile_compare_fd(pb, -1, &c), TD_EINVAL);
+    int dead = open("/dev/null", O_RDONLY);
+    close(dead);
+    cr_assert_eq(td_profile_compare_fd(pb, dead, &c), TD_EIO);
+    cr_assert_eq(errno, EBADF);
+    /* a profile made without a fingerprint: nothing to compare with */
+    td_profile_options po;
+    td_profile_builder *b;
+    td_profile *nf;
+    td_profile_options_init(&po);
+    po.fingerprint = 0;
+    cr_assert_eq(td_profile_builder_new(&b, &po), TD_OK);
+    cr_assert_eq(td_profile_builder_update(b, s, small), TD_OK);
+    cr_assert_eq(td_profile_builder_finish(b, &nf), TD_OK);
+    td_profile_builder_free(b);
+    cr_assert_eq(td_profile_compare(nf, s, big, &c), TD_OK);
+    cr_assert_eq(c.piece, 0);
+    cr_assert_eq(c.ref_ratio[TD_CODEC_GZIP], 0);
+    cr_assert_gt(c.ratio[TD_CODEC_GZIP], 1.5);
+    td_profile_free(nf);
+    td_profile_free(ps);
+    td_profile_free(pb);
     free(s);
 }
 

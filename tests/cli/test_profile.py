@@ -60,14 +60,44 @@ def test_threads(run, tmp_path):
 
 def test_bad_sample_size_is_a_usage_error(run, tmp_path):
     """--sample is judged by the library (td_profile_options_check) before
-    any sample is read, with --check too, in the words Python raises."""
+    any sample is read, in the words Python raises."""
     out = tmp_path / "p.json"
     for size in ("0", "inf"):
-        for args in (("-o", out), ("--check", "html")):
-            r = run("profile", "-", "--sample", size, *args, input=b"abc" * 1000)
-            assert r.returncode == 2, r.stderr
-            assert f"bad sample size {size}: 1 byte to 2^64-2".encode() in r.stderr, r.stderr
-            assert r.stdout == b"" and not out.exists()
+        r = run("profile", "-", "--sample", size, "-o", out, input=b"abc" * 1000)
+        assert r.returncode == 2, r.stderr
+        assert f"bad sample size {size}: 1 byte to 2^64-2".encode() in r.stderr, r.stderr
+        assert r.stdout == b"" and not out.exists()
+
+
+def test_check_refuses_build_options(run, tmp_path):
+    """--check builds no profile (td_profile_compare_fd measures each FILE's
+    first MiB), so the options that shape one are refused, not ignored:
+    --sample and --no-fingerprint were accepted and did nothing."""
+    for extra in (("-o", tmp_path / "x.json"), ("--name", "x"), ("--sample", "1M"), ("--no-fingerprint",),
+                  ("--threads", "2"), ("--model", "lz")):
+        r = run("profile", "--check", "html", "-", *extra, input=b"abc" * 1000)
+        assert r.returncode == 2 and b"--check takes none of" in r.stderr, (extra, r.stderr)
+        assert r.stdout == b""
+    assert not (tmp_path / "x.json").exists()
+
+
+def test_check_reads_stdin_and_reports_bad_files(run, tmp_path):
+    """stdin and files alike; an empty or missing FILE is an error of its
+    own (exit 1) and the others are still measured."""
+    sample = tmp_path / "s"
+    run("gen", "like", "3M", "--profile", "html", "--seed", 2, "-o", sample, check=True)
+    empty = tmp_path / "empty"
+    empty.write_bytes(b"")
+    r = run("profile", "--check", "html", "-", empty, tmp_path / "missing", sample,
+            input=sample.read_bytes())
+    assert r.returncode == 1, r.stderr
+    assert b"'" + bytes(empty) + b"': empty" in r.stderr, r.stderr
+    assert b"cannot read '" + bytes(tmp_path / "missing") + b"'" in r.stderr, r.stderr
+    out = r.stdout.decode()
+    assert "\nstdin\n" in out and f"\n{sample}\n" in out, out
+    rows = [ln.split() for ln in out.splitlines() if ln.split()[:1] == ["gzip"]]
+    # the built-in's own line, then stdin and the file: the same bytes, the same ratio
+    assert len(rows) == 3 and rows[1][2] == rows[2][2], out
 
 
 def test_bad_name_is_a_usage_error(run, tmp_path):
@@ -114,8 +144,12 @@ def test_check_times_like_a_small_sample(run, tmp_path):
     sample, prof = tmp_path / "s.txt", tmp_path / "s.json"
     run("gen", "text", "6000", "--seed", 3, "-o", sample, check=True)
     run("profile", sample, "-o", prof, check=True)
-    out = run("profile", "--check", prof, sample, check=True).stdout.decode()
+    longer = tmp_path / "l.txt"
+    run("gen", "text", "100K", "--seed", 4, "-o", longer, check=True)
+    out = run("profile", "--check", prof, longer, check=True).stdout.decode()
     assert "(cost timed in pieces of 6000 bytes, as the profile's sample was)" in out
+    out = run("profile", "--check", prof, sample, check=True).stdout.decode()
+    assert "pieces" not in out  # no longer than the sample: timed whole, as it was
     rows = [ln.split() for ln in out.splitlines() if ln.split()[:1] in (["gzip"], ["zstd"], ["lz4"], ["xz"])]
     checked = [r for r in rows if len(r) > 5 and r[-1].endswith("x")]
     assert len(checked) == 4, out

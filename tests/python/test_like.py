@@ -65,6 +65,42 @@ def test_profile_save_load_round_trip(tmp_path, cli):
         testdata.verify(x, "like", "300K", profile="english", seed=1)
 
 
+def test_compare_against_a_profile(tmp_path, cli):
+    """Profile.compare is `profile --check` (td_profile_compare): the sample
+    against its own profile has its ratios exactly, a file and its bytes
+    agree, the CLI prints the same ratios; bad input raises."""
+    sample = tmp_path / "sample.txt"
+    sample.write_bytes(testdata.generate("text", "2M", seed=5))
+    p = testdata.profile(sample, model="lz")
+    fp = p.fingerprint()
+    own = p.compare(sample)
+    assert set(own) == {"gzip", "zstd", "lz4", "xz"}
+    for c, row in own.items():
+        assert isinstance(row, testdata.ProfileComparison)
+        assert row.ratio == row.profile_ratio == fp[c][0] and row.error == 0.0
+        assert row.profile_ns_per_byte == fp[c][1] and row.ns_per_byte > 0 and row.cost > 0
+    other = testdata.generate("random", "100K", seed=1)
+    mem = p.compare(other)
+    assert mem["gzip"].ratio < 1.01 and mem["gzip"].error < -0.5
+    f = tmp_path / "r"
+    f.write_bytes(other)
+    assert [r.ratio for r in p.compare(f).values()] == [r.ratio for r in mem.values()]
+    out = subprocess.run([cli, "profile", "--check", "html", str(f)], stdout=subprocess.PIPE,
+                         check=True).stdout.decode()
+    html = testdata.Profile.builtin("html").compare(bytearray(other))
+    assert html["xz"].profile_ns_per_byte == 0 and html["xz"].cost is None
+    row = [ln.split() for ln in out.splitlines() if ln.startswith("  xz -6")][-1]
+    assert row[2] == "%.3f" % html["xz"].ratio and row[3] == "%.3f" % html["xz"].profile_ratio
+    with pytest.raises(ValueError, match="empty"):
+        p.compare(b"")
+    with pytest.raises(FileNotFoundError):
+        p.compare(tmp_path / "missing")
+    with pytest.raises(IsADirectoryError):
+        p.compare(tmp_path)
+    with pytest.raises(TypeError):
+        p.compare(3)  # type: ignore[arg-type]
+
+
 def test_bad_profile_input(tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text('{"format": "libtestdata-profile", "version": 1,}')
