@@ -746,25 +746,12 @@ int td_profile_compare_fd(const td_profile *ref, int fd, td_profile_comparison *
         memset(out, 0, sizeof *out);
     if (!ref || !out || fd < 0)
         return TD_EINVAL;
-    uint8_t *buf = malloc(FP_BYTES);
-    size_t n = 0;
-    if (!buf)
-        return TD_ENOMEM;
-    while (n < FP_BYTES) {
-        ssize_t r = read(fd, buf + n, FP_BYTES - n);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0) {
-            int e = errno;
-            free(buf);
-            errno = e;
-            return TD_EIO;
-        }
-        if (r == 0)
-            break;
-        n += (size_t)r;
-    }
-    int rc = td_profile_compare(ref, buf, n, out);
+    /* cap + 1 = FP_BYTES: what is measured, and no byte more is read */
+    char *buf;
+    size_t n;
+    int rc = td__read_fd(fd, FP_BYTES - 1, FP_BYTES - 1, &buf, &n);
+    if (rc == TD_OK)
+        rc = td_profile_compare(ref, buf, n, out);
     free(buf);
     return rc;
 }
