@@ -1516,9 +1516,9 @@ typedef struct td_profile_options {
      *  (default) times the first MiB of the sample as one input; from 1 to
      *  TD_ANALYZE_BLOCK, up to 8 of its first pieces of this size are timed,
      *  each compressed on its own, as a sample of that size is measured
-     *  (`testdata profile --check` passes the reference profile's sampled
-     *  size when it is under a MiB, so that the costs compare like for
-     *  like).  The ratios are those of the first MiB either way. */
+     *  (td_profile_compare() times data this way against a profile whose
+     *  sample was under a MiB, so that the costs compare like for like).
+     *  The ratios are those of the first MiB either way. */
     uint64_t fingerprint_piece;
     uint64_t reserved[3]; /**< reserved, must stay 0 */
 } td_profile_options;
