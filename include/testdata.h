@@ -1730,6 +1730,24 @@ TD_API int td_profile_compare(const td_profile *ref, const void *buf, size_t len
  */
 TD_API int td_profile_compare_fd(const td_profile *ref, int fd, td_profile_comparison *out);
 
+/** Room that td_profile_comparison_json() needs at most for a file name of
+ *  @p file_len bytes (each byte may take 6 escaped). */
+#define TD_PROFILE_COMPARISON_JSON_MAX(file_len) (6 * (size_t)(file_len) + 4096)
+
+/**
+ * The comparison as one JSON object on one line, as `testdata profile
+ * --check --json` prints it: {"file", "bytes", "piece", "codecs"}, codecs
+ * keyed by td_codec_name(), each {"ratio", "ns_per_byte", "profile_ratio",
+ * "profile_ns_per_byte", "error" (ratio / profile_ratio - 1), "cost"
+ * (ns_per_byte / profile_ns_per_byte)}, null where the profile has no
+ * figure.  @p file as in td_analysis_json(); an input that could not be
+ * read is td_analysis_json_error()'s object.  Numbers never depend on the
+ * locale.  Thread-safe.
+ * @return TD_OK; TD_ERANGE if truncated (NUL-terminated); TD_EINVAL.
+ */
+TD_API int td_profile_comparison_json(const td_profile_comparison *c, const char *file, char *buf,
+                                      size_t cap);
+
 /** Facts about a profile (td_profile_info()). */
 typedef struct td_profile_info_t {
     uint64_t source_bytes;  /**< bytes the builder was given */

@@ -1,6 +1,7 @@
 /*
  * td_analysis as JSON: the one rendering behind `testdata analyze --json`
- * and Python's testdata.analyze(), so the keys are written once.
+ * and Python's testdata.analyze(), so the keys are written once; and
+ * td_profile_comparison, behind `testdata profile --check --json`.
  */
 #define _GNU_SOURCE /* newlocale, uselocale */
 #include "common.h"
@@ -168,5 +169,44 @@ int td_analysis_json_error(const char *file, const char *error, char *buf, size_
     put(&o, ", \"error\": ", 11);
     put_string(&o, error, SIZE_MAX);
     put(&o, "}", 1);
+    return finish(&o);
+}
+
+/* A quotient, or null when the denominator is missing (0). */
+static void put_quotient(out *o, const char *key, double num, double den, double minus)
+{
+    if (den > 0)
+        put_ratio(o, ", ", key, num / den - minus);
+    else
+        putf(o, ", \"%s\": null", key);
+}
+
+int td_profile_comparison_json(const td_profile_comparison *c, const char *file, char *buf,
+                               size_t cap)
+{
+    out o = {buf, cap, 0, 0};
+    if (!c || !buf || cap == 0)
+        return TD_EINVAL;
+    put(&o, "{\"file\": ", 9);
+    put_string(&o, file, SIZE_MAX);
+    putf(&o, ", \"bytes\": %llu, \"piece\": %llu, \"codecs\": {", (unsigned long long)c->bytes,
+         (unsigned long long)c->piece);
+    for (int k = 0; k < TD_CODEC_COUNT; k++) {
+        putf(&o, "%s\"%s\": {", k ? ", " : "", td_codec_name(k));
+        put_ratio(&o, "", "ratio", c->ratio[k]);
+        put_ratio(&o, ", ", "ns_per_byte", c->ns_per_byte[k]);
+        if (c->ref_ratio[k] > 0)
+            put_ratio(&o, ", ", "profile_ratio", c->ref_ratio[k]);
+        else
+            putf(&o, ", \"profile_ratio\": null");
+        if (c->ref_ns_per_byte[k] > 0)
+            put_ratio(&o, ", ", "profile_ns_per_byte", c->ref_ns_per_byte[k]);
+        else
+            putf(&o, ", \"profile_ns_per_byte\": null");
+        put_quotient(&o, "error", c->ratio[k], c->ref_ratio[k], 1.0);
+        put_quotient(&o, "cost", c->ns_per_byte[k], c->ref_ns_per_byte[k], 0.0);
+        put(&o, "}", 1);
+    }
+    put(&o, "}}", 2);
     return finish(&o);
 }

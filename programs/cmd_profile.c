@@ -1,5 +1,5 @@
 /* testdata profile [--sample SIZE] [--name NAME] [--model M] [--no-fingerprint] [--threads N] [-o PROFILE] FILE... | -
- *        testdata profile --check PROFILE FILE...
+ *        testdata profile --check PROFILE [--json] FILE...
  *        testdata profile --dump PROFILE [-o FILE] */
 #define _GNU_SOURCE
 #include "cli.h"
@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-enum { O_OUTPUT, O_SAMPLE, O_NAME, O_MODEL, O_NOFP, O_THREADS, O_CHECK, O_DUMP };
+enum { O_OUTPUT, O_SAMPLE, O_NAME, O_MODEL, O_NOFP, O_THREADS, O_CHECK, O_JSON, O_DUMP };
 
 static const cli_opt profile_opts[] = {
     [O_OUTPUT] = {"output", 'o', "FILE",
@@ -32,6 +32,7 @@ static const cli_opt profile_opts[] = {
     [O_CHECK] = {"check", 0, "PROFILE",
                  "measure each FILE's first MiB and print its ratio and compressor cost next to "
                  "PROFILE's (a file or a built-in name), with the error; builds no profile"},
+    [O_JSON] = {"json", 0, NULL, "with --check: one JSON array, one object per FILE, on stdout"},
     [O_DUMP] = {"dump", 0, "PROFILE", "print PROFILE (a file or a built-in name) as JSON, or write it to "
                               "-o FILE"},
     {NULL, 0, NULL, NULL},
@@ -142,48 +143,80 @@ static int write_profile(const td_profile *p, const char *path)
     return 0;
 }
 
+/* One JSON object of the library's; with c NULL, the error object. */
+static void print_json(const char *name, const td_profile_comparison *c, const char *why)
+{
+    size_t cap = TD_PROFILE_COMPARISON_JSON_MAX(strlen(name));
+    char *buf = malloc(cap);
+    if (!buf) {
+        cli_error("out of memory");
+        exit(CLI_EXIT_FAIL);
+    }
+    if (c)
+        (void)td_profile_comparison_json(c, name, buf, cap);
+    else
+        (void)td_analysis_json_error(name, why, buf, cap);
+    fputs(buf, stdout);
+    free(buf);
+}
+
+static void print_text(const char *name, const td_profile_comparison *c)
+{
+    printf("%s\n", name);
+    if (c->piece)
+        printf("  (cost timed in pieces of %llu bytes, as the profile's sample was)\n",
+               (unsigned long long)c->piece);
+    printf("  %-8s %8s %8s %7s | %9s %9s %7s\n", "codec", "ratio", "profile", "error", "ns/byte",
+           "profile", "cost");
+    for (int k = 0; k < TD_CODEC_COUNT && c->ref_ratio[k] > 0; k++) {
+        double err = 100.0 * (c->ratio[k] / c->ref_ratio[k] - 1);
+        if (c->ref_ns_per_byte[k] > 0)
+            printf("  %-8s %8.3f %8.3f %+6.1f%% | %9.1f %9.1f %6.2fx\n", td_codec_label(k), c->ratio[k],
+                   c->ref_ratio[k], err, c->ns_per_byte[k], c->ref_ns_per_byte[k],
+                   c->ns_per_byte[k] / c->ref_ns_per_byte[k]);
+        else /* built-ins keep ratios, not timings (they depend on the machine) */
+            printf("  %-8s %8.3f %8.3f %+6.1f%% | %9.1f %9s %7s\n", td_codec_label(k), c->ratio[k],
+                   c->ref_ratio[k], err, c->ns_per_byte[k], "-", "-");
+    }
+}
+
 /* Each FILE measured against the profile (td_profile_compare_fd: its first
  * MiB, timed in the profile's regime); 0, or 1 if a FILE could not be read. */
 static int check(const cli_args *a)
 {
     td_profile *ref = open_profile("--check profile", a->val[O_CHECK]);
-    int status = 0;
+    int json = a->count[O_JSON] > 0, status = 0;
 
-    print_fingerprint(stdout, a->val[O_CHECK], ref);
+    if (json)
+        printf("[");
+    else
+        print_fingerprint(stdout, a->val[O_CHECK], ref);
     for (int i = 0; i < a->npos; i++) {
         int stdin_ = strcmp(a->pos[i], "-") == 0;
         const char *name = stdin_ ? "stdin" : a->pos[i];
         int fd = stdin_ ? STDIN_FILENO : open(a->pos[i], O_RDONLY | O_CLOEXEC);
         td_profile_comparison c;
         int rc = fd < 0 ? TD_EIO : td_profile_compare_fd(ref, fd, &c);
+        const char *why = rc == TD_EIO ? strerror(errno) : rc == TD_ECORPUS ? "empty" : td_strerror(rc);
         if (rc == TD_EIO)
-            cli_error("cannot read '%s': %s", name, strerror(errno));
+            cli_error("cannot read '%s': %s", name, why);
         else if (rc != TD_OK)
-            cli_error("'%s': %s", name, rc == TD_ECORPUS ? "empty" : td_strerror(rc));
+            cli_error("'%s': %s", name, why);
         if (fd >= 0 && !stdin_)
             close(fd);
-        if (rc != TD_OK) {
+        if (json) {
+            if (i)
+                printf(",\n ");
+            print_json(a->pos[i], rc == TD_OK ? &c : NULL, why);
+        } else if (rc == TD_OK) {
+            print_text(name, &c);
+        }
+        if (rc != TD_OK)
             status = CLI_EXIT_FAIL;
-            continue;
-        }
-        printf("%s\n", name);
-        if (c.piece)
-            printf("  (cost timed in pieces of %llu bytes, as the profile's sample was)\n",
-                   (unsigned long long)c.piece);
-        printf("  %-8s %8s %8s %7s | %9s %9s %7s\n", "codec", "ratio", "profile", "error",
-               "ns/byte", "profile", "cost");
-        for (int k = 0; k < TD_CODEC_COUNT && c.ref_ratio[k] > 0; k++) {
-            double err = 100.0 * (c.ratio[k] / c.ref_ratio[k] - 1);
-            if (c.ref_ns_per_byte[k] > 0)
-                printf("  %-8s %8.3f %8.3f %+6.1f%% | %9.1f %9.1f %6.2fx\n", td_codec_label(k),
-                       c.ratio[k], c.ref_ratio[k], err, c.ns_per_byte[k], c.ref_ns_per_byte[k],
-                       c.ns_per_byte[k] / c.ref_ns_per_byte[k]);
-            else /* built-ins keep ratios, not timings (they depend on the machine) */
-                printf("  %-8s %8.3f %8.3f %+6.1f%% | %9.1f %9s %7s\n", td_codec_label(k),
-                       c.ratio[k], c.ref_ratio[k], err, c.ns_per_byte[k], "-", "-");
-        }
     }
-    if (td_profile_fingerprint(ref, 0, NULL, NULL) == TD_ERANGE)
+    if (json)
+        printf("]\n");
+    else if (td_profile_fingerprint(ref, 0, NULL, NULL) == TD_ERANGE)
         printf("(%s has no fingerprint: it was made with --no-fingerprint)\n", a->val[O_CHECK]);
     td_profile_free(ref);
     return status; /* a write error is reported at exit (cli_check_stdout_at_exit) */
@@ -218,9 +251,9 @@ static int run(const cli_cmd *cmd, int argc, char **argv)
         if (a.npos)
             cli_usage_error("--dump takes no FILE");
         if (a.val[O_CHECK] || a.val[O_NAME] || a.val[O_SAMPLE] || a.val[O_MODEL] || a.count[O_NOFP] ||
-            a.val[O_THREADS])
-            cli_usage_error("--dump takes none of --check, --name, --sample, --model, --no-fingerprint, "
-                            "--threads");
+            a.val[O_THREADS] || a.count[O_JSON])
+            cli_usage_error("--dump takes none of --check, --json, --name, --sample, --model, "
+                            "--no-fingerprint, --threads");
         p = open_profile("--dump profile", a.val[O_DUMP]);
         rc = write_profile(p, a.val[O_OUTPUT]); /* -o: a built-in as a file */
         td_profile_free(p);
@@ -235,6 +268,8 @@ static int run(const cli_cmd *cmd, int argc, char **argv)
                             "--threads (it measures each FILE's first MiB, builds no profile)");
         return check(&a);
     }
+    if (a.count[O_JSON])
+        cli_usage_error("--json goes with --check (the profile itself is JSON)");
     td_profile_options_init(&po);
     if (a.val[O_SAMPLE])
         po.sample_bytes = cli_parse_size(a.val[O_SAMPLE], "--sample");
@@ -275,7 +310,7 @@ static void builtin_notes(FILE *f)
 
 const cli_cmd cli_cmd_profile = {
     .name = "profile",
-    .args = "FILE... [-o PROFILE] | --check PROFILE FILE... | --dump PROFILE [-o FILE]",
+    .args = "FILE... [-o PROFILE] | --check PROFILE [--json] FILE... | --dump PROFILE [-o FILE]",
     .summary = "statistics to generate data like FILE (gen like --profile)",
     .description =
         "Read samples (the FILEs one after the other, or stdin) and write a profile: the\n"

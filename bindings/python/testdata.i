@@ -454,23 +454,34 @@ static int td_py_profile_fingerprint(const td_profile *p, int codec, double *RAT
     return td_profile_fingerprint(p, codec, RATIO, NSPB);
 }
 
-/* Profile.compare(): the library measures; a path is opened here. */
-static int td_py_profile_compare_file(const td_profile *p, const char *path, td_profile_comparison *CMP)
+/* Profile.compare(): the library measures and renders (td_profile_comparison_json);
+ * a path is opened here. */
+static int td_py_comparison_json(int rc, const td_profile_comparison *c, char **JSONOUT)
 {
+    size_t cap = TD_PROFILE_COMPARISON_JSON_MAX(0);
+    if (rc != TD_OK)
+        return rc;
+    *JSONOUT = (char *)malloc(cap);
+    return *JSONOUT ? td_profile_comparison_json(c, NULL, *JSONOUT, cap) : TD_ENOMEM;
+}
+
+static int td_py_profile_compare_file(const td_profile *p, const char *path, char **JSONOUT)
+{
+    td_profile_comparison c;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return TD_EIO;
-    int rc = td_profile_compare_fd(p, fd, CMP);
+    int rc = td_profile_compare_fd(p, fd, &c);
     int e = errno;
     close(fd);
     errno = e;
-    return rc;
+    return td_py_comparison_json(rc, &c, JSONOUT);
 }
 
-static int td_py_profile_compare_buffer(const td_profile *p, const void *buf, size_t len,
-                                        td_profile_comparison *CMP)
+static int td_py_profile_compare_buffer(const td_profile *p, const void *buf, size_t len, char **JSONOUT)
 {
-    return td_profile_compare(p, buf, len, CMP);
+    td_profile_comparison c;
+    return td_py_comparison_json(td_profile_compare(p, buf, len, &c), &c, JSONOUT);
 }
 
 /* "lz" or "context": how the profile models its sample. */
@@ -901,32 +912,6 @@ struct td_profile_builder {};
     if (!$1)
         SWIG_exception_fail(SWIG_TypeError, "in method '$symname', argument $argnum: got None");
 }
-/* A comparison as (bytes, piece, ratios, ns/byte, profile's ratios, profile's ns/byte), lists by td_codec. */
-%typemap(in, numinputs=0) td_profile_comparison *CMP (td_profile_comparison temp) {
-    memset(&temp, 0, sizeof temp);
-    $1 = &temp;
-}
-%typemap(argout) td_profile_comparison *CMP {
-    const double *cols[4] = {temp$argnum.ratio, temp$argnum.ns_per_byte, temp$argnum.ref_ratio,
-                             temp$argnum.ref_ns_per_byte};
-    PyObject *t = PyTuple_New(6);
-    if (!t)
-        SWIG_fail;
-    PyTuple_SET_ITEM(t, 0, PyLong_FromUnsignedLongLong(temp$argnum.bytes));
-    PyTuple_SET_ITEM(t, 1, PyLong_FromUnsignedLongLong(temp$argnum.piece));
-    for (int c = 0; c < 4; c++) {
-        PyObject *l = PyList_New(TD_CODEC_COUNT);
-        for (int k = 0; l && k < TD_CODEC_COUNT; k++)
-            PyList_SET_ITEM(l, k, PyFloat_FromDouble(cols[c][k]));
-        PyTuple_SET_ITEM(t, 2 + c, l);
-    }
-    for (int i = 0; i < 6; i++)
-        if (!PyTuple_GET_ITEM(t, i)) {
-            Py_DECREF(t);
-            SWIG_fail;
-        }
-    $result = SWIG_Python_AppendOutput($result, t);
-}
 %typemap(out) int td_py_profile_compare_file {
     if (td_py_error($1, arg2))
         SWIG_fail;
@@ -1083,8 +1068,8 @@ int td_py_profile_builder_new(uint64_t size_hint, int sample_given, uint64_t sam
 int td_py_profile_save(const td_profile *p, char **JSONOUT);
 int td_py_profile_save_file(const td_profile *p, const char *path);
 int td_py_profile_fingerprint(const td_profile *p, int codec, double *RATIO, double *NSPB);
-int td_py_profile_compare_file(const td_profile *p, const char *path, td_profile_comparison *CMP);
-int td_py_profile_compare_buffer(const td_profile *p, const void *buf, size_t len, td_profile_comparison *CMP);
+int td_py_profile_compare_file(const td_profile *p, const char *path, char **JSONOUT);
+int td_py_profile_compare_buffer(const td_profile *p, const void *buf, size_t len, char **JSONOUT);
 int td_py_profile_digest(const td_profile *p, char *MSGBUF);
 const char *td_py_profile_model(const td_profile *p);
 void td_py_options_set_profile(td_options *o, const td_profile *p);

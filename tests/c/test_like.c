@@ -1025,6 +1025,19 @@ Test(like, compare_measures_like_the_fingerprint, TD_ONE_THREAD)
     cr_assert_eq(f.bytes, c.bytes);
     for (int k = 0; k < TD_CODEC_COUNT; k++)
         cr_assert_eq(f.ratio[k], c.ratio[k]);
+    /* as JSON (profile --check --json): every key, null where the
+     * built-in has no timing; too small a buffer is TD_ERANGE */
+    char json[TD_PROFILE_COMPARISON_JSON_MAX(4)];
+    cr_assert_eq(td_profile_compare(html, s, big, &c), TD_OK);
+    cr_assert_eq(td_profile_comparison_json(&c, "a\"b", json, sizeof json), TD_OK);
+    const char *head = "{\"file\": \"a\\\"b\", \"bytes\": 1048576, \"piece\": 0, \"codecs\": {\"gzip\": {\"ratio\": ";
+    cr_assert(strncmp(json, head, strlen(head)) == 0, "%s", json);
+    cr_assert(strstr(json, "\"profile_ns_per_byte\": null, \"error\": ") && strstr(json, "\"cost\": null}"),
+              "%s", json);
+    cr_assert(strstr(json, "\"xz\": {") && json[strlen(json) - 1] == '}', "%s", json);
+    cr_assert_eq(td_profile_comparison_json(&c, NULL, json, 40), TD_ERANGE);
+    cr_assert_eq(strlen(json), 39);
+    cr_assert_eq(td_profile_comparison_json(NULL, NULL, json, sizeof json), TD_EINVAL);
     /* errors: no data, NULLs, an fd that is not open */
     cr_assert_eq(td_profile_compare(pb, s, 0, &c), TD_ECORPUS);
     cr_assert_eq(c.bytes, 0);

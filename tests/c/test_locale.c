@@ -168,5 +168,14 @@ Test(locale, analysis_json_numbers_use_a_point, .fini = cleanup_locdir, TD_ONE_T
     cr_assert_eq(td_analysis_json(&r, "f", json, sizeof json), TD_OK);
     cr_expect_str_eq(json, c_json);
     cr_expect_str_eq(localeconv()->decimal_point, ","); /* left as it was */
+    /* the same writer renders td_profile_comparison */
+    td_profile_comparison c;
+    memset(&c, 0, sizeof c);
+    c.ratio[TD_CODEC_GZIP] = 1.5;
+    c.ref_ratio[TD_CODEC_GZIP] = 1.25;
+    cr_assert_eq(td_profile_comparison_json(&c, "f", json, sizeof json), TD_OK);
+    cr_expect(strstr(json, "\"ratio\": 1.5,") && strstr(json, "\"profile_ratio\": 1.25,") &&
+                  strstr(json, "\"error\": 0.2,"),
+              "%s", json);
     cleanup_locdir();
 }

@@ -157,3 +157,29 @@ def test_check_times_like_a_small_sample(run, tmp_path):
         assert r[-5] in ("+0.0%", "-0.0%"), out
     big = run("profile", "--check", "html", sample, check=True).stdout.decode()
     assert "pieces" not in big
+
+
+def test_check_json(run, tmp_path):
+    """--check --json: one array, an object per FILE in the library's words
+    (td_profile_comparison_json), the error object for a FILE that cannot be
+    read; the ratios are the text's; --json without --check is refused."""
+    sample = tmp_path / "s"
+    run("gen", "like", "200K", "--profile", "html", "--seed", 2, "-o", sample, check=True)
+    r = run("profile", "--check", "html", "--json", sample, tmp_path / "missing")
+    assert r.returncode == 1 and b"cannot read" in r.stderr, r.stderr
+    got = json.loads(r.stdout)
+    assert len(got) == 2 and got[1] == {"file": str(tmp_path / "missing"),
+                                        "error": "No such file or directory"}
+    one = got[0]
+    assert one["file"] == str(sample) and one["bytes"] == 200 * 1024 and one["piece"] == 0
+    assert set(one["codecs"]) == {"gzip", "zstd", "lz4", "xz"}
+    text = run("profile", "--check", "html", sample, check=True).stdout.decode()
+    for c, label in (("gzip", "gzip -6"), ("xz", "xz -6")):
+        row = [ln.split() for ln in text.splitlines() if ln.startswith("  " + label) and "|" in ln][-1]
+        v = one["codecs"][c]
+        assert "%.3f" % v["ratio"] == row[2] and "%.3f" % v["profile_ratio"] == row[3], (v, row)
+        assert v["profile_ns_per_byte"] is None and v["cost"] is None  # a built-in: no timings
+        assert abs(v["error"] - (v["ratio"] / v["profile_ratio"] - 1)) < 1e-5
+    r = run("profile", "--json", sample, "-o", tmp_path / "p.json")
+    assert r.returncode == 2 and b"--json goes with --check" in r.stderr, r.stderr
+    assert not (tmp_path / "p.json").exists()

@@ -7,6 +7,7 @@ the CLI and to Python.
 """
 from __future__ import annotations
 
+import json
 import os
 from typing import Any, Dict, Iterable, List, NamedTuple, Optional, Tuple, Union
 
@@ -40,26 +41,18 @@ def _fspath(path: object, what: str) -> str:
 
 
 class ProfileComparison(NamedTuple):
-    """One codec's row of Profile.compare(): the data's ratio and compressor
-    CPU ns per byte beside the profile's (0.0 where the profile has none:
-    built-ins keep ratios only, a profile made without a fingerprint
-    neither)."""
+    """One codec's row of Profile.compare(), as `testdata profile --check
+    --json` gives it: the data's ratio and compressor CPU ns per byte, the
+    profile's, and error (ratio / profile_ratio - 1: 0.05, the data
+    compresses 5% more) and cost (ns_per_byte / profile_ns_per_byte).  None
+    where the profile has no figure: built-ins keep ratios only, a profile
+    made without a fingerprint neither."""
     ratio: float
     ns_per_byte: float
-    profile_ratio: float
-    profile_ns_per_byte: float
-
-    @property
-    def error(self) -> Optional[float]:
-        """ratio / profile_ratio - 1 (0.05: the data compresses 5% more), or
-        None when the profile has no ratio."""
-        return self.ratio / self.profile_ratio - 1 if self.profile_ratio else None
-
-    @property
-    def cost(self) -> Optional[float]:
-        """ns_per_byte / profile_ns_per_byte (1.3: the compressor works 1.3
-        times as long per byte), or None when the profile has no timing."""
-        return self.ns_per_byte / self.profile_ns_per_byte if self.profile_ns_per_byte else None
+    profile_ratio: Optional[float]
+    profile_ns_per_byte: Optional[float]
+    error: Optional[float]
+    cost: Optional[float]
 
 
 class Profile:
@@ -159,10 +152,11 @@ class Profile:
         Ratios are exact; ns_per_byte is a measurement.  OSError if the file
         cannot be read, ValueError if the data is empty."""
         if isinstance(source, (bytes, bytearray, memoryview)):
-            _, r = capi.td_py_profile_compare_buffer(self._p, source)
+            _, text = capi.td_py_profile_compare_buffer(self._p, source)
         else:
-            _, r = capi.td_py_profile_compare_file(self._p, _fspath(source, "source"))
-        return {c: ProfileComparison(r[2][i], r[3][i], r[4][i], r[5][i]) for i, c in enumerate(_CODECS)}
+            _, text = capi.td_py_profile_compare_file(self._p, _fspath(source, "source"))
+        codecs = json.loads(text)["codecs"]
+        return {c: ProfileComparison(**codecs[c]) for c in _CODECS}
 
     def __reduce__(self) -> Tuple[Any, Tuple[str]]:
         """Pickled as its JSON form (Dask and multiprocessing send profiles
