@@ -746,6 +746,23 @@ TD_API int td_verifier_finish(td_verifier *v, td_verify_result *result);
 TD_API void td_verifier_free(td_verifier *v);
 
 /**
+ * Add to @p into the result of verifying another piece of the same data,
+ * which starts at position @p part_pos of into's data (pieces verified
+ * apart: MPI ranks, files of a set, threads).  received, compared,
+ * mismatches, missing, extra and the sampled counts add up (the chance
+ * too, as each piece's: td_verify_result.chance); first_mismatch becomes
+ * the lowest position of a differing byte of either; status is TD_OK when
+ * both are, else the lower of the two codes (so that the order of the
+ * pieces does not matter).  offset and expected stay into's.  Commutative and associative
+ * (any order of pieces gives the same sum), so an MPI reduction can use it
+ * as its operation.  A zeroed td_verify_result is the empty sum.
+ * @return TD_OK; TD_EINVAL for NULL, or TD_ERANGE if a position passes
+ *         2^64 - 1 (nothing is changed then).
+ */
+TD_API int td_verify_result_merge(td_verify_result *into, const td_verify_result *part,
+                                  uint64_t part_pos);
+
+/**
  * One line per finding, for people, naming the data @p name: "NAME differs
  * from the stream: first difference at byte N (stream offset M), K
  * differing bytes in C compared", "NAME is short: R of E bytes, M missing",

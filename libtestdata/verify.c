@@ -154,6 +154,30 @@ int td_verifier_finish(td_verifier *v, td_verify_result *r)
     return v->r.status;
 }
 
+int td_verify_result_merge(td_verify_result *into, const td_verify_result *part, uint64_t part_pos)
+{
+    if (!into || !part)
+        return TD_EINVAL;
+    if (part->mismatches && part->first_mismatch > UINT64_MAX - part_pos)
+        return TD_ERANGE;
+    uint64_t first = part_pos + part->first_mismatch;
+    if (part->mismatches && (!into->mismatches || first < into->first_mismatch))
+        into->first_mismatch = first;
+    into->received += part->received;
+    into->compared += part->compared;
+    into->mismatches += part->mismatches;
+    into->missing += part->missing;
+    into->extra += part->extra;
+    into->extra_is_lower_bound |= part->extra_is_lower_bound;
+    into->sampled += part->sampled;
+    into->sampled_agree += part->sampled_agree;
+    into->chance += part->chance;
+    /* the lower code, so that the sum does not depend on the pieces' order */
+    if (part->status != TD_OK && (into->status == TD_OK || part->status < into->status))
+        into->status = part->status;
+    return TD_OK;
+}
+
 void td_verifier_free(td_verifier *v)
 {
     if (!v)

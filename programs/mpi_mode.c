@@ -421,13 +421,10 @@ int cli_mpi_module_gen(const cli_mpi_job *j)
 
 /* What one rank found; reduced over all ranks. */
 typedef struct tally {
-    uint64_t first;    /* lowest differing position in the data, UINT64_MAX: none */
-    uint64_t bad;      /* differing bytes */
-    uint64_t compared; /* bytes compared */
+    td_verify_result r; /* the ranges compared, positions in the whole data (td_verify_result_merge) */
     uint64_t short_first, nshort;   /* files: lowest short file index, count */
     uint64_t long_first, nlong;     /* files: lowest long file index, count */
     uint64_t missing_first, nmissing;
-    uint64_t sampled, agree, chance; /* td_verify_result's, summed */
 } tally;
 
 /* Compare bytes [pos, pos+len) of fd with the data's bytes from data_off
@@ -465,13 +462,10 @@ static int verify_range(const cli_mpi_job *j, int fd, const char *path, uint8_t 
     }
     td_verifier_finish(v, &r);
     td_verifier_free(v);
-    if (r.mismatches && data_off + r.first_mismatch < t->first)
-        t->first = data_off + r.first_mismatch;
-    t->bad += r.mismatches;
-    t->compared += r.compared;
-    t->sampled += r.sampled;
-    t->agree += r.sampled_agree;
-    t->chance += r.chance;
+    /* only what was compared: the sizes are checked apart */
+    r.received = r.missing = r.extra = 0;
+    r.status = TD_OK;
+    (void)td_verify_result_merge(&t->r, &r, data_off);
     return 0;
 }
 
@@ -487,30 +481,42 @@ static void u64_min(void *in, void *inout, int *len, MPI_Datatype *type)
             b[i] = a[i];
 }
 
+/* td_verify_result_merge as an MPI operation on whole td_verify_results. */
+static void merge_results(void *in, void *inout, int *len, MPI_Datatype *type)
+{
+    const td_verify_result *a = in;
+    td_verify_result *b = inout;
+    (void)type;
+    for (int i = 0; i < *len; i++)
+        (void)td_verify_result_merge(&b[i], &a[i], 0);
+}
+
 static void reduce(tally *t)
 {
-    uint64_t mins[4] = {t->first, t->short_first, t->long_first, t->missing_first};
-    uint64_t sums[8] = {t->bad,     t->compared, t->nshort, t->nlong,
-                        t->nmissing, t->sampled, t->agree, t->chance};
-    uint64_t rmins[4], rsums[8];
-    MPI_Op op_min;
+    uint64_t mins[3] = {t->short_first, t->long_first, t->missing_first};
+    uint64_t sums[3] = {t->nshort, t->nlong, t->nmissing};
+    uint64_t rmins[3], rsums[3];
+    td_verify_result rr;
+    MPI_Datatype vr;
+    MPI_Op op_min, op_merge;
     MPI_Op_create(u64_min, 1, &op_min);
-    MPI_Reduce(mins, rmins, 4, MPI_UINT64_T, op_min, 0, MPI_COMM_WORLD);
+    MPI_Reduce(mins, rmins, 3, MPI_UINT64_T, op_min, 0, MPI_COMM_WORLD);
     MPI_Op_free(&op_min);
-    MPI_Reduce(sums, rsums, 8, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
+    MPI_Reduce(sums, rsums, 3, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
+    MPI_Type_contiguous((int)sizeof(td_verify_result), MPI_BYTE, &vr);
+    MPI_Type_commit(&vr);
+    MPI_Op_create(merge_results, 1, &op_merge);
+    MPI_Reduce(&t->r, &rr, 1, vr, op_merge, 0, MPI_COMM_WORLD);
+    MPI_Op_free(&op_merge);
+    MPI_Type_free(&vr);
     if (rank == 0) {
-        t->first = rmins[0];
-        t->short_first = rmins[1];
-        t->long_first = rmins[2];
-        t->missing_first = rmins[3];
-        t->bad = rsums[0];
-        t->compared = rsums[1];
-        t->nshort = rsums[2];
-        t->nlong = rsums[3];
-        t->nmissing = rsums[4];
-        t->sampled = rsums[5];
-        t->agree = rsums[6];
-        t->chance = rsums[7];
+        t->r = rr;
+        t->short_first = rmins[0];
+        t->long_first = rmins[1];
+        t->missing_first = rmins[2];
+        t->nshort = rsums[0];
+        t->nlong = rsums[1];
+        t->nmissing = rsums[2];
     }
 }
 
@@ -594,7 +600,7 @@ static void report_file(const char *what, const cli_mpi_job *j, uint64_t first, 
 
 int cli_mpi_module_verify(const cli_mpi_job *j)
 {
-    tally t = {UINT64_MAX, 0, 0, UINT64_MAX, 0, UINT64_MAX, 0, UINT64_MAX, 0, 0, 0, 0};
+    tally t = {.short_first = UINT64_MAX, .long_first = UINT64_MAX, .missing_first = UINT64_MAX};
     uint64_t fsize = 0;
     uint8_t *buf;
     double t0;
@@ -629,17 +635,10 @@ int cli_mpi_module_verify(const cli_mpi_job *j)
     double secs = MPI_Wtime() - t0;
     if (rank == 0) {
         /* The whole data set as one verification, worded by the library. */
-        td_verify_result r;
-        memset(&r, 0, sizeof r);
+        td_verify_result r = t.r;
         r.offset = j->s.offset;
         r.expected = j->s.size;
-        r.compared = t.compared;
-        r.mismatches = t.bad;
-        r.first_mismatch = t.bad ? t.first : 0;
-        r.sampled = t.sampled;
-        r.sampled_agree = t.agree;
-        r.chance = t.chance;
-        r.received = j->files ? t.compared : fsize;
+        r.received = j->files ? r.compared : fsize;
         if (!j->files && fsize < j->s.size)
             r.missing = j->s.size - fsize;
         if (!j->files && fsize > j->s.size)
@@ -650,12 +649,12 @@ int cli_mpi_module_verify(const cli_mpi_job *j)
             cli_error_lines(msg);
             st = 1;
         }
-        if (j->files && t.bad) {
+        if (j->files && r.mismatches) {
             uint64_t per = j->s.size / j->files + (j->s.size % j->files != 0);
             char path[4096];
-            shard_path(path, sizeof path, j->path, t.first / per);
+            shard_path(path, sizeof path, j->path, r.first_mismatch / per);
             cli_error("the first difference is in '%s' at byte %llu", path,
-                      (unsigned long long)(t.first % per));
+                      (unsigned long long)(r.first_mismatch % per));
         }
         if (t.nmissing) {
             report_file("missing", j, t.missing_first, t.nmissing);
@@ -670,7 +669,7 @@ int cli_mpi_module_verify(const cli_mpi_job *j)
             st = 1;
         }
         if (st == 0)
-            throughput(j, "verified", t.compared, secs);
+            throughput(j, "verified", r.compared, secs);
     }
     MPI_Bcast(&st, 1, MPI_INT, 0, MPI_COMM_WORLD);
     return finish(st);

@@ -298,6 +298,61 @@ Test(verify, match_and_mismatch, TD_ONE_THREAD)
     free(buf);
 }
 
+/* One verifier's result over [0, n) of buf, from stream offset off + pos. */
+static td_verify_result verify_piece(const td_options *o, const unsigned char *buf, size_t pos, size_t n)
+{
+    td_verifier *v;
+    td_verify_result r;
+    cr_assert_eq(td_verifier_new(&v, TD_RANDOM, o, 4096 + pos, n), TD_OK);
+    cr_assert_eq(td_verifier_update(v, buf + pos, n), TD_OK);
+    (void)td_verifier_finish(v, &r);
+    td_verifier_free(v);
+    return r;
+}
+
+/* Pieces verified apart (MPI ranks) and merged in any order count as the
+ * whole verified at once: every count, the first mismatch, the status. */
+Test(verify, results_of_pieces_merge, TD_ONE_THREAD)
+{
+    const size_t len = 3 * MIB, cut[4] = {0, 700000, 2 * MIB + 1, len};
+    unsigned char *buf = malloc(len);
+    td_options o = opts(TD_ALG_FAST, 11);
+    cr_assert_eq(td_fill(TD_RANDOM, &o, 4096, buf, len), TD_OK);
+    buf[2 * MIB + 3] ^= 1;
+    buf[800000] ^= 4;
+    buf[len - 1] ^= 0x80;
+    td_verify_result whole = verify_piece(&o, buf, 0, len), part[3];
+    for (int i = 0; i < 3; i++)
+        part[i] = verify_piece(&o, buf, cut[i], cut[i + 1] - cut[i]);
+    cr_assert_eq(part[0].status, TD_OK);
+    static const int orders[3][3] = {{0, 1, 2}, {2, 1, 0}, {1, 2, 0}};
+    for (int k = 0; k < 3; k++) {
+        td_verify_result sum;
+        memset(&sum, 0, sizeof sum);
+        for (int i = 0; i < 3; i++) {
+            int j = orders[k][i];
+            cr_assert_eq(td_verify_result_merge(&sum, &part[j], cut[j]), TD_OK);
+        }
+        cr_assert_eq(sum.status, TD_EMISMATCH);
+        cr_assert_eq(sum.mismatches, 3);
+        cr_assert_eq(sum.first_mismatch, 800000);
+        cr_assert_eq(sum.compared, whole.compared);
+        cr_assert_eq(sum.received, whole.received);
+        cr_assert_eq(sum.sampled, whole.sampled);
+        cr_assert_eq(sum.sampled_agree, whole.sampled_agree);
+        /* each piece's chance (its own histograms): close to the whole's */
+        cr_assert(sum.chance + 8 >= whole.chance && sum.chance <= whole.chance + 8, "%llu vs %llu",
+                  (unsigned long long)sum.chance, (unsigned long long)whole.chance);
+    }
+    td_verify_result sum;
+    memset(&sum, 0, sizeof sum);
+    cr_assert_eq(td_verify_result_merge(&sum, &part[2], UINT64_MAX - 1), TD_ERANGE);
+    cr_assert_eq(sum.mismatches, 0, "nothing changed");
+    cr_assert_eq(td_verify_result_merge(NULL, &part[2], 0), TD_EINVAL);
+    cr_assert_eq(td_verify_result_merge(&sum, NULL, 0), TD_EINVAL);
+    free(buf);
+}
+
 static char *tmp_path(const char *name)
 {
     static char path[4096];
