@@ -1297,11 +1297,60 @@ static double cal_error(const td_profile *q, const double want[NCAL], double bou
     return worst;
 }
 
+#define NSETS (sizeof ctx_sets / sizeof ctx_sets[0])
+#define NRATES (sizeof ctx_rates / sizeof ctx_rates[0])
+
+/* One candidate of choose_model, number c (setting ctx_sets[c / NRATES],
+ * rate ctx_rates[c % NRATES]): its context model made from st over base,
+ * generated and measured by cal_error against bound.  The jobs of one run
+ * have their own q, json, gen and tmp; st, base, want and ws are only
+ * read. */
+typedef struct cand_job {
+    const td__like_ctxstats *st;
+    const td__like_model *base;
+    const double *want;
+    wset *ws;
+    size_t c, cap;
+    double bound, e;
+    uint64_t shared;
+    int skip, rc;
+    td_profile *q;
+    td__json_out json;
+    uint8_t *gen, *tmp;
+} cand_job;
+
+static void cand_run(void *x)
+{
+    cand_job *j = x;
+    td_profile *q = j->q;
+    const size_t i = j->c / NRATES, k = j->c % NRATES;
+    j->skip = 0;
+    td__like_tables_unref(q->tables);
+    q->tables = NULL;
+    q->m = *j->base;
+    q->m.doc = TD_LIKE_DOC_MAX; /* one document per block */
+    j->rc = td__like_ctx_make(j->st, ctx_sets[i].K, ctx_sets[i].budget, ctx_sets[i].E, ctx_rates[k], &q->m);
+    if (j->rc != TD_OK)
+        return;
+    if (model_json_size(&q->m, &j->json) > TD_LIKE_MAX_JSON - 4096) {
+        j->skip = 1;
+        return;
+    }
+    if ((j->rc = digest_json(q, &j->json)) != TD_OK)
+        return;
+    j->e = cal_error(q, j->want, j->bound, j->gen, j->tmp, j->cap, j->ws, &j->shared);
+    if (j->e < 0)
+        j->rc = TD_ENOMEM;
+}
+
 /* Replaces p->m (an LZ model, digest set) by a context model of the sample
  * when one comes closer to it under gzip -6 and bzip2 -9, which between
  * them see matches and byte contexts; json then holds the new model's
  * canonical JSON.  Every candidate is generated and measured, as a user
- * would: the models differ in kind, so nothing cheaper ranks them. */
+ * would: the models differ in kind, so nothing cheaper ranks them.  With
+ * two threads, candidates are measured two at a time against the bound of
+ * the pair's start and then taken in order: a stale bound only measures
+ * in full a candidate that loses anyway, so the choice is the one thread's. */
 static int choose_model(td_profile_builder *b, const view *rv, td_profile *p, td__json_out *json)
 {
     if (b->o.model == TD_PROFILE_MODEL_LZ)
@@ -1311,11 +1360,27 @@ static int choose_model(td_profile_builder *b, const view *rv, td_profile *p, td
     size_t nv = 0, cap = compressBound(CAL_SAMPLE) + CAL_SAMPLE / 100 + 600; /* gzip's, bzip2's */
     td__like_ctxstats *st = NULL;
     wset ws = {NULL, 0};
-    td_profile *q = calloc(1, sizeof *q), *best = calloc(1, sizeof *best);
-    uint8_t *gen = malloc(CAL_BYTES), *tmp = malloc(cap);
-    int rc = TD_ENOMEM;
-    if (!q || !best || !gen || !tmp)
+    td_pool *pool = NULL;
+    unsigned nt = b->o.threads ? b->o.threads : td__ncpus();
+    if (nt > 1)
+        (void)td__pool_new(&pool, 1); /* none: one at a time */
+    const size_t batch = td__pool_size(pool) > 1 ? 2 : 1;
+    cand_job cj[2];
+    memset(cj, 0, sizeof cj);
+    td_profile *best = calloc(1, sizeof *best);
+    int rc = best ? TD_OK : TD_ENOMEM;
+    for (size_t t = 0; t < batch && rc == TD_OK; t++) {
+        cj[t].cap = cap;
+        cj[t].q = calloc(1, sizeof *cj[t].q);
+        cj[t].gen = malloc(CAL_BYTES);
+        cj[t].tmp = malloc(cap);
+        if (!cj[t].q || !cj[t].gen || !cj[t].tmp)
+            rc = TD_ENOMEM;
+    }
+    if (rc != TD_OK)
         goto out;
+    td_profile *q = cj[0].q;
+    uint8_t *gen = cj[0].gen, *tmp = cj[0].tmp;
     /* at most 4 MiB of regions, spread evenly: the contexts' sort holds
      * 16 bytes per byte counted */
     for (size_t i = 0; i < 4 && i < b->nr; i++) {
@@ -1359,7 +1424,7 @@ static int choose_model(td_profile_builder *b, const view *rv, td_profile *p, td
     if ((rc = digest_json(q, json)) != TD_OK) /* json holds p->m's (build_model) */
         goto out;
     /* context: any candidate beats the LZ model */
-    uint64_t shared_lz = UINT64_MAX, shared = 0;
+    uint64_t shared_lz = UINT64_MAX;
     double err = b->o.model == TD_PROFILE_MODEL_CONTEXT
                      ? HUGE_VAL
                      : cal_error(q, want, HUGE_VAL, gen, tmp, cap, &ws, &shared_lz);
@@ -1368,43 +1433,44 @@ static int choose_model(td_profile_builder *b, const view *rv, td_profile *p, td
         rc = TD_ENOMEM;
         goto out;
     }
-    for (size_t i = 0; i < sizeof ctx_sets / sizeof ctx_sets[0]; i++)
-        for (size_t k = 0; k < sizeof ctx_rates / sizeof ctx_rates[0]; k++) {
-            td__like_tables_unref(q->tables);
-            q->tables = NULL;
-            q->m = p->m;
-            q->m.doc = TD_LIKE_DOC_MAX; /* one document per block */
-            rc = td__like_ctx_make(st, ctx_sets[i].K, ctx_sets[i].budget, ctx_sets[i].E, ctx_rates[k], &q->m);
-            if (rc != TD_OK)
+    for (size_t c0 = 0; c0 < NSETS * NRATES; c0 += batch) {
+        size_t nb = TD_MIN(batch, NSETS * NRATES - c0);
+        for (size_t t = 0; t < nb; t++) {
+            cj[t].st = st;
+            cj[t].base = &p->m;
+            cj[t].want = want;
+            cj[t].ws = &ws;
+            cj[t].c = c0 + t;
+            cj[t].bound = err;
+        }
+        td__pool_run(pool, cand_run, cj, sizeof cj[0], nb);
+        for (size_t t = 0; t < nb; t++) {
+            if ((rc = cj[t].rc) != TD_OK)
                 goto out;
-            if (model_json_size(&q->m, json) > TD_LIKE_MAX_JSON - 4096)
-                continue;
-            if ((rc = digest_json(q, json)) != TD_OK)
-                goto out;
-            double e = cal_error(q, want, err, gen, tmp, cap, &ws, &shared);
-            if (e < 0) {
-                rc = TD_ENOMEM;
-                goto out;
-            }
             /* never more of the sample's strings than the LZ model makes */
-            if (e < err && shared <= shared_lz) {
-                err = e;
-                best->m = q->m;
+            if (!cj[t].skip && cj[t].e < err && cj[t].shared <= shared_lz) {
+                err = cj[t].e;
+                best->m = cj[t].q->m;
                 found = 1;
             }
         }
+    }
     if (found)
         p->m = best->m;
     rc = model_json_size(&p->m, json) == SIZE_MAX ? TD_ENOMEM : TD_OK;
 out:
+    td__pool_free(pool);
     td__like_ctx_stats_free(st);
     free(ws.h);
-    if (q)
-        td__like_tables_unref(q->tables);
-    free(q);
+    for (size_t t = 0; t < 2; t++) {
+        if (cj[t].q)
+            td__like_tables_unref(cj[t].q->tables);
+        free(cj[t].q);
+        free(cj[t].gen);
+        free(cj[t].tmp);
+        free(cj[t].json.buf);
+    }
     free(best);
-    free(gen);
-    free(tmp);
     return rc;
 }
 

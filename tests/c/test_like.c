@@ -542,8 +542,9 @@ Test(like, builder_chunking_invariant, TD_ONE_THREAD)
     free(s);
 }
 
-/* With two threads the fingerprint is measured while the model is built:
- * the same model, the same ratios, and a fingerprint in every case. */
+/* With two threads the fingerprint is measured while the model is built,
+ * and the context-model candidates two at a time (choose_model): the same
+ * model, the same ratios, and a fingerprint in every case. */
 Test(like, builder_threads_same_profile)
 {
     size_t n = (3u << 20) / 2;
