@@ -172,11 +172,11 @@ int td_analysis_json_error(const char *file, const char *error, char *buf, size_
     return finish(&o);
 }
 
-/* A quotient, or null when the denominator is missing (0). */
-static void put_quotient(out *o, const char *key, double num, double den, double minus)
+/* ", KEY: v", or null where the profile has no figure (have == 0). */
+static void put_opt(out *o, const char *key, int have, double v)
 {
-    if (den > 0)
-        put_ratio(o, ", ", key, num / den - minus);
+    if (have)
+        put_ratio(o, ", ", key, v);
     else
         putf(o, ", \"%s\": null", key);
 }
@@ -195,16 +195,11 @@ int td_profile_comparison_json(const td_profile_comparison *c, const char *file,
         putf(&o, "%s\"%s\": {", k ? ", " : "", td_codec_name(k));
         put_ratio(&o, "", "ratio", c->ratio[k]);
         put_ratio(&o, ", ", "ns_per_byte", c->ns_per_byte[k]);
-        if (c->ref_ratio[k] > 0)
-            put_ratio(&o, ", ", "profile_ratio", c->ref_ratio[k]);
-        else
-            putf(&o, ", \"profile_ratio\": null");
-        if (c->ref_ns_per_byte[k] > 0)
-            put_ratio(&o, ", ", "profile_ns_per_byte", c->ref_ns_per_byte[k]);
-        else
-            putf(&o, ", \"profile_ns_per_byte\": null");
-        put_quotient(&o, "error", c->ratio[k], c->ref_ratio[k], 1.0);
-        put_quotient(&o, "cost", c->ns_per_byte[k], c->ref_ns_per_byte[k], 0.0);
+        int hr = c->ref_ratio[k] > 0, hn = c->ref_ns_per_byte[k] > 0;
+        put_opt(&o, "profile_ratio", hr, c->ref_ratio[k]);
+        put_opt(&o, "profile_ns_per_byte", hn, c->ref_ns_per_byte[k]);
+        put_opt(&o, "error", hr, hr ? c->ratio[k] / c->ref_ratio[k] - 1 : 0);
+        put_opt(&o, "cost", hn, hn ? c->ns_per_byte[k] / c->ref_ns_per_byte[k] : 0);
         put(&o, "}", 1);
     }
     put(&o, "}}", 2);

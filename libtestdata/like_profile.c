@@ -1433,13 +1433,15 @@ static int choose_model(td_profile_builder *b, const view *rv, td_profile *p, td
         rc = TD_ENOMEM;
         goto out;
     }
+    for (size_t t = 0; t < batch; t++) {
+        cj[t].st = st;
+        cj[t].base = &p->m;
+        cj[t].want = want;
+        cj[t].ws = &ws;
+    }
     for (size_t c0 = 0; c0 < NSETS * NRATES; c0 += batch) {
         size_t nb = TD_MIN(batch, NSETS * NRATES - c0);
         for (size_t t = 0; t < nb; t++) {
-            cj[t].st = st;
-            cj[t].base = &p->m;
-            cj[t].want = want;
-            cj[t].ws = &ws;
             cj[t].c = c0 + t;
             cj[t].bound = err;
         }
