@@ -183,6 +183,30 @@ uint64_t cli_parse_size(const char *text, const char *what);
 /* A --threads value (0: all cores) or die with the option table's usage error. */
 unsigned cli_parse_threads(const char *text);
 
+/* ---- one report per FILE (cli_util.c) ---------------------------------- */
+
+/* How a command that reports on files (analyze, profile --check) measures
+ * one and prints what it found; ctx holds the command's last result. */
+typedef struct cli_file_report {
+    /* Measure the open fd; TD_OK, or a library code (TD_EIO with errno). */
+    int (*measure)(void *ctx, int fd);
+    /* Why measure failed with rc, other than TD_EIO (NULL: td_strerror). */
+    const char *(*why)(int rc);
+    /* The text report of the last result; i is the FILE's index. */
+    void (*print_text)(void *ctx, const char *name, int i);
+    /* The library's JSON object of the last result for file, and the room
+     * it needs at most for a name of name_len bytes. */
+    int (*json)(void *ctx, const char *file, char *buf, size_t cap);
+    size_t (*json_max)(size_t name_len);
+} cli_file_report;
+
+/* Each FILE operand ('-': stdin) measured and reported: in text, or with
+ * json as one JSON array of the library's objects (the library's error
+ * object for a FILE that could not be measured).  A FILE that cannot be
+ * opened or read is named on stderr and the others are still measured.
+ * 0, or CLI_EXIT_FAIL if one could not be. */
+int cli_report_files(const cli_args *a, int json, const cli_file_report *r, void *ctx);
+
 /* ---- progress (cli_progress.c) ----------------------------------------- */
 
 typedef struct cli_progress {

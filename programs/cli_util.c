@@ -1,4 +1,5 @@
-/* Messages, exit statuses, the standard descriptors and signals. */
+/* Messages, exit statuses, the standard descriptors, signals, and the
+ * loop of the commands that report on files. */
 #define _GNU_SOURCE
 #include "cli.h"
 
@@ -268,4 +269,66 @@ const char *cli_tree_why(int e)
         return "something that is not a directory is there (a symlink or file where a "
                "directory of the tree should be is never followed or replaced)";
     return strerror(e);
+}
+
+/* The JSON object, in a buffer of the room it needs; with ok 0, the
+ * library's error object. */
+static void print_json(const cli_file_report *r, void *ctx, const char *file, int ok,
+                       const char *why)
+{
+    size_t n = strlen(file), cap = r->json_max(n);
+    if (cap < TD_ANALYSIS_JSON_MAX(n)) /* the error object's */
+        cap = TD_ANALYSIS_JSON_MAX(n);
+    char *buf = malloc(cap);
+    if (!buf) {
+        cli_error("out of memory");
+        exit(CLI_EXIT_FAIL);
+    }
+    if (ok)
+        (void)r->json(ctx, file, buf, cap);
+    else
+        (void)td_analysis_json_error(file, why, buf, cap);
+    fputs(buf, stdout);
+    free(buf);
+}
+
+int cli_report_files(const cli_args *a, int json, const cli_file_report *r, void *ctx)
+{
+    int status = 0;
+    if (json)
+        printf("[");
+    for (int i = 0; i < a->npos; i++) {
+        const char *path = a->pos[i], *why;
+        int stdin_ = strcmp(path, "-") == 0, rc;
+        const char *name = stdin_ ? "stdin" : path;
+        int fd = stdin_ ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0) {
+            why = strerror(errno);
+            cli_error("cannot open '%s': %s", path, why);
+            rc = TD_EIO;
+        } else {
+            rc = r->measure(ctx, fd);
+            why = rc == TD_EIO ? strerror(errno) : r->why && r->why(rc) ? r->why(rc) : td_strerror(rc);
+            if (rc == TD_EIO)
+                cli_error("read error on '%s': %s", name, why);
+            else if (rc != TD_OK)
+                cli_error("'%s': %s", name, why);
+            if (!stdin_)
+                close(fd);
+        }
+        if (json) {
+            if (i)
+                printf(",\n ");
+            print_json(r, ctx, path, rc == TD_OK, why);
+        } else if (rc == TD_OK) {
+            r->print_text(ctx, name, i);
+        }
+        if (rc != TD_OK)
+            status = CLI_EXIT_FAIL;
+        if (fflush(stdout) != 0)
+            return status; /* no reader or no space: reported at exit */
+    }
+    if (json)
+        printf("]\n");
+    return status; /* a write error is reported at exit (cli_check_stdout_at_exit) */
 }

@@ -2,12 +2,7 @@
 #define _GNU_SOURCE
 #include "cli.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
+#include <stdio.h>
 
 enum { O_JSON, O_SAMPLE, O_THREADS };
 
@@ -23,38 +18,34 @@ static const cli_opt analyze_opts[] = {
     {NULL, 0, NULL, NULL},
 };
 
-/* Analyse one input; TD_OK, or the library's code with the message printed
- * and its reason in *why. */
-static int analyze_one(const char *path, const td_analyze_options *ao, td_analysis *r,
-                       const char **why)
-{
-    int stdin_ = strcmp(path, "-") == 0, rc;
-    const char *name = stdin_ ? "stdin" : path;
-    int fd = stdin_ ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
+/* The command's state for cli_report_files: the options and the last result. */
+typedef struct analyze_ctx {
+    td_analyze_options ao;
+    td_analysis r;
+} analyze_ctx;
 
-    if (fd < 0) {
-        *why = strerror(errno);
-        cli_error("cannot open '%s': %s", path, *why);
-        return TD_EIO;
-    }
-    rc = td_analyze_fd(fd, ao, NULL, r);
-    if (rc == TD_EIO) {
-        *why = strerror(errno);
-        cli_error("read error on '%s': %s", name, *why);
-    } else if (rc != TD_OK) {
-        *why = td_strerror(rc);
-        cli_error("analyze '%s': %s", name, *why);
-    }
-    if (!stdin_)
-        close(fd);
-    return rc;
+static int measure(void *ctx, int fd)
+{
+    analyze_ctx *x = ctx;
+    return td_analyze_fd(fd, &x->ao, NULL, &x->r);
 }
 
-static void print_text(const char *name, const td_analysis *r)
+static int json(void *ctx, const char *file, char *buf, size_t cap)
 {
+    return td_analysis_json(&((analyze_ctx *)ctx)->r, file, buf, cap);
+}
+
+static size_t json_max(size_t name_len)
+{
+    return TD_ANALYSIS_JSON_MAX(name_len);
+}
+
+static void print_text(void *ctx, const char *name, int i)
+{
+    const td_analysis *r = &((analyze_ctx *)ctx)->r;
     char h[32], hs[32];
     cli_human(h, sizeof h, r->size);
-    printf("%s\n", name);
+    printf("%s%s\n", i ? "\n" : "", name);
     printf("  size        %llu bytes (%s)\n", (unsigned long long)r->size, h);
     printf("  entropy     %.3f bits/byte\n", r->entropy);
     for (int c = 0; c < TD_CODEC_COUNT; c++) {
@@ -79,67 +70,24 @@ static void print_text(const char *name, const td_analysis *r)
     printf("  verdict     %s\n", r->verdict);
 }
 
-/* One JSON object (the library renders it, for Python too); "error" when
- * r is NULL. */
-static void print_json(const char *name, const td_analysis *r, const char *why)
-{
-    size_t cap = TD_ANALYSIS_JSON_MAX(strlen(name));
-    char *buf = malloc(cap);
-    if (!buf) {
-        cli_error("out of memory");
-        exit(CLI_EXIT_FAIL);
-    }
-    if (r)
-        (void)td_analysis_json(r, name, buf, cap);
-    else
-        (void)td_analysis_json_error(name, why, buf, cap);
-    fputs(buf, stdout);
-    free(buf);
-}
-
 static int run(const cli_cmd *cmd, int argc, char **argv)
 {
+    static const cli_file_report report = {measure, NULL, print_text, json, json_max};
     cli_args a;
-    td_analyze_options ao;
-    int status = 0, werr = 0, json;
+    analyze_ctx x;
 
     cli_parse(cmd, argc, argv, &a);
     if (a.npos < 1)
         cli_usage_error("analyze needs FILE... or - for stdin");
-    json = a.count[O_JSON] > 0;
-    td_analyze_options_init(&ao);
+    td_analyze_options_init(&x.ao);
     if (a.val[O_SAMPLE])
-        ao.sample_bytes = cli_parse_size(a.val[O_SAMPLE], "--sample");
+        x.ao.sample_bytes = cli_parse_size(a.val[O_SAMPLE], "--sample");
     if (a.val[O_THREADS])
-        ao.threads = cli_parse_threads(a.val[O_THREADS]);
+        x.ao.threads = cli_parse_threads(a.val[O_THREADS]);
     char msg[256];
-    if (td_analyze_options_check(&ao, msg, sizeof msg) != TD_OK)
+    if (td_analyze_options_check(&x.ao, msg, sizeof msg) != TD_OK)
         cli_usage_error("%s", msg);
-    if (json)
-        printf("[");
-    for (int i = 0; i < a.npos; i++) {
-        td_analysis r;
-        const char *name = a.pos[i], *why = "error";
-        int rc = analyze_one(name, &ao, &r, &why);
-        if (json) {
-            if (i)
-                printf(",\n ");
-            print_json(name, rc == TD_OK ? &r : NULL, why);
-        } else if (rc == TD_OK) {
-            if (i)
-                printf("\n");
-            print_text(strcmp(name, "-") == 0 ? "stdin" : name, &r);
-        }
-        if (fflush(stdout) != 0) {
-            werr = errno; /* no reader or no space: no point in going on */
-            break;
-        }
-        if (rc != TD_OK)
-            status = CLI_EXIT_FAIL;
-    }
-    if (!werr && json)
-        printf("]\n");
-    return status; /* a write error is reported at exit (cli_check_stdout_at_exit) */
+    return cli_report_files(&a, a.count[O_JSON] > 0, &report, &x);
 }
 
 const cli_cmd cli_cmd_analyze = {

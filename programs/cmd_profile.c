@@ -144,25 +144,37 @@ static int write_profile(const td_profile *p, const char *path)
     return 0;
 }
 
-/* One JSON object of the library's; with c NULL, the error object. */
-static void print_json(const char *name, const td_profile_comparison *c, const char *why)
+/* The state of --check for cli_report_files: the profile and the last result. */
+typedef struct check_ctx {
+    td_profile *ref;
+    td_profile_comparison c;
+} check_ctx;
+
+static int measure(void *ctx, int fd)
 {
-    size_t cap = TD_PROFILE_COMPARISON_JSON_MAX(strlen(name));
-    char *buf = malloc(cap);
-    if (!buf) {
-        cli_error("out of memory");
-        exit(CLI_EXIT_FAIL);
-    }
-    if (c)
-        (void)td_profile_comparison_json(c, name, buf, cap);
-    else
-        (void)td_analysis_json_error(name, why, buf, cap);
-    fputs(buf, stdout);
-    free(buf);
+    check_ctx *x = ctx;
+    return td_profile_compare_fd(x->ref, fd, &x->c);
 }
 
-static void print_text(const char *name, const td_profile_comparison *c)
+static const char *why(int rc)
 {
+    return rc == TD_ECORPUS ? "empty" : NULL;
+}
+
+static int json(void *ctx, const char *file, char *buf, size_t cap)
+{
+    return td_profile_comparison_json(&((check_ctx *)ctx)->c, file, buf, cap);
+}
+
+static size_t json_max(size_t name_len)
+{
+    return TD_PROFILE_COMPARISON_JSON_MAX(name_len);
+}
+
+static void print_text(void *ctx, const char *name, int i)
+{
+    const td_profile_comparison *c = &((check_ctx *)ctx)->c;
+    (void)i;
     printf("%s\n", name);
     if (c->piece)
         printf("  (cost timed in pieces of %llu bytes, as the profile's sample was)\n",
@@ -185,42 +197,17 @@ static void print_text(const char *name, const td_profile_comparison *c)
  * MiB, timed in the profile's regime); 0, or 1 if a FILE could not be read. */
 static int check(const cli_args *a)
 {
-    td_profile *ref = open_profile("--check profile", a->val[O_CHECK]);
-    int json = a->count[O_JSON] > 0, status = 0;
+    static const cli_file_report report = {measure, why, print_text, json, json_max};
+    check_ctx x = {.ref = open_profile("--check profile", a->val[O_CHECK])};
+    int json_ = a->count[O_JSON] > 0;
 
-    if (json)
-        printf("[");
-    else
-        print_fingerprint(stdout, a->val[O_CHECK], ref);
-    for (int i = 0; i < a->npos; i++) {
-        int stdin_ = strcmp(a->pos[i], "-") == 0;
-        const char *name = stdin_ ? "stdin" : a->pos[i];
-        int fd = stdin_ ? STDIN_FILENO : open(a->pos[i], O_RDONLY | O_CLOEXEC);
-        td_profile_comparison c;
-        int rc = fd < 0 ? TD_EIO : td_profile_compare_fd(ref, fd, &c);
-        const char *why = rc == TD_EIO ? strerror(errno) : rc == TD_ECORPUS ? "empty" : td_strerror(rc);
-        if (rc == TD_EIO)
-            cli_error("cannot read '%s': %s", name, why);
-        else if (rc != TD_OK)
-            cli_error("'%s': %s", name, why);
-        if (fd >= 0 && !stdin_)
-            close(fd);
-        if (json) {
-            if (i)
-                printf(",\n ");
-            print_json(a->pos[i], rc == TD_OK ? &c : NULL, why);
-        } else if (rc == TD_OK) {
-            print_text(name, &c);
-        }
-        if (rc != TD_OK)
-            status = CLI_EXIT_FAIL;
-    }
-    if (json)
-        printf("]\n");
-    else if (td_profile_fingerprint(ref, 0, NULL, NULL) == TD_ERANGE)
+    if (!json_)
+        print_fingerprint(stdout, a->val[O_CHECK], x.ref);
+    int status = cli_report_files(a, json_, &report, &x);
+    if (!json_ && td_profile_fingerprint(x.ref, 0, NULL, NULL) == TD_ERANGE)
         printf("(%s has no fingerprint: it was made with --no-fingerprint)\n", a->val[O_CHECK]);
-    td_profile_free(ref);
-    return status; /* a write error is reported at exit (cli_check_stdout_at_exit) */
+    td_profile_free(x.ref);
+    return status;
 }
 
 /* -o naming a sample file (the same file by any name, or stdin's) would

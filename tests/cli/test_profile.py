@@ -92,7 +92,7 @@ def test_check_reads_stdin_and_reports_bad_files(run, tmp_path):
             input=sample.read_bytes())
     assert r.returncode == 1, r.stderr
     assert b"'" + bytes(empty) + b"': empty" in r.stderr, r.stderr
-    assert b"cannot read '" + bytes(tmp_path / "missing") + b"'" in r.stderr, r.stderr
+    assert b"cannot open '" + bytes(tmp_path / "missing") + b"'" in r.stderr, r.stderr
     out = r.stdout.decode()
     assert "\nstdin\n" in out and f"\n{sample}\n" in out, out
     rows = [ln.split() for ln in out.splitlines() if ln.split()[:1] == ["gzip"]]
@@ -166,7 +166,7 @@ def test_check_json(run, tmp_path):
     sample = tmp_path / "s"
     run("gen", "like", "200K", "--profile", "html", "--seed", 2, "-o", sample, check=True)
     r = run("profile", "--check", "html", "--json", sample, tmp_path / "missing")
-    assert r.returncode == 1 and b"cannot read" in r.stderr, r.stderr
+    assert r.returncode == 1 and b"cannot open" in r.stderr, r.stderr
     got = json.loads(r.stdout)
     assert len(got) == 2 and got[1] == {"file": str(tmp_path / "missing"),
                                         "error": "No such file or directory"}
