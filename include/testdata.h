@@ -1516,7 +1516,8 @@ typedef struct td_profile_options {
     /** Threads for td_profile_builder_finish() (default 1; 0 = all cores;
      *  at most 2 are used): with two, the fingerprint is measured on a
      *  second thread while the model is built, and the context models the
-     *  builder tries (TD_PROFILE_MODEL_AUTO, _CONTEXT) two at a time.  The profile's model does
+     *  builder tries (TD_PROFILE_MODEL_AUTO, _CONTEXT) are measured two at
+     *  a time once the fingerprint is done.  The profile's model does
      *  not depend on it, and the fingerprint's timings are each codec's own
      *  thread CPU time. */
     uint32_t threads;

@@ -1350,8 +1350,11 @@ static void cand_run(void *x)
  * would: the models differ in kind, so nothing cheaper ranks them.  With
  * two threads, candidates are measured two at a time against the bound of
  * the pair's start and then taken in order: a stale bound only measures
- * in full a candidate that loses anyway, so the choice is the one thread's. */
-static int choose_model(td_profile_builder *b, const view *rv, td_profile *p, td__json_out *json)
+ * in full a candidate that loses anyway, so the choice is the one thread's.
+ * While *fp_busy (the fingerprint on another thread), two threads measure
+ * one candidate at a time: never more than two threads compute. */
+static int choose_model(td_profile_builder *b, const view *rv, td_profile *p, td__json_out *json,
+                        const int *fp_busy)
 {
     if (b->o.model == TD_PROFILE_MODEL_LZ)
         return TD_OK;
@@ -1439,8 +1442,9 @@ static int choose_model(td_profile_builder *b, const view *rv, td_profile *p, td
         cj[t].want = want;
         cj[t].ws = &ws;
     }
-    for (size_t c0 = 0; c0 < NSETS * NRATES; c0 += batch) {
-        size_t nb = TD_MIN(batch, NSETS * NRATES - c0);
+    for (size_t c0 = 0; c0 < NSETS * NRATES;) {
+        size_t k = fp_busy && __atomic_load_n(fp_busy, __ATOMIC_ACQUIRE) ? 1 : batch;
+        size_t nb = TD_MIN(k, NSETS * NRATES - c0);
         for (size_t t = 0; t < nb; t++) {
             cj[t].c = c0 + t;
             cj[t].bound = err;
@@ -1456,6 +1460,7 @@ static int choose_model(td_profile_builder *b, const view *rv, td_profile *p, td
                 found = 1;
             }
         }
+        c0 += nb;
     }
     if (found)
         p->m = best->m;
@@ -1480,6 +1485,7 @@ typedef struct finish_job {
     td_profile_builder *b;
     td_profile *p;
     td__json_out *json;
+    int *fp_busy; /* nonzero while the fingerprint runs on another thread */
     int fp, rc;
 } finish_job;
 
@@ -1498,13 +1504,14 @@ static void finish_run(void *x)
         if (j->rc == TD_OK)
             j->rc = build_model(j->b, rv, j->p, j->json);
         if (j->rc == TD_OK)
-            j->rc = choose_model(j->b, rv, j->p, j->json);
+            j->rc = choose_model(j->b, rv, j->p, j->json, j->fp_busy);
         for (size_t i = 0; rv && i < b->nr; i++)
             free(rv[i].own);
         free(rv);
     } else if (j->fp) {
         j->p->have_fp = fingerprint(b->r[0].buf, b->r[0].len < FP_BYTES ? b->r[0].len : FP_BYTES,
                                     (size_t)b->o.fingerprint_piece, j->p->fp_ratio, j->p->fp_ns) == TD_OK;
+        __atomic_store_n(j->fp_busy, 0, __ATOMIC_RELEASE);
     }
 }
 
@@ -1538,12 +1545,14 @@ int td_profile_builder_finish(td_profile_builder *b, td_profile **out)
         p->sampled_bytes += b->r[i].len;
     /* The fingerprint (xz -6 most of it) and the model are independent:
      * with a second thread, one measures while the other parses. */
-    finish_job j[2] = {{.b = b, .p = p, .json = &json},
-                       {.b = b, .p = p, .fp = b->o.fingerprint && b->nr}};
+    int fp_busy = 0;
+    finish_job j[2] = {{.b = b, .p = p, .json = &json, .fp_busy = &fp_busy},
+                       {.b = b, .p = p, .fp = b->o.fingerprint && b->nr, .fp_busy = &fp_busy}};
     unsigned nt = b->o.threads ? b->o.threads : td__ncpus();
     td_pool *pool = NULL;
     if (nt > 1 && j[1].fp)
         (void)td__pool_new(&pool, 1); /* no worker: both on this thread */
+    fp_busy = td__pool_size(pool) > 1;
     td__pool_run(pool, finish_run, j, sizeof j[0], 2);
     td__pool_free(pool);
     rc = j[0].rc;

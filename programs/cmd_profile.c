@@ -28,7 +28,7 @@ static const cli_opt profile_opts[] = {
     [O_NOFP] = {"no-fingerprint", 0, NULL, "do not measure the compressors (faster)"},
     [O_THREADS] = {"threads", 0, "N",
                    "threads (default 1; 0 = all cores; at most 2 are used): the compressors are "
-                   "measured while the sample is parsed, and the candidate models two at a time; the "
+                   "measured while the sample is parsed, then the candidate models two at a time; the "
                    "profile does not change"},
     [O_CHECK] = {"check", 0, "PROFILE",
                  "measure each FILE's first MiB and print its ratio and compressor cost next to "
