@@ -15,36 +15,20 @@ The first S bytes are drawn from the order-1 table.  Full (unpruned)
 tables: an upper bound for such a model, no budget, no permutation.
 
 Prints the ratio of the sample and of the output (the sample's length,
-seed 1) under gzip -6, zstd -3/-19, lz4 -1/-9, xz -6, bzip2 -9, brotli -5
-and snappy, and the 32-byte windows of the output (every 8th) found in
+seed 1) under like_metrics.py's ten codecs, and the 32-byte windows of the output (every 8th) found in
 the sample that are not one repeated byte.
 
 usage: like_record_oracle.py [--no-phase] SAMPLE [STRIDE]   (first MiB)
 """
-import bz2
 import collections
-import lzma
+import os
 import random
 import sys
-import zlib
 
-import brotli
-import lz4.block
 import numpy
-import snappy
-import zstandard
 
-
-def sizes(b):
-    return {"gzip-6": len(zlib.compress(b, 6)),
-            "zstd-3": len(zstandard.ZstdCompressor(level=3).compress(b)),
-            "zstd-19": len(zstandard.ZstdCompressor(level=19).compress(b)),
-            "lz4-1": len(lz4.block.compress(b)),
-            "lz4-9": len(lz4.block.compress(b, mode="high_compression", compression=9)),
-            "xz-6": len(lzma.compress(b, preset=6)),
-            "bzip2-9": len(bz2.compress(b, 9)),
-            "brotli-5": len(brotli.compress(b, quality=5)),
-            "snappy": len(snappy.compress(b))}
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import like_metrics as lm  # noqa: E402
 
 
 def draw(rng, tabs, cache, keys):
@@ -107,12 +91,12 @@ def main():
         out.append(x)
         prev = x == b
     out = bytes(out)
-    a, g = sizes(data), sizes(out)
+    a, g = lm.ratios(data), lm.ratios(out)
     errs = []
     for k in a:
-        e = 100 * (a[k] / g[k] - 1)
+        e = 100 * (g[k] / a[k] - 1)
         errs.append(abs(e))
-        print("%-8s sample %7.3f  oracle %7.3f  error %+6.1f%%" % (k, n / a[k], n / g[k], e))
+        print("%-8s sample %7.3f  oracle %7.3f  error %+6.1f%%" % (k, a[k], g[k], e))
     errs.sort()
     print("median |error| %.1f%%, worst %.1f%%" % (errs[len(errs) // 2], errs[-1]))
     w = set(data[i:i + 32] for i in range(n - 32))
