@@ -1,7 +1,7 @@
 #!/bin/sh
 # Regenerate tests/c/golden_like.inc with the built CLI (only when the like
 # byte format or a built-in profile changes on purpose).  pdf and jpeg are LZ
-# models, the others context models (format 8).
+# models, the others context models (formats 8 and 9).
 # Usage: tools/golden_like.sh build/programs/testdata
 set -e
 T=${1:-build/programs/testdata}

@@ -99,7 +99,7 @@ Test(text, registered, TD_ONE_THREAD)
     cr_assert_eq(td_options_set(&o, TD_TEXT, "threads", "2"), TD_OK);
     cr_assert_eq(td_options_set(&o, TD_TEXT, "algorithm", "fast"), TD_EOPTION);
     cr_assert_eq(td_options_set(&o, TD_TEXT, "ratio", "2"), TD_EOPTION);
-    cr_assert_eq(TD_FORMAT_VERSION, 8);
+    cr_assert_eq(TD_FORMAT_VERSION, 9);
 }
 
 /* ---- golden vectors ----------------------------------------------------- */
