@@ -1478,7 +1478,7 @@ enum td_profile_model {
     /** The LZ model or a context model, whichever makes data closer to the
      *  sample under lz4 -1, gzip -6, lz4 -9 and bzip2 -9 (the sum of their
      *  errors; the builder generates and measures 256 KiB of each
-     *  candidate: about a second more per profile). */
+     *  candidate: 0.5-3 s of CPU more per profile). */
     TD_PROFILE_MODEL_AUTO = 0,
     /** LZ statistics (matches and literals): the only model before byte
      *  format 8; best for structured and binary data. */

@@ -16,7 +16,8 @@ generator's environment ("" for none); "{sample}" in a value becomes the
 sample's path.  Prints, per sample and codec, the
 signed error of generated data against the sample in %, then the medians
 and how many samples have a median |error| <= 5% (and, of those, no error
-but bzip2's beyond 10%); after the first variant, which samples each later
+but bzip2's beyond 10%) and the spread of every error (sample x codec), of
+all samples and of the hold-outs; after the first variant, which samples each later
 one moves (across 5%, or by 1.5 points or more).  --entropy prints the empirical conditional
 entropies H0..H6 of each sample and of its generated data instead, and
 --ngrams how its repetition is spread over phrases: distinct 4-grams per
@@ -160,6 +161,13 @@ def main():
                                             for c in cs))
         print('samples with median |error| <= 5%%: %d/%d; also no error but bzip2 -9 beyond 10%%: %d'
               % (sum(m <= 0.05 for m in meds), len(meds), ok))
+        for what, rows in (('all', res), ('hold-outs', [r for r in res if r[0].startswith('H:')])):
+            every = sorted(abs(x) for _, e in rows for x in e.values())
+            if every:
+                print('%s, every |error| (sample x codec, %d): median %.1f%%, p75 %.1f%%, within 5%%: %d, '
+                      'within 10%%: %d' % (what, len(every), 100 * statistics.median(every),
+                                          100 * every[(3 * len(every)) // 4], sum(x <= 0.05 for x in every),
+                                          sum(x <= 0.10 for x in every)))
         cur = {n: m for (n, _), m in zip(res, meds)}
         if first is None:
             first = cur
