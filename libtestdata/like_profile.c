@@ -1365,8 +1365,9 @@ static void cand_run(void *x)
 
 /* Replaces p->m (an LZ model, digest set) by a context model of the sample
  * when one comes closer to it under the codecs of cal_codecs; json then
- * holds the new model's canonical JSON.  Every candidate is generated and measured, as a user
- * would: the models differ in kind, so nothing cheaper ranks them.  With
+ * holds the new model's canonical JSON.  Every candidate is generated and
+ * measured, as a user would: the models differ in kind, so nothing cheaper
+ * ranks them.  With
  * two threads, candidates are measured two at a time against the bound of
  * the pair's start and then taken in order: a stale bound only measures
  * in full a candidate that loses anyway, so the choice is the one thread's.

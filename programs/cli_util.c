@@ -308,7 +308,9 @@ int cli_report_files(const cli_args *a, int json, const cli_file_report *r, void
             rc = TD_EIO;
         } else {
             rc = r->measure(ctx, fd);
-            why = rc == TD_EIO ? strerror(errno) : r->why && r->why(rc) ? r->why(rc) : td_strerror(rc);
+            why = rc == TD_EIO ? strerror(errno) : r->why ? r->why(rc) : NULL;
+            if (!why)
+                why = td_strerror(rc);
             if (rc == TD_EIO)
                 cli_error("read error on '%s': %s", name, why);
             else if (rc != TD_OK)

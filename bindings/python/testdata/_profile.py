@@ -193,10 +193,10 @@ def profile(paths: Union[StrPath, bytes, Iterable[Union[StrPath, bytes]]], *,
     "64M", as --sample) caps what is parsed (default 8 MiB, in 1 MiB regions
     spread over the input; rounded up to whole MiB).  threads: as
     `--threads` (0: all cores; at most 2 are used: the fingerprint is
-    measured while the sample is parsed, and the candidate models two at a
-    time; the profile does not depend on it).  model: "auto" (whichever of the two generates data closer to the
-    sample), "lz" (matches and literals) or "context" (byte contexts), as
-    `--model`."""
+    measured while the sample is parsed, then the candidate models two at a
+    time; the profile does not depend on it).  model: "auto" (whichever of
+    the two generates data closer to the sample), "lz" (matches and
+    literals) or "context" (byte contexts), as `--model`."""
     items: List[object]
     if isinstance(paths, (str, bytes, bytearray, memoryview, os.PathLike)):
         items = [paths]
