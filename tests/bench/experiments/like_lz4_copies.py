@@ -38,6 +38,17 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import like_metrics as lm  # noqa: E402
 
 
+def _length(c, i, n):
+    """An lz4 length whose 4-bit field is n: 15 continues in bytes of 255."""
+    if n == 15:
+        while True:
+            n += c[i]
+            i += 1
+            if c[i - 1] != 255:
+                break
+    return n, i
+
+
 def lz4_seqs(d):
     """(start, match length, offset, literal run) of lz4 -1's block."""
     c = lz4.block.compress(d, mode="default", store_size=False)
@@ -45,27 +56,13 @@ def lz4_seqs(d):
     out = []
     while i < len(c):
         t = c[i]
-        i += 1
-        ll = t >> 4
-        if ll == 15:
-            while True:
-                ll += c[i]
-                i += 1
-                if c[i - 1] != 255:
-                    break
+        ll, i = _length(c, i + 1, t >> 4)
         i += ll
         pos += ll
         if i >= len(c):
             break
         off = c[i] | c[i + 1] << 8
-        i += 2
-        ml = t & 15
-        if ml == 15:
-            while True:
-                ml += c[i]
-                i += 1
-                if c[i - 1] != 255:
-                    break
+        ml, i = _length(c, i + 2, t & 15)
         ml += 4
         out.append((pos, ml, off, ll))
         pos += ml
