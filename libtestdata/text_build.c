@@ -251,7 +251,12 @@ int td_model_builder_new(td_model_builder **out)
                        .copy_mu = 26214,
                        .recent_mu = 16384, /* 0.25 */
                        .recent_n = 2048,
-                       .wb_word = 256,
+                       /* a word backs off from its bigram list at a quarter
+                        * of Witten-Bell's weight: at 256, text was short of
+                        * its corpus under bzip2 -9 by 3.5-5.7% (English,
+                        * German, Italian; docs/benchmarks.md, "text",
+                        * format 10) */
+                       .wb_word = 64,
                        .wb_sep = 256,
                        .tail_r = 0, /* 0: the number of head words */
                        .char_order = 4,
@@ -1562,8 +1567,11 @@ out:
 #define TB_CAL_SLOPE 55.0
 #define TB_CAL_SLOPE_MIN 5.0
 #define TB_CAL_STEPS 3
-#define TB_CAL_LO 19661u /* 0.3 */
-#define TB_CAL_HI 55705u /* 0.85; both 3-byte vars, so the file keeps its length */
+/* 0.25 (0.3 until format 10: a small corpus's text with wb_word 64 then
+ * stayed 3.6% more compressible than the corpus under zstd -3) and 0.85;
+ * both 3-byte vars (2^14 and up), so the file keeps its length */
+#define TB_CAL_LO 16384u
+#define TB_CAL_HI 55705u
 #define TB_CAL_SEED 0
 /* Below this, a second thread costs more than it saves: a 300 KB corpus
  * built 7% slower with it, 600 KB 4-14% faster, 1.2 MB 16-20% faster
