@@ -119,10 +119,10 @@ def main():
             same = model["1 thread"] == model["2 threads"]
             cells = ["wall %5.1f MB/s, CPU %5.1f" % (size / best[r][0] / 1e6, size / best[r][1] / 1e6)
                      for r, _ in runs]
-            print("%-9s %9d  %s  %s%s" % (name, size, "  ".join(cells), same,
-                                          "" if "compare" not in model else
-                                          " (compare: %s)" % ("same" if model["compare"] == model["1 thread"]
-                                                              else "another model")))
+            other = ""
+            if "compare" in model:
+                other = " (compare: %s)" % ("same" if model["compare"] == model["1 thread"] else "another model")
+            print("%-9s %9d  %s  %s%s" % (name, size, "  ".join(cells), same, other))
             print("%-9s %9s  %s" % ("", "(ms)", "  ".join(
                 "wall %6.1f, CPU %6.1f    " % (best[r][0] * 1e3, best[r][1] * 1e3) for r, _ in runs)))
             sys.stdout.flush()
