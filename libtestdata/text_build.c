@@ -1567,12 +1567,8 @@ out:
 #define TB_CAL_SLOPE 55.0
 #define TB_CAL_SLOPE_MIN 5.0
 #define TB_CAL_STEPS 3
-/* 0.25 (0.3 until format 10: a small corpus's text with wb_word 64 then
- * stayed 3.6% more compressible than the corpus under zstd -3) and 0.85;
- * both 3-byte vars (2^14 and up), so the file keeps its length */
-#define TB_CAL_LO 16384u
-#define TB_CAL_HI 55705u
-_Static_assert(TB_CAL_LO >= 1u << 14 && TB_CAL_HI < 1u << 21,
+/* The range (TM_CAL_LO .. TM_CAL_HI) is in text_model.h, for the tests. */
+_Static_assert(TM_CAL_LO >= 1u << 14 && TM_CAL_HI < 1u << 21,
                "cal_store rewrites the rates in place as 3-byte numbers");
 #define TB_CAL_SEED 0
 /* Below this, a second thread costs more than it saves: a 300 KB corpus
@@ -1710,7 +1706,7 @@ static void cal_store(uint8_t *data, size_t len, uint32_t mu)
 static int calibrate(td_model_builder *b, uint8_t **data, size_t *len, td_model **keep)
 {
     uint32_t mu0 = b->p.cache_mu;
-    if (b->p_set || b->p.copy_mu != mu0 || mu0 < TB_CAL_LO || mu0 > TB_CAL_HI)
+    if (b->p_set || b->p.copy_mu != mu0 || mu0 < TM_CAL_LO || mu0 > TM_CAL_HI)
         return write_file(b, data, len);
     size_t n = b->cal_n;
     td_model *m = NULL;
@@ -1764,7 +1760,7 @@ static int calibrate(td_model_builder *b, uint8_t **data, size_t *len, td_model 
                 slope = sl;
         }
         double next = (double)mu - err / slope * 65536.0;
-        uint32_t to = next < TB_CAL_LO ? TB_CAL_LO : next > TB_CAL_HI ? TB_CAL_HI : (uint32_t)next;
+        uint32_t to = next < TM_CAL_LO ? TM_CAL_LO : next > TM_CAL_HI ? TM_CAL_HI : (uint32_t)next;
         if (to == mu) /* at a bound already */
             break;
         pmu = mu;

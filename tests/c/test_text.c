@@ -1424,7 +1424,7 @@ Test(text, builder_floor_rate_loads, .timeout = 60, TD_ONE_THREAD)
     const void *data;
     size_t len;
     cr_assert_eq(build_from(t, 40960, &m, msg, sizeof msg), TD_OK, "%s", msg);
-    cr_assert_eq(model_cache_mu(m), 16384u);
+    cr_assert_eq(model_cache_mu(m), TM_CAL_LO);
     cr_assert_eq(td_model_data(m, &data, &len), TD_OK);
     cr_assert_eq(td_model_load(&copy, data, len), TD_OK);
     uint8_t *a = gen_m(m, 1, 0, 65536, 1), *b = gen_m(copy, 1, 0, 65536, 1);
