@@ -230,7 +230,7 @@ def section_speed(cli, tmp, res):
             built = subprocess.run(
                 ["cc", "-O2", "-DTD_BENCH_LZ4", "-I", os.path.join(ROOT, "include"),
                  os.path.join(HERE, "bench_compressible_gen.c"), lib, "-llz4", "-lsodium"] +
-                extra + ["-lzstd", "-llzma", "-lz", "-lpthread", "-lm", "-o", exe],
+                extra + ["-lzstd", "-llzma", "-lbz2", "-lz", "-lpthread", "-lm", "-o", exe],
                 stderr=subprocess.DEVNULL).returncode == 0
     if not built:
         print("(not built: needs cc, liblz4-dev and the static library)")
