@@ -17,7 +17,8 @@ in HOLDOUT below): profile it with `testdata profile`, generate 32 MiB with
      up 1 MiB, each piece repeated as often), as generated/sample;
   3. ratio of independent 4 KiB, 16 KiB, 128 KiB blocks (zstd -3, lz4);
   4. p10/p50/p90 of the per-64 KiB-chunk zstd -3 ratio;
-  5. 4 KiB dedup ratio; 6. 32-byte runs shared with the sample;
+  5. 4 KiB dedup ratio; 6. 32-byte runs shared with the sample (and how
+     many of them hold more than the edges of runs: like_metrics.shared_windows);
   7. generation speed (CLI, one thread, 256 MiB or the size if larger, to
      /dev/null, CPU time with start-up, best of seeds 1 and 2) / lz4 -1
      compression speed on the bytes generated; 8. profiling speed.
@@ -208,7 +209,8 @@ def main():
             ms = measure(data)
             mg = measure(g)
             sets = [(data, ms), (g, mg)]
-            allr, nc, _ = lm.shared_runs(data, g)
+            sw = lm.shared_windows(data, g)
+            allr, nc = sw["all"], sw["all"] - sw["const"]
             R = ms["ratio"]["gzip-6"]
             mc = mf = None
             if peers:
@@ -273,15 +275,17 @@ def main():
             print("64K chunks zstd -3 p10/p50/p90: sample %.2f %.2f %.2f, like %.2f %.2f %.2f (%s %s %s)" % (
                 tuple(ms["het"]) + tuple(mg["het"]) + tuple(pct(mg["het"][i] / ms["het"][i] - 1) for i in range(3))))
             derr = mg["dedup"] / ms["dedup"] - 1
-            print("4 KiB dedup: sample %.4f, like %.4f (%s)   shared 32-byte runs: %d (%d not one repeated byte)"
-                  % (ms["dedup"], mg["dedup"], pct(derr), allr, nc))
+            print("4 KiB dedup: sample %.4f, like %.4f (%s)   shared 32-byte runs: %d (%d not one repeated byte:"
+                  " %d edges of runs, at most %d bytes outside runs of 4; %d more)"
+                  % (ms["dedup"], mg["dedup"], pct(derr), allr, nc, sw["runs"], sw["loose_max"], sw["content"]))
             # the worst error but bzip2 -9's, which every `like` profile misses
             # (docs/benchmarks.md, like): the other targets then read apart
             rmax_nb = max(x for c, x in zip(lm.RATIO_CODECS, rerr) if c != "bzip2-9")
             row = {"name": name, "rmed": statistics.median(rerr), "rmax": max(rerr), "rmax_nb": rmax_nb,
                    "cmed": statistics.median(cost), "cmin": min(cost), "cmax": max(cost),
                    "bmax": max(berr), "hmax": max(herr), "dedup": derr if ms["dedup"] > 1.001 else None,
-                   "runs": nc, "gen": gen_speed / lz4_speed, "prof": prof_speed, "prof2": prof_speed2,
+                   "runs": nc, "content": sw["content"], "gen": gen_speed / lz4_speed, "prof": prof_speed,
+                   "prof2": prof_speed2,
                    "cerr": (statistics.median([abs(mc["ratio"][c] / ms["ratio"][c] - 1) for c in lm.RATIO_CODECS])
                             if mc else None),
                    "ferr": (statistics.median([abs(mf["ratio"][c] / ms["ratio"][c] - 1) for c in lm.RATIO_CODECS])
@@ -291,15 +295,17 @@ def main():
             summary.append(row)
             sys.stdout.flush()
         # --- summary ---
-        print("\n== summary (targets: ratio median <=5%% worst <=10%%; cost 0.67-1.5x median, 0.5-2x worst;"
-              " blocks, quantiles +-10%%; dedup +-2%%; runs 0; generation >= 2x lz4; profiling >= 100 MB/s)")
-        print("%-22s %7s %7s | %6s %6s %6s | %6s %6s %6s %5s | %5s %6s %6s | %7s %7s %6s %6s" % (
-            "sample", "r.med", "r.max", "c.med", "c.min", "c.max", "blk", "het", "dedup", "runs", "gen", "prof",
+        print("\n== summary (targets: ratio median <=5% worst <=10%; cost 0.67-1.5x median, 0.5-2x worst;"
+              " blocks, quantiles +-10%; dedup +-2%; runs 0 (cont: more than run edges); generation >= 2x lz4;"
+              " profiling >= 100 MB/s)")
+        print("%-22s %7s %7s | %6s %6s %6s | %6s %6s %6s %5s %4s | %5s %6s %6s | %7s %7s %6s %6s" % (
+            "sample", "r.med", "r.max", "c.med", "c.min", "c.max", "blk", "het", "dedup", "runs", "cont", "gen", "prof",
             "prof2", "compr", "fio", "c.cst", "f.cst"))
         for r in summary:
-            print("%-22s %6.1f%% %6.1f%% | %5.2fx %5.2fx %5.2fx | %5.1f%% %5.1f%% %6s %5d | %4.2fx %6.1f %6.1f | %7s %7s %6s %6s" % (
+            print("%-22s %6.1f%% %6.1f%% | %5.2fx %5.2fx %5.2fx | %5.1f%% %5.1f%% %6s %5d %4d | %4.2fx %6.1f %6.1f | %7s %7s %6s %6s" % (
                 r["name"][:22], 100 * r["rmed"], 100 * r["rmax"], r["cmed"], r["cmin"], r["cmax"], 100 * r["bmax"],
-                100 * r["hmax"], "-" if r["dedup"] is None else "%+.1f%%" % (100 * r["dedup"]), r["runs"], r["gen"],
+                100 * r["hmax"], "-" if r["dedup"] is None else "%+.1f%%" % (100 * r["dedup"]), r["runs"],
+                r["content"], r["gen"],
                 r["prof"], r["prof2"], "-" if r["cerr"] is None else "%.1f%%" % (100 * r["cerr"]),
                 "-" if r["ferr"] is None else "%.1f%%" % (100 * r["ferr"]),
                 "-" if r["ccost"] is None else "%.2fx" % r["ccost"],

@@ -206,32 +206,83 @@ def _window_hashes(a, w):
     return h
 
 
+# A shared window is "runs" when at most LOOSE_MAX of its bytes lie outside
+# runs of RUN_MIN or more equal bytes (in the samples, the edges of runs of
+# zeros, spaces or fill bytes: "\r\n" and 30 spaces; 31 zeros and 0x1d; 23
+# bytes 0x03 and 9 bytes 0x15), or when it repeats with a period of at most
+# PERIOD_MAX bytes (a table: 00 00 00 01 00 00 00 01 ...).  Either says
+# little about the sample; the rest is "content".
+RUN_MIN = 4
+LOOSE_MAX = 8
+PERIOD_MAX = 4
+
+
+def periodic(win):
+    """Whether win repeats with a period of 2 to PERIOD_MAX bytes."""
+    return any(win[p:] == win[:-p] for p in range(2, PERIOD_MAX + 1))
+
+
+def loose_bytes(win):
+    """Bytes of win outside its maximal runs of RUN_MIN or more equal bytes."""
+    loose, i, n = 0, 0, len(win)
+    while i < n:
+        j = i
+        while j < n and win[j] == win[i]:
+            j += 1
+        if j - i < RUN_MIN:
+            loose += j - i
+        i = j
+    return loose
+
+
+def shared_windows(sample, data, w=32):
+    """The w-byte windows of data that also occur in sample, by kind: a dict
+    with the counts "all", "const" (one repeated byte), "runs" (else at most
+    LOOSE_MAX bytes outside runs of RUN_MIN, or periodic()) and "content"
+    (the rest),
+    "loose_max" (the most such bytes in a "runs" window), "content_examples"
+    (up to 8 distinct "content" windows) and "example" (the offset in data of
+    the first window not one repeated byte, or -1)."""
+    sa = np.frombuffer(sample, dtype=np.uint8)
+    da = np.frombuffer(data, dtype=np.uint8)
+    out = {"all": 0, "const": 0, "runs": 0, "content": 0, "loose_max": 0, "content_examples": [],
+           "example": -1}
+    hs = np.unique(_window_hashes(sa, w))
+    hd = _window_hashes(da, w)
+    if len(hs) == 0 or len(hd) == 0:
+        return out
+    hit = np.nonzero(np.isin(hd, hs))[0]
+    # one repeated byte (allowed, not verified further), counted at once: a
+    # window is constant when its w - 1 neighbouring pairs are all equal
+    eq = np.concatenate(([0], np.cumsum(da[1:] == da[:-1], dtype=np.int64)))
+    const = eq[hit + w - 1] - eq[hit] == w - 1
+    out["const"] = int(np.count_nonzero(const))
+    out["all"] = out["const"]
+    for off in hit[~const][:200000]:
+        win = data[off:off + w]
+        if sample.find(win) < 0:
+            continue  # a hash collision
+        out["all"] += 1
+        if out["example"] < 0:
+            out["example"] = int(off)
+        loose = loose_bytes(win)
+        if loose <= LOOSE_MAX or periodic(win):
+            out["runs"] += 1
+            if loose <= LOOSE_MAX:
+                out["loose_max"] = max(out["loose_max"], loose)
+        else:
+            out["content"] += 1
+            if len(out["content_examples"]) < 8 and win not in out["content_examples"]:
+                out["content_examples"].append(win)
+    return out
+
+
 def shared_runs(sample, data, w=32):
     """Number of w-byte windows of data that also occur in sample, and how
     many of them are not one repeated byte.  Returns (all, non_constant,
     example_offset or -1)."""
-    sa = np.frombuffer(sample, dtype=np.uint8)
-    da = np.frombuffer(data, dtype=np.uint8)
-    hs = np.unique(_window_hashes(sa, w))
-    hd = _window_hashes(da, w)
-    if len(hs) == 0 or len(hd) == 0:
-        return 0, 0, -1
-    hit = np.nonzero(np.isin(hd, hs))[0]
-    allc = 0
-    nonconst = 0
-    example = -1
-    for off in hit[:200000]:
-        win = data[off:off + w]
-        if win.count(win[0]) == w:
-            allc += 1  # one repeated byte: allowed, not verified further
-            continue
-        if sample.find(win) < 0:
-            continue  # a hash collision
-        allc += 1
-        nonconst += 1
-        if example < 0:
-            example = int(off)
-    return allc, nonconst, example
+    s = shared_windows(sample, data, w)
+    return s["all"], s["all"] - s["const"], s["example"]
 
 
 def speed_mbs(codec, data, reps=3):

@@ -198,3 +198,45 @@ def test_tree_of_like_files(tmp_path):
     testdata.verify_tree(t, files=5, sizes="fixed:8K", kind="like", profile="html", seed=1)
     with pytest.raises(testdata.TreeMismatchError):
         testdata.verify_tree(t, files=5, sizes="fixed:8K", kind="like", profile="json", seed=1)
+
+
+def _loose_bytes(win, run_min=4):
+    """Bytes of win outside its maximal runs of run_min or more equal bytes."""
+    loose, i = 0, 0
+    while i < len(win):
+        j = i
+        while j < len(win) and win[j] == win[i]:
+            j += 1
+        loose += j - i if j - i < run_min else 0
+        i = j
+    return loose
+
+
+def _shared_content(sample, data, w=32, loose_max=8):
+    """The w-byte windows of data found in sample that are more than the
+    edges of runs (over loose_max bytes outside runs of 4 equal bytes)."""
+    seen = {sample[i:i + w] for i in range(len(sample) - w + 1)}
+    return [data[i:i + w] for i in range(len(data) - w + 1)
+            if data[i:i + w] in seen and _loose_bytes(data[i:i + w]) > loose_max]
+
+
+@pytest.mark.parametrize("sample", ["text", "/usr/share/common-licenses/GPL-3", "/usr/bin/ls"])
+def test_like_data_shares_no_content_with_its_sample(sample):
+    """A profile holds statistics, never content, so data made from it shares
+    no 32-byte string with the sample (issue 14, property 6), but for runs of
+    equal bytes and the few bytes at their edges ("\\r\\n" and 30 spaces:
+    docs/benchmarks.md, like, "Content")."""
+    if sample == "text":
+        data = testdata.generate("text", "256K", seed=11)
+    else:
+        try:
+            with open(sample, "rb") as f:
+                data = f.read(1 << 20)
+        except OSError:
+            pytest.skip(sample + " is not readable here")
+    gen = testdata.generate("like", "1M", profile=testdata.profile(data, fingerprint=False), seed=1)
+    assert _shared_content(data, gen) == []
+    # the check finds a string of the sample put into the data
+    at = next(i for i in range(0, len(data) - 40, 64) if _loose_bytes(data[i:i + 32]) > 8)
+    planted = gen[:4096] + data[at:at + 40] + gen[4096:8192]
+    assert _shared_content(data, planted) != []
