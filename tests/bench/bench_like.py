@@ -276,7 +276,7 @@ def main():
                 tuple(ms["het"]) + tuple(mg["het"]) + tuple(pct(mg["het"][i] / ms["het"][i] - 1) for i in range(3))))
             derr = mg["dedup"] / ms["dedup"] - 1
             print("4 KiB dedup: sample %.4f, like %.4f (%s)   shared 32-byte runs: %d (%d not one repeated byte:"
-                  " %d edges of runs, at most %d bytes outside runs of 4; %d more)"
+                  " %d edges of runs, at most %d bytes outside runs of 4; %d content)"
                   % (ms["dedup"], mg["dedup"], pct(derr), allr, nc, sw["runs"], sw["loose_max"], sw["content"]))
             # the worst error but bzip2 -9's, which every `like` profile misses
             # (docs/benchmarks.md, like): the other targets then read apart

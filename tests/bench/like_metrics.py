@@ -239,10 +239,10 @@ def shared_windows(sample, data, w=32):
     """The w-byte windows of data that also occur in sample, by kind: a dict
     with the counts "all", "const" (one repeated byte), "runs" (else at most
     LOOSE_MAX bytes outside runs of RUN_MIN, or periodic()) and "content"
-    (the rest),
-    "loose_max" (the most such bytes in a "runs" window), "content_examples"
-    (up to 8 distinct "content" windows) and "example" (the offset in data of
-    the first window not one repeated byte, or -1)."""
+    (the rest); "loose_max", the most such bytes in a "runs" window;
+    "content_examples", up to 8 distinct "content" windows; "example", the
+    offset in data of the first window not one repeated byte, or -1.  Every
+    one-byte window is counted, and the first 200,000 of the others."""
     sa = np.frombuffer(sample, dtype=np.uint8)
     da = np.frombuffer(data, dtype=np.uint8)
     out = {"all": 0, "const": 0, "runs": 0, "content": 0, "loose_max": 0, "content_examples": [],
