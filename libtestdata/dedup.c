@@ -159,15 +159,15 @@ int td__dedup_fill(const td_dedup *d, uint64_t offset, uint8_t *buf, size_t len)
                 n += TD_MIN(len - n, (size_t)db);
             }
         }
-        if (cached && !is_new && (src * db + at) % d->vt->block == 0 &&
-            len >= (size_t)d->vt->block + d->vt->slack)
+        uint64_t so = src * db + at;
+        if (!cached)
+            rc = td__kind_fill(d->vt, d->kstate, so, buf, n);
+        else if (!is_new && so % d->vt->block == 0 && len >= (size_t)d->vt->block + d->vt->slack)
             /* A duplicate's source is a prefix of a kind block: made in
              * place, as the bytes it may write past n are written later. */
-            rc = d->vt->fill_block(d->kstate, src * db / d->vt->block, buf, (uint32_t)n);
-        else if (cached)
-            rc = cached_copy(d, &cache[is_new ? 0 : 1], src * db + at, buf, n);
+            rc = d->vt->fill_block(d->kstate, so / d->vt->block, buf, (uint32_t)n);
         else
-            rc = td__kind_fill(d->vt, d->kstate, src * db + at, buf, n);
+            rc = cached_copy(d, &cache[is_new ? 0 : 1], so, buf, n);
         buf += n;
         len -= n;
         offset += n;

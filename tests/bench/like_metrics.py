@@ -258,9 +258,12 @@ def shared_windows(sample, data, w=32):
     const = eq[hit + w - 1] - eq[hit] == w - 1
     out["const"] = int(np.count_nonzero(const))
     out["all"] = out["const"]
+    found = {}  # window -> whether the sample has it: the same windows recur
     for off in hit[~const][:200000]:
         win = data[off:off + w]
-        if sample.find(win) < 0:
+        if win not in found:
+            found[win] = sample.find(win) >= 0
+        if not found[win]:
             continue  # a hash collision
         out["all"] += 1
         if out["example"] < 0:

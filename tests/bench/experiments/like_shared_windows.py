@@ -10,8 +10,8 @@ and count the windows of the generated data that occur in the sample, by
 kind (like_metrics.shared_windows): one repeated byte (allowed by issue 14),
 "runs" (at most 8 bytes outside runs of 4 or more equal bytes, the edges of
 runs, or a pattern of 2-4 bytes repeated, a table) and "content" (the
-rest); "loose" is the most bytes outside runs in a "runs" window.  Prints one line per sample and the
-totals.
+rest); "loose" is the most bytes outside runs in a "runs" window.  Prints
+one line per sample (and its content windows, hex) and the totals.
 """
 import argparse
 import os
@@ -52,8 +52,8 @@ def main():
         s = lm.shared_windows(sample, data)
         for k in tot:
             tot[k] += s[k]
-        print("%-26s %9d %9d %7d %5d %8d%s" % (name, s["all"], s["const"], s["runs"], s["loose_max"],
-                                            s["content"], ""))
+        print("%-26s %9d %9d %7d %5d %8d" % (name, s["all"], s["const"], s["runs"], s["loose_max"],
+                                          s["content"]))
         for win in s["content_examples"]:
             print("    content: " + win.hex(" "))
         sys.stdout.flush()
