@@ -1,0 +1,85 @@
+#!/usr/bin/python3
+"""Oracle experiment (docs/benchmarks.md, text, "Experiment of 2026-12-07
+(stop 52): lines repeated from afar"): would text that repeats whole lines
+across the stream, as manual pages repeat their boilerplate, bring a model
+of French manual pages (gzip -6 +17%, zstd -3 -15% against the pages) within
+reach?
+
+Builds a model of CORPUS (one file) with `text_tool build` (the calibrated
+continuation rates, or both set to MU), generates text of the corpus's size
+at seed 1, and then replaces each line of 16 bytes or more, with
+probability F, by a line of a pool: the first K distinct such lines of 4 MiB
+generated at seed 2, picked with weight 1 / (rank + 1)^Z.  The replaced
+text repeats lines at any distance, as the corpus does (its lines of 16
+bytes or more repeated from within 32 KiB hold 18.7% of its bytes, from
+further back 19.3%).  Prints the error of the result's ratio against the
+corpus's under nine codecs (+: the text compresses better).
+
+usage: text_line_pool_oracle.py --tool build/tests/c/text_tool CORPUS MU|cal F K Z ...
+       (each further group of four arguments is another variant)
+"""
+import argparse
+import bz2
+import lzma
+import os
+import random
+import subprocess
+import tempfile
+import zlib
+
+import brotli
+import lz4.block
+import zstandard
+
+CODECS = {"gz1": lambda x: zlib.compress(x, 1), "gz6": lambda x: zlib.compress(x, 6),
+          "zs3": lambda x: zstandard.ZstdCompressor(level=3).compress(x),
+          "zs19": lambda x: zstandard.ZstdCompressor(level=19).compress(x),
+          "lz4": lambda x: lz4.block.compress(x),
+          "lz49": lambda x: lz4.block.compress(x, mode="high_compression", compression=9),
+          "xz": lambda x: lzma.compress(x, preset=6), "bz2": lambda x: bz2.compress(x, 9),
+          "br5": lambda x: brotli.compress(x, quality=5)}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--tool", required=True)
+    ap.add_argument("corpus")
+    ap.add_argument("variants", nargs="+")
+    a = ap.parse_args()
+    corpus = open(a.corpus, "rb").read()
+    ref = {k: len(corpus) / len(c(corpus)) for k, c in CODECS.items()}
+    models = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for i in range(0, len(a.variants) - 3, 4):
+            mu, f, k, z = a.variants[i], float(a.variants[i + 1]), int(a.variants[i + 2]), \
+                float(a.variants[i + 3])
+            if mu not in models:
+                m = os.path.join(tmp, "m%d.tdm" % len(models))
+                args = [] if mu == "cal" else ["-p", "cache_mu=" + mu, "-p", "copy_mu=" + mu]
+                subprocess.run([a.tool, "build"] + args + ["-o", m, a.corpus], check=True,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                models[mu] = m
+            gen = subprocess.run([a.tool, "gen", models[mu], "1", "0", str(len(corpus))], check=True,
+                                 stdout=subprocess.PIPE).stdout
+            src = subprocess.run([a.tool, "gen", models[mu], "2", "0", str(4 << 20)], check=True,
+                                 stdout=subprocess.PIPE).stdout
+            pool, seen = [], set()
+            for line in src.split(b"\n"):
+                if len(line) >= 16 and line not in seen:
+                    pool.append(line)
+                    seen.add(line)
+                if len(pool) >= k:
+                    break
+            w = [1 / (r + 1) ** z for r in range(len(pool))]
+            rnd = random.Random(7)
+            out = [rnd.choices(pool, w)[0] if len(line) >= 16 and f > 0 and rnd.random() < f else line
+                   for line in gen.split(b"\n")]
+            g = b"\n".join(out)
+            err = {n: 100 * ((len(g) / len(c(g))) / ref[n] - 1) for n, c in CODECS.items()}
+            print("mu=%s F=%.2f K=%d Z=%.1f | worst %.1f | %s"
+                  % (mu, f, k, z, max(abs(e) for e in err.values()),
+                     " ".join("%s %+.1f" % kv for kv in err.items())), flush=True)
+
+
+if __name__ == "__main__":
+    main()
