@@ -49,6 +49,9 @@ static void parsed_free(parsed *p)
     free(p->c);
     free(p->eb);
     free(p->ew);
+    p->c = NULL; /* freed twice (an error path, then the owner) is harmless */
+    p->eb = NULL;
+    p->ew = NULL;
 }
 
 /* The index of the record (k, key), or UINT32_MAX. */

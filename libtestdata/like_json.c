@@ -430,14 +430,14 @@ int td__json_parse(td__json_doc *d, const char *buf, size_t len, char *msg, size
     memset(d, 0, sizeof *d);
     if (msg && msgcap)
         msg[0] = 0;
+    if (!buf && len)
+        return TD_EINVAL;
     ps.start = ps.p = (const unsigned char *)buf;
     ps.end = ps.p + len;
     ps.d = d;
     ps.msg = msg;
     ps.msgcap = msgcap;
     ps.rc = TD_OK;
-    if (!buf && len)
-        return TD_EINVAL;
     /* The root is node 0, so that 0 can end sibling lists. */
     if (parse_value(&ps, &root, 0) == TD_OK) {
         ws(&ps);

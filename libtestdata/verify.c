@@ -94,7 +94,6 @@ int td_verifier_update(td_verifier *v, const void *buf, size_t len)
             /* Nothing more to learn: only count what arrives. */
             uint64_t skip = TD_MIN((uint64_t)len, v->limit - v->r.compared);
             v->r.compared += skip;
-            len -= (size_t)skip;
             break;
         }
         int rc = td__stream_window(v->s, &w, &n);
@@ -217,7 +216,7 @@ static int verify_buffer(int kind, const td_options *o, uint64_t offset, const v
 int td_verify(int kind, const td_options *o, uint64_t offset, const void *buf, size_t len,
               uint64_t *first_mismatch)
 {
-    td_verify_result r;
+    td_verify_result r = {0}; /* read only on TD_EMISMATCH, which finish sets */
     int rc = verify_buffer(kind, o, offset, buf, len, 1, &r);
     if (rc == TD_EMISMATCH && first_mismatch)
         *first_mismatch = offset + r.first_mismatch;
@@ -227,7 +226,7 @@ int td_verify(int kind, const td_options *o, uint64_t offset, const void *buf, s
 int td_verify_count(int kind, const td_options *o, uint64_t offset, const void *buf, size_t len,
                     uint64_t *first_mismatch, uint64_t *count)
 {
-    td_verify_result r;
+    td_verify_result r = {0}; /* read only on TD_EMISMATCH, which finish sets */
     int rc;
     if (count)
         *count = 0;
