@@ -23,7 +23,13 @@ points fits their +-3%), and the margin of snappy (snappy - (max of the main
 four - 8): >= 0 means some centre puts the main four within 3% and snappy
 within 5%, given the spread fits).
 
-usage: compressible_short_copies.py --root PATCHED_TREE --build ITS_RELEASE_BUILD
+With --cost, each variant's 8 MiB (at the solved match mean) is also timed
+as tests/bench/bench_compressible.py's section 3 times `compressible`: the
+cost gap, CPU time per byte on English text of the corpus over CPU time per
+byte on this data (best of 3), under gzip -6, zstd -3, lz4 -1, xz -6,
+snappy and brotli-5 (issue 15's goal: <= 2).  Run it on a quiet machine.
+
+usage: compressible_short_copies.py --root PATCHED_TREE --build ITS_RELEASE_BUILD [--cost]
            R:LIT[:clamp=C][:cap=C] ...
 e.g.   ... 3:48 3:48:clamp=128 3:24:clamp=64 4:40:cap=64
 (LIT the literal-run mean; jbits and succ are the committed stream row's.)
@@ -40,10 +46,17 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--root", required=True)
     ap.add_argument("--build", required=True)
+    ap.add_argument("--cost", action="store_true")
     ap.add_argument("variants", nargs="+")
     a = ap.parse_args()
     sys.path.insert(0, os.path.join(a.root, "tools"))
     import calibrate_compressible as cc
+    cost_codecs = ["gzip-6", "zstd-3", "lz4-1", "xz-6", "snappy", "brotli-5"]
+    if a.cost:
+        sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        import bench_compressible as bc
+        eng = bc.english(8 << 20)
+        ce = {c: bc.cpu_per_byte(c, eng) for c in cost_codecs}
     gen = cc.Gen(a.root, a.build)
     names = cc.MAIN + cc.OTHERS + ["brotli-11", "zstd-19"]
     for v in a.variants:
@@ -79,6 +92,10 @@ def main():
         print("R=%g lit=%d clamp=%s cap=%s mm16=%d | %s | main spread %.1f, snappy margin %+.1f"
               % (R, lit, env["clamp"], env["cap"], mm, " ".join("%s %+.1f" % kv for kv in err.items()),
                  max(main) - min(main), err["snappy"] - (max(main) - 8)), flush=True)
+        if a.cost:
+            d = gen(16384, lit, mm, jb, sc, 8 << 20)
+            print("    cost gap | %s" % " ".join("%s %.2f" % (c, ce[c] / bc.cpu_per_byte(c, d))
+                                                for c in cost_codecs), flush=True)
 
 
 if __name__ == "__main__":
