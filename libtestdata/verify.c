@@ -216,7 +216,7 @@ static int verify_buffer(int kind, const td_options *o, uint64_t offset, const v
 int td_verify(int kind, const td_options *o, uint64_t offset, const void *buf, size_t len,
               uint64_t *first_mismatch)
 {
-    td_verify_result r = {0}; /* read only on TD_EMISMATCH, which finish sets */
+    td_verify_result r = {0}; /* a TD_EMISMATCH that finish did not set reads zeros */
     int rc = verify_buffer(kind, o, offset, buf, len, 1, &r);
     if (rc == TD_EMISMATCH && first_mismatch)
         *first_mismatch = offset + r.first_mismatch;
@@ -226,7 +226,7 @@ int td_verify(int kind, const td_options *o, uint64_t offset, const void *buf, s
 int td_verify_count(int kind, const td_options *o, uint64_t offset, const void *buf, size_t len,
                     uint64_t *first_mismatch, uint64_t *count)
 {
-    td_verify_result r = {0}; /* read only on TD_EMISMATCH, which finish sets */
+    td_verify_result r = {0}; /* a TD_EMISMATCH that finish did not set reads zeros */
     int rc;
     if (count)
         *count = 0;
