@@ -25,25 +25,18 @@ usage: text_line_pool_oracle.py --tool build/tests/c/text_tool CORPUS MU|cal F|p
        (each further group of four arguments is another variant)
 """
 import argparse
-import bz2
-import lzma
 import os
 import random
 import subprocess
+import sys
 import tempfile
-import zlib
 
-import brotli
-import lz4.block
-import zstandard
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import like_metrics as lm  # noqa: E402
 
-CODECS = {"gz1": lambda x: zlib.compress(x, 1), "gz6": lambda x: zlib.compress(x, 6),
-          "zs3": lambda x: zstandard.ZstdCompressor(level=3).compress(x),
-          "zs19": lambda x: zstandard.ZstdCompressor(level=19).compress(x),
-          "lz4": lambda x: lz4.block.compress(x),
-          "lz49": lambda x: lz4.block.compress(x, mode="high_compression", compression=9),
-          "xz": lambda x: lzma.compress(x, preset=6), "bz2": lambda x: bz2.compress(x, 9),
-          "br5": lambda x: brotli.compress(x, quality=5)}
+# short name -> like_metrics codec
+CODECS = {"gz1": "gzip-1", "gz6": "gzip-6", "zs3": "zstd-3", "zs19": "zstd-19", "lz4": "lz4-1",
+          "lz49": "lz4-9", "xz": "xz-6", "bz2": "bzip2-9", "br5": "brotli-5"}
 
 
 def main():
@@ -53,7 +46,7 @@ def main():
     ap.add_argument("variants", nargs="+")
     a = ap.parse_args()
     corpus = open(a.corpus, "rb").read()
-    ref = {k: len(corpus) / len(c(corpus)) for k, c in CODECS.items()}
+    ref = {k: lm.ratio(c, corpus) for k, c in CODECS.items()}
     models = {}
     with tempfile.TemporaryDirectory() as tmp:
         for i in range(0, len(a.variants) - 3, 4):
@@ -107,7 +100,7 @@ def main():
                 out = [rnd.choices(pool, w)[0] if len(line) >= 16 and f > 0 and rnd.random() < f else line
                        for line in gen.split(b"\n")]
                 g = b"\n".join(out)
-            err = {n: 100 * ((len(g) / len(c(g))) / ref[n] - 1) for n, c in CODECS.items()}
+            err = {n: 100 * (lm.ratio(c, g) / ref[n] - 1) for n, c in CODECS.items()}
             print("mu=%s %s=%.2f K=%d Z=%.1f | worst %.1f | %s"
                   % (mu, "P" if phrases else "F", f, k, z, max(abs(e) for e in err.values()),
                      " ".join("%s %+.1f" % kv for kv in err.items())), flush=True)
