@@ -92,9 +92,15 @@ static void print_fingerprint(FILE *f, const char *what, const td_profile *p)
 {
     td_profile_info_t info;
     td_profile_info(p, &info);
-    fprintf(f, "%s: %llu bytes (%llu parsed, documents of %u bytes), 4 KiB dedup %.3f, %s model\n",
+    /* dedup leaves out the one-byte blocks (a zeroed sample would read
+     * 1.000), so their share is said beside it */
+    char ones[64] = "";
+    if (info.const4k > 0)
+        snprintf(ones, sizeof ones, " without its one-byte blocks (%.1f%% of them)",
+                 100.0 * info.const4k);
+    fprintf(f, "%s: %llu bytes (%llu parsed, documents of %u bytes), 4 KiB dedup %.3f%s, %s model\n",
             what, (unsigned long long)info.source_bytes, (unsigned long long)info.sampled_bytes,
-            info.doc_bytes, info.dedup, td_profile_model_name((int)info.model));
+            info.doc_bytes, info.dedup, ones, td_profile_model_name((int)info.model));
     for (int c = 0; c < TD_CODEC_COUNT; c++) {
         double r, ns;
         if (td_profile_fingerprint(p, c, &r, &ns) == TD_OK && ns > 0)
