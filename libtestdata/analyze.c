@@ -485,15 +485,8 @@ int td_analyzer_finish(td_analyzer *a, td_analysis *r)
     r->size = a->total;
     for (int v = 0; v < 256; v++)
         counts[v] = a->hist[0][v] + a->hist[1][v] + a->hist[2][v] + a->hist[3][v];
-    if (a->total) {
-        double n = (double)a->total;
-        for (int v = 0; v < 256; v++) {
-            if (counts[v]) {
-                double p = (double)counts[v] / n;
-                h -= p * log2(p);
-            }
-        }
-    }
+    if (a->total)
+        h = td__entropy0(counts);
     r->entropy = h > 0 ? (h < 8 ? h : 8) : 0;
     for (size_t i = 0; i < a->nsamples; i++) {
         r->sampled += a->samples[i].len;

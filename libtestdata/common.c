@@ -170,6 +170,20 @@ char *td__join(char *buf, size_t cap, const char *const *names)
     return buf;
 }
 
+double td__entropy0(const uint64_t h[256])
+{
+    uint64_t t = 0;
+    for (int v = 0; v < 256; v++)
+        t += h[v];
+    double e = 0;
+    for (int v = 0; v < 256; v++)
+        if (h[v]) {
+            double p = (double)h[v] / (double)t;
+            e -= p * log2(p);
+        }
+    return e;
+}
+
 int td__key_eq(const char *a, const char *b)
 {
     for (; *a && *b; a++, b++) {

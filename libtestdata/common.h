@@ -39,6 +39,10 @@ static inline int td__is_pow2(uint64_t v)
  * is "dedup_block" (stream and tree option tables). */
 TD_HIDDEN int td__key_eq(const char *a, const char *b);
 
+/* Order-0 entropy in bits per byte of the byte counts h[256] (0 when they
+ * are all 0). */
+TD_HIDDEN double td__entropy0(const uint64_t h[256]);
+
 TD_HIDDEN int td__sodium_ready(void);
 
 /* Seed -> 32-byte key: BLAKE2b-256 over a domain string and u64le(seed). */

@@ -546,6 +546,7 @@ typedef struct acc {
     /* keep_incompressible's scratch */
     uint32_t kb_slots[TD_LIKE_NOC * TD_LIKE_NVC];
     double kb_credit[TD_LIKE_NOC * TD_LIKE_NVC], kb_frac[TD_LIKE_NOC * TD_LIKE_NVC];
+    double kb_ideal[TD_LIKE_NOC * TD_LIKE_NVC]; /* slots by the counts, unrounded */
     uint16_t kb_tab[TD_LIKE_SLOTS];
 } acc;
 
@@ -587,14 +588,10 @@ static double code_mean(unsigned l)
  * on average: 7.28 bits at 256).  Text scores 4-6, compressed data 7.9+. */
 static int inc_run(const uint8_t *r, uint32_t n)
 {
-    uint32_t h[256] = {0};
+    uint64_t h[256] = {0};
     for (uint32_t j = 0; j < n; j++)
         h[r[j]]++;
-    double e = 0;
-    for (int x = 0; x < 256; x++)
-        if (h[x])
-            e -= h[x] * log2((double)h[x] / n);
-    return e / n >= 8.0 - 184.0 / n - 0.1;
+    return td__entropy0(h) >= 8.0 - 184.0 / n - 0.1;
 }
 
 /* The generator draws (class, literal-length code) from a table of 4096
@@ -618,7 +615,7 @@ static int keep_incompressible(uint32_t *c, acc *a)
 {
     enum { N = TD_LIKE_NOC * TD_LIKE_NVC };
     uint32_t *sl = a->kb_slots;
-    double *credit = a->kb_credit, *fr = a->kb_frac;
+    double *credit = a->kb_credit, *fr = a->kb_frac, *x = a->kb_ideal, len[TD_LIKE_NVC];
     uint64_t T = 0;
     for (unsigned k = 0; k < N; k++)
         T += c[k];
@@ -631,13 +628,16 @@ static int keep_incompressible(uint32_t *c, acc *a)
     memset(credit, 0, N * sizeof *credit);
     for (unsigned i = 0; i < TD_LIKE_SLOTS; i++)
         sl[a->kb_tab[i]]++;
+    for (unsigned l = 0; l < TD_LIKE_NVC; l++)
+        len[l] = code_mean(l);
     double want = 0, got = 0, mean = 0;
     for (unsigned k = 0; k < N; k++) {
         unsigned o = k / TD_LIKE_NVC, l = k % TD_LIKE_NVC;
         fr[k] = a->seq[o][l] ? (double)a->seqinc[o][l] / (double)a->seq[o][l] : 0.0;
-        want += fr[k] * (double)c[k] * TD_LIKE_SLOTS / (double)T * code_mean(l);
-        got += fr[k] * sl[k] * code_mean(l);
-        mean += (double)c[k] / (double)T * code_mean(l);
+        x[k] = (double)c[k] * TD_LIKE_SLOTS / (double)T;
+        want += fr[k] * x[k] * len[l];
+        got += fr[k] * sl[k] * len[l];
+        mean += (double)c[k] / (double)T * len[l];
     }
     if (got >= 0.95 * want)
         return TD_OK;
@@ -645,16 +645,15 @@ static int keep_incompressible(uint32_t *c, acc *a)
         unsigned worst = 0, from = 0;
         double wl = 0, over = -1e30;
         for (unsigned k = 0; k < N; k++) {
-            double len = code_mean(k % TD_LIKE_NVC), x = (double)c[k] * TD_LIKE_SLOTS / (double)T;
-            double lost = fr[k] * (x - sl[k]) * len - credit[k];
+            double lk = len[k % TD_LIKE_NVC], lost = fr[k] * (x[k] - sl[k]) * lk - credit[k];
             if (lost > wl) {
                 wl = lost;
                 worst = k;
             }
             /* from short runs (at most the mean), so that taking a slot
              * does not undo what was put back */
-            if (sl[k] >= 2 && len <= mean && sl[k] - x > over) {
-                over = sl[k] - x;
+            if (sl[k] >= 2 && lk <= mean && sl[k] - x[k] > over) {
+                over = sl[k] - x[k];
                 from = k;
             }
         }
@@ -663,10 +662,10 @@ static int keep_incompressible(uint32_t *c, acc *a)
             break;
         unsigned l = td__like_vcode((uint32_t)(need + 0.5));
         sl[from]--;
-        got -= fr[from] * code_mean(from % TD_LIKE_NVC);
+        got -= fr[from] * len[from % TD_LIKE_NVC];
         sl[worst - worst % TD_LIKE_NVC + l]++;
-        got += code_mean(l);
-        credit[worst] += code_mean(l);
+        got += len[l];
+        credit[worst] += len[l];
     }
     for (unsigned k = 0; k < N; k++)
         c[k] = sl[k];
@@ -1203,11 +1202,7 @@ static int build_model(td_profile_builder *b, const view *rv, td_profile *p, td_
                 h[y] += a->lit[bin][x][y];
         for (int y = 0; y < 256; y++)
             t += h[y];
-        double H = 0;
-        for (int y = 0; y < 256; y++)
-            if (h[y])
-                H -= (double)h[y] / (double)t * log2((double)h[y] / (double)t);
-        uniform[bin] = t >= 4096 && H >= 7.95;
+        uniform[bin] = t >= 4096 && td__entropy0(h) >= 7.95;
     }
     /* 6. Context models, with as many groups as fit the size budget. */
     _Static_assert(TD_LIKE_MAXG >= 2, "the loop below sets jsize");
