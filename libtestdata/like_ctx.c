@@ -643,7 +643,7 @@ int td__like_ctx_make(const td__like_ctxstats *s, unsigned K, size_t budget, uns
     for (size_t i = 0; i < nk; i++) {
         const sctx *x = &s->c[kp[i].src];
         unsigned n = kp[i].n;
-        uint32_t cnt[256] = {0};
+        uint64_t cnt[256] = {0};
         uint64_t tot = 0;
         for (unsigned q = 0; q < n; q++)
             tot += s->ew[x->off + q];
@@ -652,18 +652,9 @@ int td__like_ctx_make(const td__like_ctxstats *s, unsigned K, size_t budget, uns
             uint64_t v = s->ew[x->off + q];
             if (tot > 65535)
                 v = v * 65535 / tot;
-            cnt[s->eb[x->off + q]] = (uint32_t)(v ? v : 1);
+            cnt[s->eb[x->off + q]] = v ? v : 1;
         }
-        uint64_t t2 = 0;
-        for (unsigned b = 0; b < 256; b++)
-            t2 += cnt[b];
-        double H = 0;
-        for (unsigned b = 0; b < 256; b++)
-            if (cnt[b]) {
-                double pr = (double)cnt[b] / (double)t2;
-                H -= pr * log2(pr);
-            }
-        long hq = lround(H * 16);
+        long hq = lround(td__entropy0(cnt) * 16);
         *w++ = x->k;
         for (int q = (int)x->k - 1; q >= 0; q--)
             *w++ = (uint8_t)(x->key >> (8 * q));
