@@ -40,6 +40,9 @@ sys.path.insert(0, os.path.dirname(HERE))
 import like_metrics as lm  # noqa: E402
 import like_variants as lv  # noqa: E402
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "ref"))
+import ref_like  # noqa: E402  (the generator's tables, in Python)
+
 SEEDS = (1, 2, 3)
 
 
@@ -71,18 +74,14 @@ def archives(tmp):
 
 
 def code_mean(c):
-    if c < 16:
-        return c
-    lg = (c - 16) // 2 + 4
-    return ((1 << lg) | (((c - 16) & 1) << (lg - 1))) + ((1 << (lg - 1)) - 1) / 2
+    """Mean value of code c as the generator draws it (uniform in its bucket)."""
+    return ref_like.vbase(c) + (ref_like.vspan(c) - 1) / 2
 
 
 def slots(counts):
-    """The generator's largest-remainder table: slots per entry."""
-    T = sum(counts)
-    q = [c * 4096 // T for c in counts]
-    order = sorted((i for i, c in enumerate(counts) if c), key=lambda i: (-(counts[i] * 4096 % T), i))
-    for i in order[:4096 - sum(q)]:
+    """Slots per entry of the generator's largest-remainder table."""
+    q = [0] * len(counts)
+    for i in ref_like.slots(counts):
         q[i] += 1
     return q
 
