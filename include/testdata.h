@@ -1696,6 +1696,35 @@ TD_API int td_profile_digest(const td_profile *p, uint8_t out[32]);
 TD_API int td_profile_fingerprint(const td_profile *p, int codec, double *ratio,
                                   double *ns_per_byte);
 
+/** Number of codecs td_profile_fidelity() reports. */
+#define TD_PROFILE_FIDELITY_CODECS 4
+
+/** One codec of a profile's fidelity (td_profile_fidelity()). */
+typedef struct td_profile_fidelity_t {
+    const char *label;        /**< "lz4 -1", "gzip -6", "lz4 -9" or "bzip2 -9" (static) */
+    double error;             /**< generated ratio / sample_ratio - 1 (> 0: `like` data compresses more) */
+    double sample_ratio;      /**< the sample's ratio under the codec */
+    uint64_t generated_bytes; /**< bytes of `like` data measured (the stream at seed 0) */
+    uint64_t sample_bytes;    /**< bytes of the sample measured: its first ones, at most 1 MiB */
+    uint64_t reserved[2];     /**< 0 */
+} td_profile_fidelity_t;
+
+/**
+ * How closely `like` data made from the profile compressed like its sample
+ * when td_profile_builder_finish() made it: the measure by which the
+ * builder chose the profile's model, for codec @p i, from 0 to
+ * TD_PROFILE_FIDELITY_CODECS - 1 (lz4 -1 and -9 as blocks, gzip -6 as a
+ * zlib stream, bzip2 -9).  256 KiB of the stream at seed 0 against the
+ * sample's first MiB (one-byte 4 KiB blocks and all, as the stream has
+ * them too).  A quick estimate: errors at scale and under other codecs
+ * come from td_profile_compare() on generated data.  Not part of the profile's
+ * JSON: a profile loaded from a file, a built-in one, and one of a sample
+ * whose first MiB holds fewer than 64 bytes outside one-byte 4 KiB blocks
+ * have none.
+ * @return TD_OK; TD_ERANGE if the profile has none; TD_EINVAL (bad @p i).
+ */
+TD_API int td_profile_fidelity(const td_profile *p, int i, td_profile_fidelity_t *out);
+
 /**
  * Data measured against a profile's fingerprint (td_profile_compare()):
  * how closely it compresses like the profile's sample, codec by codec.

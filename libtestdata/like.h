@@ -155,6 +155,12 @@ struct td_profile {
     int have_fp;
     double fp_ratio[TD_LIKE_NFP];
     double fp_ns[TD_LIKE_NFP];
+    /* td_profile_fidelity(): the builder's measure of the model it chose
+     * (choose_model); not saved, so a loaded profile has none */
+    int have_fid;
+    double fid_err[TD_PROFILE_FIDELITY_CODECS];
+    double fid_ratio[TD_PROFILE_FIDELITY_CODECS]; /* the sample's */
+    uint32_t fid_sample;                          /* the sample's bytes measured */
     td__like_model m;
     uint8_t digest[32];         /* BLAKE2b-256 of the canonical model JSON */
     /* gen_like.c's sampling tables for m, made on the first prepare and

@@ -1389,16 +1389,19 @@ static void win_scan(wset *w, const uint8_t *p, size_t n, uint64_t *hits)
  * for the bound below. */
 typedef size_t cal_fn(const uint8_t *in, size_t n, uint8_t *tmp, size_t cap);
 static cal_fn *const cal_codecs[] = {cal_lz4_1, cal_gzip6, cal_lz4_9, cal_bzip2_9};
+static const char *const cal_labels[] = {"lz4 -1", "gzip -6", "lz4 -9", "bzip2 -9"};
 #define NCAL (sizeof cal_codecs / sizeof cal_codecs[0])
+_Static_assert(NCAL == TD_PROFILE_FIDELITY_CODECS && NCAL == sizeof cal_labels / sizeof cal_labels[0],
+               "td_profile_fidelity() reports the codecs that choose the model");
 
 /* The sum of the codecs' errors on the first CAL_BYTES of q's stream (seed
  * 0) against the sample's ratios want[]; < 0 on error.  A candidate is
  * kept only below bound, so once the sum so far reaches it the other
  * codecs and the window scan are skipped (the result is then some sum >=
- * bound): the choice is the same, in less codec time.  Else *shared: its
- * windows found in ws. */
+ * bound): the choice is the same, in less codec time.  Else every signed
+ * error is in err[] and, with ws, *shared: its windows found in ws. */
 static double cal_error(const td_profile *q, const double want[NCAL], double bound, uint8_t *gen,
-                        uint8_t *tmp, size_t cap, wset *ws, uint64_t *shared)
+                        uint8_t *tmp, size_t cap, wset *ws, uint64_t *shared, double err[NCAL])
 {
     td_options o;
     td_options_init(&o);
@@ -1411,13 +1414,23 @@ static double cal_error(const td_profile *q, const double want[NCAL], double bou
         size_t z = cal_codecs[i](gen, CAL_BYTES, tmp, cap);
         if (!z)
             return -1;
-        sum += fabs((double)CAL_BYTES / (double)z / want[i] - 1);
+        err[i] = (double)CAL_BYTES / (double)z / want[i] - 1;
+        sum += fabs(err[i]);
     }
-    if (sum < bound) {
+    if (sum < bound && ws) {
         *shared = 0;
         win_scan(ws, gen, CAL_BYTES, shared);
     }
     return sum;
+}
+
+/* td_profile_fidelity(): the errors of the model chosen. */
+static void set_fidelity(td_profile *p, const double err[NCAL], const double want[NCAL], size_t sample)
+{
+    p->have_fid = 1;
+    memcpy(p->fid_err, err, sizeof p->fid_err);
+    memcpy(p->fid_ratio, want, sizeof p->fid_ratio);
+    p->fid_sample = (uint32_t)sample;
 }
 
 #define NSETS (sizeof ctx_sets / sizeof ctx_sets[0])
@@ -1434,7 +1447,7 @@ typedef struct cand_job {
     const double *want;
     wset *ws;
     size_t c, cap;
-    double bound, e;
+    double bound, e, err[NCAL];
     uint64_t shared;
     int skip, rc;
     td_profile *q;
@@ -1461,7 +1474,7 @@ static void cand_run(void *x)
     }
     if ((j->rc = digest_json(q, &j->json)) != TD_OK)
         return;
-    j->e = cal_error(q, j->want, j->bound, j->gen, j->tmp, j->cap, j->ws, &j->shared);
+    j->e = cal_error(q, j->want, j->bound, j->gen, j->tmp, j->cap, j->ws, &j->shared, j->err);
     if (j->e < 0)
         j->rc = TD_ENOMEM;
 }
@@ -1479,8 +1492,7 @@ static void cand_run(void *x)
 static int choose_model(td_profile_builder *b, const view *rv, td_profile *p, td__json_out *json,
                         const int *fp_busy)
 {
-    if (b->o.model == TD_PROFILE_MODEL_LZ)
-        return TD_OK;
+    const int lz_only = b->o.model == TD_PROFILE_MODEL_LZ;
     const uint8_t *bufs[4];
     uint32_t lens[4];
     size_t nv = 0, cap = compressBound(CAL_SAMPLE) + CAL_SAMPLE / 100 + 600; /* the codecs' bounds */
@@ -1488,7 +1500,7 @@ static int choose_model(td_profile_builder *b, const view *rv, td_profile *p, td
     wset ws = {NULL, 0};
     td_pool *pool = NULL;
     unsigned nt = b->o.threads ? b->o.threads : td__ncpus();
-    if (nt > 1)
+    if (nt > 1 && !lz_only)
         (void)td__pool_new(&pool, 1); /* none: one at a time */
     const size_t batch = td__pool_size(pool) > 1 ? 2 : 1;
     cand_job cj[2];
@@ -1521,13 +1533,29 @@ static int choose_model(td_profile_builder *b, const view *rv, td_profile *p, td
         goto out;
     }
     double want[NCAL];
-    for (size_t i = 0, n = TD_MIN(rv[0].len, CAL_SAMPLE); i < NCAL; i++) {
-        size_t z = cal_codecs[i](rv[0].buf, n, tmp, cap);
+    /* the first region as read, one-byte blocks and all: the stream
+     * measured against it has model.const's blocks too (until stop 54 the
+     * region without them, so a sample with such blocks read 10-20%
+     * better than it is) */
+    const size_t ns = TD_MIN(b->r[0].len, CAL_SAMPLE);
+    for (size_t i = 0; i < NCAL; i++) {
+        size_t z = cal_codecs[i](b->r[0].buf, ns, tmp, cap);
         if (!z) {
             rc = TD_EIO; /* cannot happen: the output buffer is the codecs' bound */
             goto out;
         }
-        want[i] = (double)n / (double)z;
+        want[i] = (double)ns / (double)z;
+    }
+    double lz_err[NCAL], best_err[NCAL];
+    q->m = p->m;
+    if (lz_only) { /* nothing to choose: the LZ model measured for td_profile_fidelity() */
+        if ((rc = digest_json(q, json)) != TD_OK)
+            goto out;
+        if (cal_error(q, want, HUGE_VAL, gen, tmp, cap, NULL, NULL, lz_err) < 0)
+            rc = TD_ENOMEM;
+        else
+            set_fidelity(p, lz_err, want, ns);
+        goto out;
     }
     if ((rc = td__like_ctx_stats(bufs, lens, nv, &st)) != TD_OK)
         goto out;
@@ -1546,14 +1574,13 @@ static int choose_model(td_profile_builder *b, const view *rv, td_profile *p, td
         for (size_t i = 0; i < nv; i++)
             win_scan(&ws, bufs[i], lens[i], NULL);
     }
-    q->m = p->m;
     if ((rc = digest_json(q, json)) != TD_OK) /* json holds p->m's (build_model) */
         goto out;
     /* context: any candidate beats the LZ model */
     uint64_t shared_lz = UINT64_MAX;
     double err = b->o.model == TD_PROFILE_MODEL_CONTEXT
                      ? HUGE_VAL
-                     : cal_error(q, want, HUGE_VAL, gen, tmp, cap, &ws, &shared_lz);
+                     : cal_error(q, want, HUGE_VAL, gen, tmp, cap, &ws, &shared_lz, lz_err);
     int found = 0;
     if (err < 0) {
         rc = TD_ENOMEM;
@@ -1580,6 +1607,7 @@ static int choose_model(td_profile_builder *b, const view *rv, td_profile *p, td
             if (!cj[t].skip && cj[t].e < err && cj[t].shared <= shared_lz) {
                 err = cj[t].e;
                 best->m = cj[t].q->m;
+                memcpy(best_err, cj[t].err, sizeof best_err);
                 found = 1;
             }
         }
@@ -1587,6 +1615,8 @@ static int choose_model(td_profile_builder *b, const view *rv, td_profile *p, td
     }
     if (found)
         p->m = best->m;
+    if (found || b->o.model != TD_PROFILE_MODEL_CONTEXT) /* else the LZ model, not measured */
+        set_fidelity(p, found ? best_err : lz_err, want, ns);
     rc = model_json_size(&p->m, json) == SIZE_MAX ? TD_ENOMEM : TD_OK;
 out:
     td__pool_free(pool);
@@ -2426,6 +2456,21 @@ int td_profile_fingerprint(const td_profile *p, int codec, double *ratio, double
         *ratio = p->fp_ratio[codec];
     if (ns_per_byte)
         *ns_per_byte = p->fp_ns[codec];
+    return TD_OK;
+}
+
+int td_profile_fidelity(const td_profile *p, int i, td_profile_fidelity_t *out)
+{
+    if (!p || !out || i < 0 || i >= TD_PROFILE_FIDELITY_CODECS)
+        return TD_EINVAL;
+    memset(out, 0, sizeof *out);
+    if (!p->have_fid)
+        return TD_ERANGE;
+    out->label = cal_labels[i];
+    out->error = p->fid_err[i];
+    out->sample_ratio = p->fid_ratio[i];
+    out->generated_bytes = CAL_BYTES;
+    out->sample_bytes = p->fid_sample;
     return TD_OK;
 }
 

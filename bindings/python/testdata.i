@@ -454,6 +454,18 @@ static int td_py_profile_fingerprint(const td_profile *p, int codec, double *RAT
     return td_profile_fingerprint(p, codec, RATIO, NSPB);
 }
 
+/* Profile.fidelity(): codec i's error (RATIO) and the sample's ratio (NSPB),
+ * its label in MSGBUF; TD_ERANGE (ValueError) when not measured. */
+static int td_py_profile_fidelity(const td_profile *p, int i, double *RATIO, double *NSPB, char *MSGBUF)
+{
+    td_profile_fidelity_t f;
+    int rc = td_profile_fidelity(p, i, &f);
+    snprintf(MSGBUF, 1024, "%s", rc == TD_OK ? f.label : td_strerror(rc));
+    *RATIO = f.error;
+    *NSPB = f.sample_ratio;
+    return rc;
+}
+
 /* Profile.compare(): the library measures and renders (td_profile_comparison_json);
  * a path is opened here. */
 static int td_py_comparison_json(int rc, const td_profile_comparison *c, char **JSONOUT)
@@ -576,7 +588,7 @@ static int td_py_tree_scan(const char *path, char *TEXTBUF)
     $result = SWIG_Python_AppendOutput($result, PyUnicode_FromString(buf$argnum));
 }
 %typemap(out) int td_py_profile_open, int td_py_profile_builtin, int td_py_profile_loads, int td_py_profile_digest,
-              int td_py_profile_builder_new {
+              int td_py_profile_builder_new, int td_py_profile_fidelity {
     $result = PyLong_FromLong($1);
 }
 %typemap(out) int td_py_profile_save_file {
@@ -896,6 +908,7 @@ struct td_profile_builder {};
 %ignore td_options::profile_pad_;
 %ignore td_profile_options;
 %ignore td_profile_info_t;
+%ignore td_profile_fidelity_t;
 %typemap(in, numinputs=0) td_profile **out (td_profile *temp = NULL) { $1 = &temp; }
 %typemap(argout) td_profile **out {
     $result = SWIG_Python_AppendOutput($result, SWIG_NewPointerObj(temp$argnum, $*1_descriptor, SWIG_POINTER_OWN));
@@ -1016,6 +1029,7 @@ struct td_tree {};
 %rename("%s") td_py_profile_save;
 %rename("%s") td_py_profile_save_file;
 %rename("%s") td_py_profile_fingerprint;
+%rename("%s") td_py_profile_fidelity;
 %rename("%s") td_py_profile_compare_file;
 %rename("%s") td_py_profile_compare_buffer;
 %rename("%s") td_py_profile_digest;
@@ -1068,6 +1082,7 @@ int td_py_profile_builder_new(uint64_t size_hint, int sample_given, uint64_t sam
 int td_py_profile_save(const td_profile *p, char **JSONOUT);
 int td_py_profile_save_file(const td_profile *p, const char *path);
 int td_py_profile_fingerprint(const td_profile *p, int codec, double *RATIO, double *NSPB);
+int td_py_profile_fidelity(const td_profile *p, int i, double *RATIO, double *NSPB, char *MSGBUF);
 int td_py_profile_compare_file(const td_profile *p, const char *path, char **JSONOUT);
 int td_py_profile_compare_buffer(const td_profile *p, const void *buf, size_t len, char **JSONOUT);
 int td_py_profile_digest(const td_profile *p, char *MSGBUF);

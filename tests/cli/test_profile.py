@@ -183,3 +183,34 @@ def test_check_json(run, tmp_path):
     r = run("profile", "--json", sample, "-o", tmp_path / "p.json")
     assert r.returncode == 2 and b"--json goes with --check" in r.stderr, r.stderr
     assert not (tmp_path / "p.json").exists()
+
+
+def test_fidelity_line(run, tmp_path):
+    """`testdata profile` prints how closely its data compressed like the
+    sample when the builder chose the model (td_profile_fidelity): errors
+    that Python's zlib and bz2 reproduce on 256 KiB of the profile's data
+    at seed 0 against the sample, and the codecs more than 10% off named.
+    `--check` (a profile loaded from a file) prints none."""
+    import bz2
+    import re
+    import zlib
+    sample = tmp_path / "sample"
+    run("gen", "like", "300K", "--profile", "json", "--seed", 5, "-o", sample, check=True)
+    prof = tmp_path / "p.json"
+    for model in ("auto", "lz"):
+        r = run("profile", sample, "--model", model, "--no-fingerprint", "-o", prof, check=True)
+        m = re.search(rb"like data \(256 KiB at seed 0\) against the sample's first 300 KiB: "
+                      rb"lz4 -1 ([-+][\d.]+)%, gzip -6 ([-+][\d.]+)%, lz4 -9 ([-+][\d.]+)%, "
+                      rb"bzip2 -9 ([-+][\d.]+)%\n", r.stderr)
+        assert m, r.stderr
+        errs = [float(x) for x in m.groups()]
+        gen = run("gen", "like", "256K", "--profile", prof, "--seed", 0, check=True).stdout
+        s = sample.read_bytes()
+        for got, comp in ((errs[1], lambda d: zlib.compress(d, 6)), (errs[3], lambda d: bz2.compress(d, 9))):
+            want = 100 * ((len(gen) / len(comp(gen))) / (len(s) / len(comp(s))) - 1)
+            assert abs(got - want) < 0.051, (model, got, want)
+        off = [c for c, e in zip(("lz4 -1", "gzip -6", "lz4 -9", "bzip2 -9"), errs) if abs(e) > 10]
+        note = re.search(rb"more than 10% off under ([^:]+):", r.stderr)
+        assert (note.group(1).decode().split(", ") if note else []) == off, r.stderr
+    r = run("profile", "--check", prof, sample, check=True)
+    assert b"like data" not in r.stdout + r.stderr

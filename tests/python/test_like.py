@@ -1,6 +1,8 @@
 """The like kind from Python: profiles built, saved, loaded, built-ins; the
 same bytes as the CLI; the pytest fixtures with profile=."""
+import bz2
 import subprocess
+import zlib
 
 import pytest
 
@@ -49,6 +51,15 @@ def test_profile_save_load_round_trip(tmp_path, cli):
     assert q == p and q.digest == p.digest and len(q.digest) == 64
     x = testdata.generate("like", "300K", profile=q, seed=1)
     assert x == testdata.generate("like", "300K", profile=p, seed=1)
+    # the builder's measure of its model: gzip -6 and bzip2 -9 as zlib and bz2
+    # compute them; not saved, so a loaded or built-in profile has none
+    fid = p.fidelity()
+    assert list(fid) == ["lz4 -1", "gzip -6", "lz4 -9", "bzip2 -9"]
+    g, smp = testdata.generate("like", "256K", profile=p, seed=0), sample.read_bytes()
+    for c, comp in (("gzip -6", lambda d: zlib.compress(d, 6)), ("bzip2 -9", lambda d: bz2.compress(d, 9))):
+        want = (len(g) / len(comp(g))) / (len(smp) / len(comp(smp))) - 1
+        assert fid[c] == pytest.approx(want, abs=1e-12), c
+    assert q.fidelity() == {} and testdata.Profile.builtin("html").fidelity() == {}
     assert x == testdata.generate("like", "300K", profile=str(path), seed=1)
     assert x == testdata.generate("like", "300K", profile=path, seed=1)
     assert testdata.generate("like", "300K", profile=testdata.Profile.loads(p.dumps()), seed=1) == x

@@ -143,6 +143,22 @@ class Profile:
             out[c] = (float(ratio), float(ns))
         return out
 
+    def fidelity(self) -> Dict[str, float]:
+        """{codec: error} as measured when this profile was built: how
+        closely 256 KiB of its data (seed 0) compressed like the sample's
+        first region (at most 1 MiB), as ratio / sample's ratio - 1, under
+        "lz4 -1", "gzip -6", "lz4 -9" and "bzip2 -9" (the codecs by which
+        the builder chose its model; `testdata profile` prints them).  {}
+        when not measured: a profile loaded from a file or built in."""
+        out: Dict[str, float] = {}
+        for i in range(capi.TD_PROFILE_FIDELITY_CODECS):
+            try:
+                _, err, _, label = capi.td_py_profile_fidelity(self._p, i)
+            except ValueError:
+                return {}
+            out[str(label)] = float(err)
+        return out
+
     def compare(self, source: Union[StrPath, bytes, bytearray, memoryview]) -> Dict[str, ProfileComparison]:
         """How closely data compresses like this profile's sample, codec by
         codec, as `testdata profile --check PROFILE FILE` prints it:
