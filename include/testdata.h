@@ -1512,7 +1512,9 @@ typedef struct td_profile_options {
      *  TD_SIZE_UNBOUNDED are out of range. */
     uint64_t sample_bytes;
     /** Nonzero (default): measure the fingerprint (ratio and CPU ns/byte of
-     *  gzip -6, zstd -3, lz4, xz -6 on up to 1 MiB of the sample). */
+     *  gzip -6, zstd -3, lz4, xz -6 on up to 1 MiB of the sample), and with
+     *  model TD_PROFILE_MODEL_LZ its fidelity (td_profile_fidelity(); the
+     *  other settings measure it to choose the model). */
     uint32_t fingerprint;
     /** Threads for td_profile_builder_finish() (default 1; 0 = all cores;
      *  at most 2 are used): with two, the fingerprint is measured on a
@@ -1718,9 +1720,10 @@ typedef struct td_profile_fidelity_t {
  * sample's first MiB (one-byte 4 KiB blocks and all, as the stream has
  * them too).  A quick estimate: errors at scale and under other codecs
  * come from td_profile_compare() on generated data.  Not part of the profile's
- * JSON: a profile loaded from a file, a built-in one, and one of a sample
- * whose first MiB holds fewer than 64 bytes outside one-byte 4 KiB blocks
- * have none.
+ * JSON: a profile loaded from a file, a built-in one, one of a sample
+ * whose first MiB holds fewer than 64 bytes outside one-byte 4 KiB blocks,
+ * and one built with model TD_PROFILE_MODEL_LZ and no fingerprint have
+ * none.
  * @return TD_OK; TD_ERANGE if the profile has none; TD_EINVAL (bad @p i).
  */
 TD_API int td_profile_fidelity(const td_profile *p, int i, td_profile_fidelity_t *out);

@@ -1493,6 +1493,8 @@ static int choose_model(td_profile_builder *b, const view *rv, td_profile *p, td
                         const int *fp_busy)
 {
     const int lz_only = b->o.model == TD_PROFILE_MODEL_LZ;
+    if (lz_only && !b->o.fingerprint) /* nothing to choose, nothing asked: the fast way */
+        return TD_OK;
     const uint8_t *bufs[4];
     uint32_t lens[4];
     size_t nv = 0, cap = compressBound(CAL_SAMPLE) + CAL_SAMPLE / 100 + 600; /* the codecs' bounds */

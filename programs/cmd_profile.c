@@ -26,7 +26,8 @@ static const cli_opt profile_opts[] = {
     [O_MODEL] = {"model", 0, "M",
                  "auto (default: whichever generates data closer to the sample), lz (matches and "
                  "literals) or context (byte contexts: text)"},
-    [O_NOFP] = {"no-fingerprint", 0, NULL, "do not measure the compressors (faster)"},
+    [O_NOFP] = {"no-fingerprint", 0, NULL,
+                "do not measure the compressors (faster; with --model lz, not its fidelity either)"},
     [O_THREADS] = {"threads", 0, "N",
                    "threads (default 1; 0 = all cores; at most 2 are used): the compressors are "
                    "measured while the sample is parsed, then the candidate models two at a time; the "

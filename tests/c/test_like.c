@@ -1676,14 +1676,16 @@ Test(like, auto_model_is_one_of_the_two, TD_ONE_THREAD)
 /* td_profile_fidelity() is the measure by which the builder chose the
  * model: the same four errors, signed, that model_error() computes on its
  * own, for every model setting; none for a profile loaded from JSON, a
- * built-in one or a sample too small to measure. */
+ * built-in one, a sample too small to measure, or an LZ model built
+ * without a fingerprint (nothing to choose, nothing asked). */
 Test(like, fidelity_is_the_builders_measure, TD_ONE_THREAD)
 {
     const size_t n = 300000;
     unsigned char *s = make_records(n);
     static const char *const labels[] = {"lz4 -1", "gzip -6", "lz4 -9", "bzip2 -9"};
     for (uint32_t m = 0; m < TD_PROFILE_MODEL_COUNT; m++) {
-        td_profile *p = build_m(s, n, 0, n, 0, m);
+        /* lz has nothing to choose: measured with a fingerprint only */
+        td_profile *p = m == TD_PROFILE_MODEL_LZ ? build_fp(s, n) : build_m(s, n, 0, n, 0, m);
         double w2, want[4];
         (void)model_error(p, s, n, &w2, want);
         for (int i = 0; i < TD_PROFILE_FIDELITY_CODECS; i++) {
@@ -1717,6 +1719,9 @@ Test(like, fidelity_is_the_builders_measure, TD_ONE_THREAD)
     td_profile *t = build_m(s, 40, 0, 40, 0, TD_PROFILE_MODEL_AUTO);
     cr_assert_eq(td_profile_fidelity(t, 0, &f), TD_ERANGE, "a 40-byte sample is not measured");
     td_profile_free(t);
+    t = build_m(s, n, 0, n, 0, TD_PROFILE_MODEL_LZ);
+    cr_assert_eq(td_profile_fidelity(t, 0, &f), TD_ERANGE, "lz without a fingerprint is not measured");
+    td_profile_free(t);
     free(s);
 }
 
@@ -1739,7 +1744,7 @@ Test(like, fidelity_counts_one_byte_blocks, TD_ONE_THREAD)
     int z4 = LZ4_compress_default((const char *)s, (char *)out, (int)n, (int)cap);
     cr_assert_gt(z4, 0);
     for (uint32_t m = 0; m < TD_PROFILE_MODEL_COUNT; m++) {
-        td_profile *p = build_m(s, n, 0, n, 0, m);
+        td_profile *p = m == TD_PROFILE_MODEL_LZ ? build_fp(s, n) : build_m(s, n, 0, n, 0, m);
         td_profile_info_t info;
         cr_assert_eq(td_profile_info(p, &info), TD_OK);
         cr_assert(fabs(info.const4k - 0.3) < 0.01, "%f", info.const4k);

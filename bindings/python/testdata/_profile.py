@@ -149,7 +149,8 @@ class Profile:
         first region (at most 1 MiB), as ratio / sample's ratio - 1, under
         "lz4 -1", "gzip -6", "lz4 -9" and "bzip2 -9" (the codecs by which
         the builder chose its model; `testdata profile` prints them).  {}
-        when not measured: a profile loaded from a file or built in."""
+        when not measured: a profile loaded from a file or built in, or
+        built with model="lz" and fingerprint=False."""
         out: Dict[str, float] = {}
         for i in range(capi.TD_PROFILE_FIDELITY_CODECS):
             try:
