@@ -90,7 +90,24 @@ static int profile_inputs(const char *const *pos, int n, const td_profile_option
     return rc;
 }
 
-static void print_fingerprint(FILE *f, const char *what, const td_profile *p)
+/* path as a shell word: as it is when it needs no quoting, in single
+ * quotes when it holds none, else NULL (and for a path that would read as
+ * an option). */
+static const char *shell_word(const char *path, char *buf, size_t cap)
+{
+    if (path[0] == '-')
+        return NULL;
+    if (path[strspn(path, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._/+-,:=@%")] == 0)
+        return path;
+    if (strchr(path, '\'') || (size_t)snprintf(buf, cap, "'%s'", path) >= cap)
+        return NULL;
+    return buf;
+}
+
+/* The sample's facts and fingerprint; for a profile just built, its
+ * fidelity, with the command that measures its data at scale (out: where
+ * the profile went, NULL or "-" for stdout). */
+static void print_fingerprint(FILE *f, const char *what, const td_profile *p, const char *out)
 {
     td_profile_info_t info;
     td_profile_info(p, &info);
@@ -127,9 +144,18 @@ static void print_fingerprint(FILE *f, const char *what, const td_profile *p)
             no += (size_t)snprintf(off + no, sizeof off - no, "%s%s", no ? ", " : "", fi.label);
     }
     fputc('\n', f);
-    if (no)
+    if (!no)
+        return;
+    char q[512];
+    const char *w = out && strcmp(out, "-") != 0 ? shell_word(out, q, sizeof q) : NULL;
+    double r, ns;
+    if (td_profile_fingerprint(p, TD_CODEC_GZIP, &r, &ns) != TD_OK)
         fprintf(f, "  more than 10%% off under %s: compare generated data with yours under the "
                    "codecs you benchmark (testdata profile --check PROFILE FILE)\n", off);
+    else
+        fprintf(f, "  more than 10%% off under %s; a MiB of its data against the sample's fingerprint: "
+                   "testdata gen like 1M --profile %s | testdata profile --check %s -\n",
+                off, w ? w : "PROFILE", w ? w : "PROFILE");
 }
 
 /* A profile named on the command line (a built-in or a file), or exit 2. */
@@ -229,7 +255,7 @@ static int check(const cli_args *a)
     int json_ = a->count[O_JSON] > 0;
 
     if (!json_)
-        print_fingerprint(stdout, a->val[O_CHECK], x.ref);
+        print_fingerprint(stdout, a->val[O_CHECK], x.ref, NULL);
     int status = cli_report_files(a, json_, &report, &x);
     if (!json_ && td_profile_fingerprint(x.ref, 0, NULL, NULL) == TD_ERANGE)
         printf("(%s has no fingerprint: it was made with --no-fingerprint)\n", a->val[O_CHECK]);
@@ -301,7 +327,7 @@ static int run(const cli_cmd *cmd, int argc, char **argv)
     rc = profile_inputs(a.pos, a.npos, &po, &p);
     if (rc != TD_OK)
         return rc == TD_ECORPUS ? CLI_EXIT_USAGE : CLI_EXIT_FAIL; /* as `model build` */
-    print_fingerprint(stderr, "sample", p);
+    print_fingerprint(stderr, "sample", p, a.val[O_OUTPUT]);
     rc = write_profile(p, a.val[O_OUTPUT]);
     td_profile_free(p);
     return rc;
