@@ -1550,18 +1550,9 @@ static int choose_model(td_profile_builder *b, const view *rv, td_profile *p, td
     }
     double lz_err[NCAL], best_err[NCAL];
     q->m = p->m;
-    if (lz_only) { /* nothing to choose: the LZ model measured for td_profile_fidelity() */
-        if ((rc = digest_json(q, json)) != TD_OK)
+    if (!lz_only) { /* else nothing to choose: the LZ model is measured for td_profile_fidelity() */
+        if ((rc = td__like_ctx_stats(bufs, lens, nv, &st)) != TD_OK)
             goto out;
-        if (cal_error(q, want, HUGE_VAL, gen, tmp, cap, NULL, NULL, lz_err) < 0)
-            rc = TD_ENOMEM;
-        else
-            set_fidelity(p, lz_err, want, ns);
-        goto out;
-    }
-    if ((rc = td__like_ctx_stats(bufs, lens, nv, &st)) != TD_OK)
-        goto out;
-    {
         size_t total = 0, c = 1024;
         for (size_t i = 0; i < nv; i++)
             total += lens[i];
@@ -1582,7 +1573,7 @@ static int choose_model(td_profile_builder *b, const view *rv, td_profile *p, td
     uint64_t shared_lz = UINT64_MAX;
     double err = b->o.model == TD_PROFILE_MODEL_CONTEXT
                      ? HUGE_VAL
-                     : cal_error(q, want, HUGE_VAL, gen, tmp, cap, &ws, &shared_lz, lz_err);
+                     : cal_error(q, want, HUGE_VAL, gen, tmp, cap, lz_only ? NULL : &ws, &shared_lz, lz_err);
     int found = 0;
     if (err < 0) {
         rc = TD_ENOMEM;
@@ -1594,9 +1585,10 @@ static int choose_model(td_profile_builder *b, const view *rv, td_profile *p, td
         cj[t].want = want;
         cj[t].ws = &ws;
     }
-    for (size_t c0 = 0; c0 < NSETS * NRATES;) {
+    const size_t ncand = lz_only ? 0 : NSETS * NRATES;
+    for (size_t c0 = 0; c0 < ncand;) {
         size_t k = fp_busy && __atomic_load_n(fp_busy, __ATOMIC_ACQUIRE) ? 1 : batch;
-        size_t nb = TD_MIN(k, NSETS * NRATES - c0);
+        size_t nb = TD_MIN(k, ncand - c0);
         for (size_t t = 0; t < nb; t++) {
             cj[t].c = c0 + t;
             cj[t].bound = err;

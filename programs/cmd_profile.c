@@ -104,10 +104,7 @@ static const char *shell_word(const char *path, char *buf, size_t cap)
     return buf;
 }
 
-/* The sample's facts and fingerprint; for a profile just built, its
- * fidelity, with the command that measures its data at scale (out: where
- * the profile went, NULL or "-" for stdout). */
-static void print_fingerprint(FILE *f, const char *what, const td_profile *p, const char *out)
+static void print_fingerprint(FILE *f, const char *what, const td_profile *p)
 {
     td_profile_info_t info;
     td_profile_info(p, &info);
@@ -128,9 +125,14 @@ static void print_fingerprint(FILE *f, const char *what, const td_profile *p, co
         else if (td_profile_fingerprint(p, c, &r, &ns) == TD_OK)
             fprintf(f, "  %-8s ratio %7.3f  (no timing)\n", td_codec_label(c), r);
     }
-    /* the builder's own measure of the model it chose; the codecs beyond
-     * issue 14's worst-case bound are named, so that nobody takes the data
-     * for closer than it is */
+}
+
+/* The builder's own measure of the model it chose (a profile just built);
+ * the codecs beyond issue 14's worst-case bound are named, so that nobody
+ * takes the data for closer than it is, with the command that measures a
+ * MiB of it (out: where the profile went, NULL or "-" for stdout). */
+static void print_fidelity(FILE *f, const td_profile *p, const char *out)
+{
     td_profile_fidelity_t fi;
     if (td_profile_fidelity(p, 0, &fi) != TD_OK)
         return;
@@ -255,7 +257,7 @@ static int check(const cli_args *a)
     int json_ = a->count[O_JSON] > 0;
 
     if (!json_)
-        print_fingerprint(stdout, a->val[O_CHECK], x.ref, NULL);
+        print_fingerprint(stdout, a->val[O_CHECK], x.ref);
     int status = cli_report_files(a, json_, &report, &x);
     if (!json_ && td_profile_fingerprint(x.ref, 0, NULL, NULL) == TD_ERANGE)
         printf("(%s has no fingerprint: it was made with --no-fingerprint)\n", a->val[O_CHECK]);
@@ -327,7 +329,8 @@ static int run(const cli_cmd *cmd, int argc, char **argv)
     rc = profile_inputs(a.pos, a.npos, &po, &p);
     if (rc != TD_OK)
         return rc == TD_ECORPUS ? CLI_EXIT_USAGE : CLI_EXIT_FAIL; /* as `model build` */
-    print_fingerprint(stderr, "sample", p, a.val[O_OUTPUT]);
+    print_fingerprint(stderr, "sample", p);
+    print_fidelity(stderr, p, a.val[O_OUTPUT]);
     rc = write_profile(p, a.val[O_OUTPUT]);
     td_profile_free(p);
     return rc;
