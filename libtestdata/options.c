@@ -47,7 +47,7 @@ static const opt_row rows[] = {
       NULL, "0 to 4294967295, 0 meaning all cores; at most 256 are used", "1", ALL_KINDS, 0},
      offsetof(td_options, threads), ST_U32, 0, 0, 4294967295.0, 1},
     {{"algorithm", TD_OPTION_CHOICE, "NAME",
-      "generator: chacha20 (cryptographic) or fast (much faster, not cryptographic)",
+      "generator: chacha20 is cryptographic, fast much faster but not",
       td__algorithm_names, "chacha20 or fast", "chacha20", K(TD_RANDOM), 0},
      offsetof(td_options, algorithm), ST_U32, 0, 0, 1, TD_ALG_CHACHA20},
     {{"ratio", TD_OPTION_REAL, "R", "target compression ratio", NULL, "1 to 1000", "3",
@@ -76,7 +76,7 @@ static const opt_row rows[] = {
      * profile, or a profile file, which it loads (td_profile_open) for the
      * options to own, as "model" does. */
     {{"profile", TD_OPTION_TEXT, "PROFILE",
-      "the profile to generate data like: a built-in name or a file made by 'testdata profile'",
+      "statistics of a sample to generate data like (testdata profile)",
       td__like_builtin_names, "a built-in profile (english, html, source, ...) or a profile file",
       "english", K(TD_LIKE), 0},
      offsetof(td_options, profile), ST_PROFILE, 0, 0, 0, 0},
