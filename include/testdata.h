@@ -1056,6 +1056,21 @@ TD_API const td_option_info *td_tree_option_get(size_t index);
 /** The tree option row for @p key ('-' and '_' alike), or NULL. */
 TD_API const td_option_info *td_tree_option_find(const char *key);
 
+/**
+ * One codec's measure of how closely generated data compresses like the
+ * data it was made from: a text model's corpus
+ * (td_model_builder_fidelity()) or a profile's sample
+ * (td_profile_fidelity()).
+ */
+typedef struct td_fidelity_t {
+    const char *label;        /**< the codec: "lz4 -1", "zstd -3", "gzip -6", "lz4 -9" or "bzip2 -9" (static) */
+    double error;             /**< generated ratio / sample_ratio - 1 (> 0: the generated data compresses more) */
+    double sample_ratio;      /**< the corpus's or sample's ratio under the codec */
+    uint64_t generated_bytes; /**< bytes of generated data measured */
+    uint64_t sample_bytes;    /**< bytes of the corpus or sample measured: its first ones */
+    uint64_t reserved[2];     /**< 0 */
+} td_fidelity_t;
+
 /* ------------------------------------------------------------------------ */
 /* Text models                                                               */
 /* ------------------------------------------------------------------------ */
@@ -1168,6 +1183,36 @@ TD_API int td_model_builder_finish(td_model_builder *b, td_model **out);
  *         stays usable and save may be called again with another path).
  */
 TD_API int td_model_builder_save(td_model_builder *b, const char *path);
+
+/** Number of codecs td_model_builder_fidelity() reports. */
+#define TD_MODEL_FIDELITY_CODECS 2
+
+/**
+ * How closely text from the model that td_model_builder_finish() or
+ * td_model_builder_save() built compresses like its corpus, for codec @p i
+ * from 0 to TD_MODEL_FIDELITY_CODECS - 1: lz4 -1 (a frame) and zstd -3.
+ * This is the calibration's own measure: text of the size of the corpus's
+ * first bytes (at most 4 MiB), at seed 0 and the rate the calibration
+ * chose, against those bytes.  The calibration brings the mean of the two
+ * errors towards 0 within the rates it may choose, so a poor fit shows
+ * either as a spread (text that compresses more than its corpus under
+ * lz4 -1, a 64 KiB window, and less under zstd -3, whose window is MiBs:
+ * the corpus repeats whole lines or pages far apart, as manual pages and
+ * boilerplate do, which text models do not make) or as both errors of one
+ * sign (no rate in the range repeats as much, or as little, as the
+ * corpus).  Errors under other codecs and at other sizes: compress
+ * generated text (td_analyzer, or `testdata analyze`).
+ * @return TD_OK; TD_ERANGE before the model is built, or when it was not
+ *         calibrated; TD_EINVAL (NULL, bad @p i).
+ */
+TD_API int td_model_builder_fidelity(const td_model_builder *b, int i, td_fidelity_t *out);
+
+/**
+ * A warning about the model just built, in one line, or "" when there is
+ * none: one of td_model_builder_fidelity()'s codecs is more than 10% off.
+ * Static storage inside the builder: valid until it is freed.
+ */
+TD_API const char *td_model_builder_note(const td_model_builder *b);
 
 /** What went wrong, in one line (empty when nothing did).  Static storage
  *  inside the builder: valid until it is freed. */
@@ -1701,16 +1746,6 @@ TD_API int td_profile_fingerprint(const td_profile *p, int codec, double *ratio,
 /** Number of codecs td_profile_fidelity() reports. */
 #define TD_PROFILE_FIDELITY_CODECS 4
 
-/** One codec of a profile's fidelity (td_profile_fidelity()). */
-typedef struct td_profile_fidelity_t {
-    const char *label;        /**< "lz4 -1", "gzip -6", "lz4 -9" or "bzip2 -9" (static) */
-    double error;             /**< generated ratio / sample_ratio - 1 (> 0: `like` data compresses more) */
-    double sample_ratio;      /**< the sample's ratio under the codec */
-    uint64_t generated_bytes; /**< bytes of `like` data measured (the stream at seed 0) */
-    uint64_t sample_bytes;    /**< bytes of the sample measured: its first ones, at most 1 MiB */
-    uint64_t reserved[2];     /**< 0 */
-} td_profile_fidelity_t;
-
 /**
  * How closely `like` data made from the profile compressed like its sample
  * when td_profile_builder_finish() made it: the measure by which the
@@ -1726,7 +1761,7 @@ typedef struct td_profile_fidelity_t {
  * none.
  * @return TD_OK; TD_ERANGE if the profile has none; TD_EINVAL (bad @p i).
  */
-TD_API int td_profile_fidelity(const td_profile *p, int i, td_profile_fidelity_t *out);
+TD_API int td_profile_fidelity(const td_profile *p, int i, td_fidelity_t *out);
 
 /**
  * Data measured against a profile's fingerprint (td_profile_compare()):

@@ -2453,7 +2453,7 @@ int td_profile_fingerprint(const td_profile *p, int codec, double *ratio, double
     return TD_OK;
 }
 
-int td_profile_fidelity(const td_profile *p, int i, td_profile_fidelity_t *out)
+int td_profile_fidelity(const td_profile *p, int i, td_fidelity_t *out)
 {
     if (!p || !out || i < 0 || i >= TD_PROFILE_FIDELITY_CODECS)
         return TD_EINVAL;

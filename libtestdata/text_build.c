@@ -215,6 +215,11 @@ struct td_model_builder {
     size_t ninputs;
     int soft;        /* msg holds a refusal that left the builder usable */
     unsigned threads; /* td_model_builder_set_threads (0: all cores) */
+    /* td_model_builder_fidelity(): the calibration's sizes at the rate it
+     * kept, of the corpus (cal_cs) and of the text (cal_z), cal_bytes each */
+    int have_fid;
+    uint64_t cal_cs[2], cal_z[2], cal_bytes;
+    char note[320]; /* td_model_builder_note() */
 };
 
 __attribute__((format(printf, 3, 4))) static int fail(td_model_builder *b, int rc,
@@ -1674,9 +1679,8 @@ static int cal_sizes(td_pool *pool, td_codecs *cx[2], const uint8_t *buf, size_t
  * generated with) compresses better (> 0) or worse than the corpus, whose
  * sizes are cs[]. */
 static int cal_error(td_pool *pool, td_codecs *cx[2], const uint8_t *g, size_t n,
-                     const uint64_t cs[2], double *err)
+                     const uint64_t cs[2], double *err, uint64_t z[2])
 {
-    uint64_t z[2];
     int rc = cal_sizes(pool, cx, g, n, z);
     double e = 0;
     for (int i = 0; rc == TD_OK && i < 2; i++)
@@ -1697,6 +1701,59 @@ static void cal_store(uint8_t *data, size_t len, uint32_t mu)
     }
     crypto_generichash(data + 24, 32, data + TM_HEADER, (unsigned long long)(len - TM_HEADER), NULL,
                        0);
+}
+
+static const char *const cal_labels[2] = {"lz4 -1", "zstd -3"};
+
+/* Error i of the calibration kept: > 0 when the text compresses more. */
+static double cal_fid_error(const td_model_builder *b, int i)
+{
+    return (double)b->cal_cs[i] / (double)b->cal_z[i] - 1.0;
+}
+
+#define TB_NOTE_OFF 0.10 /* a codec this far off gets a note */
+
+/* td_model_builder_note()'s text, from the calibration kept. */
+static void make_note(td_model_builder *b)
+{
+    double e0 = cal_fid_error(b, 0), e1 = cal_fid_error(b, 1);
+    b->note[0] = 0;
+    if (fabs(e0) <= TB_NOTE_OFF && fabs(e1) <= TB_NOTE_OFF)
+        return;
+    const char *why = "";
+    if (e0 > 0 && e1 < 0)
+        why = ": the corpus repeats whole lines or pages beyond lz4's 64 KiB window (as manual "
+              "pages and boilerplate do), which text models do not make";
+    else if (e0 > 0 && e1 > 0)
+        why = ": the corpus repeats itself less than text at the calibration's lowest rate";
+    else if (e0 < 0 && e1 < 0)
+        why = ": the corpus repeats itself more than text at the calibration's highest rate";
+    double n = (double)b->cal_bytes;
+    int mib = n >= 1048576.0;
+    (void)td__msg(b->note, sizeof b->note,
+                  "text of this model compresses %+.1f%% under lz4 -1 and %+.1f%% under zstd -3 "
+                  "against its corpus (first %.*f %s, seed 0)%s",
+                  100.0 * e0, 100.0 * e1, mib, mib ? n / 1048576.0 : n / 1024.0,
+                  mib ? "MiB" : "KiB", why);
+}
+
+int td_model_builder_fidelity(const td_model_builder *b, int i, td_fidelity_t *out)
+{
+    if (!b || !out || i < 0 || i >= TD_MODEL_FIDELITY_CODECS)
+        return TD_EINVAL;
+    if (!b->have_fid)
+        return TD_ERANGE;
+    memset(out, 0, sizeof *out);
+    out->label = cal_labels[i];
+    out->error = cal_fid_error(b, i);
+    out->sample_ratio = (double)b->cal_bytes / (double)b->cal_cs[i];
+    out->generated_bytes = out->sample_bytes = b->cal_bytes;
+    return TD_OK;
+}
+
+const char *td_model_builder_note(const td_model_builder *b)
+{
+    return b ? b->note : "";
 }
 
 /* Write the model file (write_file) into *data, *len and calibrate it in
@@ -1746,9 +1803,11 @@ static int calibrate(td_model_builder *b, uint8_t **data, size_t *len, td_model 
         rc = cal_generate(pool, m, mu0, g, n);
     double err = 0, best_err, perr = 0;
     uint32_t mu = mu0, best = mu0, pmu = mu0;
+    uint64_t z[2] = {0, 0}, best_z[2];
     if (rc == TD_OK)
-        rc = cal_error(pool, cx, g, n, cs, &err);
+        rc = cal_error(pool, cx, g, n, cs, &err, z);
     best_err = err;
+    memcpy(best_z, z, sizeof z);
     for (int step = 0; rc == TD_OK && step < TB_CAL_STEPS && fabs(err) > TB_CAL_TOL; step++) {
         /* the slope measured between the last two points once there are
          * two (the error grows steeply towards the top of the range), the
@@ -1768,14 +1827,22 @@ static int calibrate(td_model_builder *b, uint8_t **data, size_t *len, td_model 
         mu = to;
         rc = cal_generate(pool, m, mu, g, n);
         if (rc == TD_OK)
-            rc = cal_error(pool, cx, g, n, cs, &err);
+            rc = cal_error(pool, cx, g, n, cs, &err, z);
         if (rc == TD_OK && fabs(err) < fabs(best_err)) {
             best = mu;
             best_err = err;
+            memcpy(best_z, z, sizeof z);
         }
     }
     if (rc == TD_OK && best != mu0)
         cal_store(*data, *len, best);
+    if (rc == TD_OK) {
+        memcpy(b->cal_cs, cs, sizeof cs);
+        memcpy(b->cal_z, best_z, sizeof best_z);
+        b->cal_bytes = n;
+        b->have_fid = 1;
+        make_note(b);
+    }
     if (rc == TD_OK && keep) { /* the model compiled is the file's but for the rates */
         td__tm_set_cache(m, *data, best);
         uint8_t *copy = malloc(*len);

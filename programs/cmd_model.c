@@ -106,6 +106,8 @@ static int run_build(const cli_cmd *cmd, int argc, char **argv)
     if (rc == TD_OK) {
         if (std)
             status = save(m, out);
+        if (!status && *td_model_builder_note(b))
+            cli_error("note: %s", td_model_builder_note(b));
     } else if (!std && !*msg) { /* built, not written */
         cli_error("cannot write '%s': %s", out, why(rc));
         status = CLI_EXIT_FAIL;

@@ -133,7 +133,7 @@ static void print_fingerprint(FILE *f, const char *what, const td_profile *p)
  * MiB of it (out: where the profile went, NULL or "-" for stdout). */
 static void print_fidelity(FILE *f, const td_profile *p, const char *out)
 {
-    td_profile_fidelity_t fi;
+    td_fidelity_t fi;
     if (td_profile_fidelity(p, 0, &fi) != TD_OK)
         return;
     char off[128] = "";

@@ -392,6 +392,20 @@ static int td_py_model_builder_save(td_model_builder *b, const char *path, char 
     return rc;
 }
 
+/* build_model(): the calibration's measure of codec i, as for profiles
+ * (the error in RATIO, the corpus's ratio in NSPB, the label in MSGBUF);
+ * TD_ERANGE (ValueError) when not measured. */
+static int td_py_model_builder_fidelity(const td_model_builder *b, int i, double *RATIO, double *NSPB,
+                                        char *MSGBUF)
+{
+    td_fidelity_t f;
+    int rc = td_model_builder_fidelity(b, i, &f);
+    snprintf(MSGBUF, 1024, "%s", rc == TD_OK ? f.label : td_strerror(rc));
+    *RATIO = rc == TD_OK ? f.error : 0;
+    *NSPB = rc == TD_OK ? f.sample_ratio : 0;
+    return rc;
+}
+
 /* Profiles (TD_LIKE): each call's message on failure is the library's. */
 static int td_py_profile_open(const char *name_or_path, td_profile **out, char *MSGBUF)
 {
@@ -458,7 +472,7 @@ static int td_py_profile_fingerprint(const td_profile *p, int codec, double *RAT
  * its label in MSGBUF; TD_ERANGE (ValueError) when not measured. */
 static int td_py_profile_fidelity(const td_profile *p, int i, double *RATIO, double *NSPB, char *MSGBUF)
 {
-    td_profile_fidelity_t f;
+    td_fidelity_t f;
     int rc = td_profile_fidelity(p, i, &f);
     snprintf(MSGBUF, 1024, "%s", rc == TD_OK ? f.label : td_strerror(rc));
     *RATIO = f.error;
@@ -588,7 +602,7 @@ static int td_py_tree_scan(const char *path, char *TEXTBUF)
     $result = SWIG_Python_AppendOutput($result, PyUnicode_FromString(buf$argnum));
 }
 %typemap(out) int td_py_profile_open, int td_py_profile_builtin, int td_py_profile_loads, int td_py_profile_digest,
-              int td_py_profile_builder_new, int td_py_profile_fidelity {
+              int td_py_profile_builder_new, int td_py_profile_fidelity, int td_py_model_builder_fidelity {
     $result = PyLong_FromLong($1);
 }
 %typemap(out) int td_py_profile_save_file {
@@ -908,7 +922,7 @@ struct td_profile_builder {};
 %ignore td_options::profile_pad_;
 %ignore td_profile_options;
 %ignore td_profile_info_t;
-%ignore td_profile_fidelity_t;
+%ignore td_fidelity_t;
 %typemap(in, numinputs=0) td_profile **out (td_profile *temp = NULL) { $1 = &temp; }
 %typemap(argout) td_profile **out {
     $result = SWIG_Python_AppendOutput($result, SWIG_NewPointerObj(temp$argnum, $*1_descriptor, SWIG_POINTER_OWN));
@@ -1015,6 +1029,8 @@ struct td_tree {};
 %rename("%s") td_py_model_builder_new;
 %rename("%s") td_py_model_builder_add_file;
 %rename("%s") td_py_model_builder_save;
+%rename("%s") td_py_model_builder_fidelity;
+%rename("%s") td_model_builder_note;
 %rename("%s") td_tree_count;
 %rename("%s") td_tree_total;
 %rename("%s") td_tree_kind;
@@ -1069,6 +1085,7 @@ int td_py_tree_scan(const char *path, char *TEXTBUF);
 int td_py_model_builder_new(uint32_t threads, td_model_builder **out);
 int td_py_model_builder_add_file(td_model_builder *b, const char *path, char *MSGBUF);
 int td_py_model_builder_save(td_model_builder *b, const char *path, char *MSGBUF);
+int td_py_model_builder_fidelity(const td_model_builder *b, int i, double *RATIO, double *NSPB, char *MSGBUF);
 
 /* Macros SWIG cannot evaluate on its own. */
 #undef TD_SIZE_UNBOUNDED

@@ -577,7 +577,7 @@ Test(like, builder_threads_same_profile)
             cr_assert_gt(ns, 0.0);
         }
         for (int i = 0; i < TD_PROFILE_FIDELITY_CODECS; i++) {
-            td_profile_fidelity_t f;
+            td_fidelity_t f;
             cr_assert_eq(td_profile_fidelity(p, i, &f), TD_OK);
             fid[t][i] = f.error;
         }
@@ -1689,7 +1689,7 @@ Test(like, fidelity_is_the_builders_measure, TD_ONE_THREAD)
         double w2, want[4];
         (void)model_error(p, s, n, &w2, want);
         for (int i = 0; i < TD_PROFILE_FIDELITY_CODECS; i++) {
-            td_profile_fidelity_t f;
+            td_fidelity_t f;
             cr_assert_eq(td_profile_fidelity(p, i, &f), TD_OK, "model %u codec %d", m, i);
             cr_assert_str_eq(f.label, labels[i]);
             cr_assert_eq(f.generated_bytes, 256u << 10);
@@ -1698,7 +1698,7 @@ Test(like, fidelity_is_the_builders_measure, TD_ONE_THREAD)
                       f.error, want[i]);
             cr_assert_gt(f.sample_ratio, 1.0);
         }
-        td_profile_fidelity_t f;
+        td_fidelity_t f;
         cr_assert_eq(td_profile_fidelity(p, TD_PROFILE_FIDELITY_CODECS, &f), TD_EINVAL);
         cr_assert_eq(td_profile_fidelity(p, -1, &f), TD_EINVAL);
         cr_assert_eq(td_profile_fidelity(p, 0, NULL), TD_EINVAL);
@@ -1714,7 +1714,7 @@ Test(like, fidelity_is_the_builders_measure, TD_ONE_THREAD)
         free(j);
         td_profile_free(p);
     }
-    td_profile_fidelity_t f;
+    td_fidelity_t f;
     cr_assert_eq(td_profile_fidelity(td_profile_builtin("english"), 0, &f), TD_ERANGE);
     td_profile *t = build_m(s, 40, 0, 40, 0, TD_PROFILE_MODEL_AUTO);
     cr_assert_eq(td_profile_fidelity(t, 0, &f), TD_ERANGE, "a 40-byte sample is not measured");
@@ -1748,7 +1748,7 @@ Test(like, fidelity_counts_one_byte_blocks, TD_ONE_THREAD)
         td_profile_info_t info;
         cr_assert_eq(td_profile_info(p, &info), TD_OK);
         cr_assert(fabs(info.const4k - 0.3) < 0.01, "%f", info.const4k);
-        td_profile_fidelity_t f4, fg;
+        td_fidelity_t f4, fg;
         cr_assert_eq(td_profile_fidelity(p, 0, &f4), TD_OK);
         cr_assert_eq(td_profile_fidelity(p, 1, &fg), TD_OK);
         cr_assert_eq(fg.sample_bytes, n);

@@ -27,6 +27,32 @@ def test_build_gen_verify(run, tmp_path):
     assert s.read_bytes() == (tmp_path / "f.tdm").read_bytes()
 
 
+def test_build_note(run, tmp_path):
+    """A model whose text the calibration measures more than 10% off its
+    corpus gets one note on stderr (the build still succeeds, the model is
+    written): a corpus that is one text twice, 256 KiB apart, which zstd -3
+    finds and lz4 (64 KiB back) does not.  zstd, lz4 and Python's own
+    measure of text of the model agree with the note's signs."""
+    t = run("gen", "text", "256K", "--seed", 7, check=True).stdout
+    c = tmp_path / "twice.txt"
+    c.write_bytes(t + t)
+    m = tmp_path / "m.tdm"
+    for out in (m, "-"):
+        r = run("model", "build", c, "-o", out, cwd=tmp_path)
+        assert r.returncode == 0, r.stderr
+        lines = r.stderr.decode().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("testdata: note: text of this model "
+                                                      "compresses +"), r.stderr
+        assert "under zstd -3 against its corpus (first 512 KiB, seed 0): the corpus repeats " \
+               "whole lines or pages beyond lz4's 64 KiB window" in lines[0], lines[0]
+    assert r.stdout == m.read_bytes()
+    import zlib
+    g = run("gen", "text", len(t) * 2, "--model", m, check=True).stdout
+    # deflate's 32 KiB window sees what lz4's does: the text compresses
+    # more than the corpus under it, as the note says lz4 -1 does
+    assert len(zlib.compress(g, 6)) < len(zlib.compress(t + t, 6))
+
+
 def test_model_to_stdout(run, tmp_path):
     """`-o -` writes the model to stdout (not a file named '-'): the same
     bytes as the file; errors are still one line and exit 2."""

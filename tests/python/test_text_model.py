@@ -9,6 +9,11 @@ import pytest
 
 import testdata
 
+# The corpus below is prose and one short paragraph 400 times, whose model's
+# text compresses about twice as well as the corpus: build_model() rightly
+# warns about it (test_fidelity_warning checks the warning itself).
+pytestmark = pytest.mark.filterwarnings("ignore::testdata.FidelityWarning")
+
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory):
@@ -145,3 +150,25 @@ def test_model_option_types(corpus, tmp_path):
     for bad in (3, 3.5, True, None, [str(m)]):
         with pytest.raises(TypeError, match="option model: expected a path"):
             testdata.generate("text", 10, model=bad)
+
+
+@pytest.mark.filterwarnings("error")
+def test_fidelity_warning(tmp_path, cli):
+    """build_model() warns when the calibration measured the model's text
+    more than 10% off its corpus, with the CLI's note as its text and the
+    errors by codec; prose builds without a warning."""
+    t = testdata.generate("text", "256K", seed=7)
+    prose, twice = tmp_path / "prose.txt", tmp_path / "twice.txt"
+    prose.write_bytes(t)
+    twice.write_bytes(t + t)  # zstd -3 sees the copy 256 KiB back, lz4 does not
+    testdata.build_model(prose, tmp_path / "p.tdm")  # no warning ("error" above)
+    with pytest.warns(testdata.FidelityWarning) as w:
+        m = testdata.build_model(twice, tmp_path / "t.tdm")
+    assert len(w) == 1
+    e = w[0].message
+    assert set(e.errors) == {"lz4 -1", "zstd -3"}
+    assert e.errors["lz4 -1"] > 0.10 and e.errors["zstd -3"] < -0.10, e.errors
+    r = subprocess.run([cli, "model", "build", str(twice), "-o", str(tmp_path / "c.tdm")],
+                       stderr=subprocess.PIPE, check=True)
+    assert r.stderr.decode() == "testdata: note: %s\n" % e
+    assert (tmp_path / "c.tdm").read_bytes() == m.read_bytes()

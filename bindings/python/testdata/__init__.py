@@ -27,7 +27,7 @@ testdata.capi.
 from . import capi
 from ._stream import (FORMAT_VERSION, UNBOUNDED, Error, MismatchError, Stream, analyze, fill,
                       generate, kinds, options, parse_size, shard_name, split_range, verify, write)
-from ._model import build_model
+from ._model import FidelityWarning, build_model
 from ._profile import Profile, ProfileComparison, builtin_profiles, profile
 from ._tree import Tree, TreeFile, TreeMismatchError, tree, tree_profile, verify_tree
 from ._types import (Algorithm, AnalysisDict, Kind, Seed, Size, StreamOptions, TreeOptions,
@@ -40,4 +40,4 @@ __all__ = ["Stream", "generate", "fill", "write", "verify", "analyze", "Error", 
            "Size", "Seed", "StreamOptions", "AnalysisDict", "UNBOUNDED", "FORMAT_VERSION", "capi",
            "Tree", "TreeFile", "TreeMismatchError", "tree", "verify_tree", "tree_profile",
            "TreeOptions", "TreeProfile",
-           "build_model", "Profile", "ProfileComparison", "profile", "builtin_profiles"]
+           "build_model", "FidelityWarning", "Profile", "ProfileComparison", "profile", "builtin_profiles"]

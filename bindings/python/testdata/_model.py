@@ -5,13 +5,25 @@ from __future__ import annotations
 
 import os
 import pathlib
-from typing import Iterable, Union
+import warnings
+from typing import Dict, Iterable, Union
 
 from . import capi
 from ._stream import _options
 from ._types import StrPath
 
-__all__ = ["build_model"]
+__all__ = ["build_model", "FidelityWarning"]
+
+
+class FidelityWarning(UserWarning):
+    """build_model() made a model whose text compresses more than 10% off
+    its corpus under lz4 -1 or zstd -3 (the calibration's measure; str() is
+    the note `testdata model build` prints).  .errors is {codec: error},
+    error = text's ratio / corpus's ratio - 1."""
+
+    def __init__(self, message: str, errors: Dict[str, float]) -> None:
+        super().__init__(message)
+        self.errors = errors
 
 
 def _path(p: object, what: str) -> str:
@@ -33,6 +45,8 @@ def build_model(corpus: Union[StrPath, Iterable[StrPath]], output: StrPath, *,
     threads: as `--threads` (0: all cores; at most 2 are used, from 512
     KiB of corpus; the model does not depend on it).  The GIL is released.
     Returns output as a pathlib.Path, for generate("text", n, model=...).
+    Warns with FidelityWarning when the model's text compresses more than
+    10% off its corpus under lz4 -1 or zstd -3 (as the CLI's note).
     Raises ValueError (not UTF-8, empty, under 10 KiB, or output naming
     one of the corpus files, which is never replaced), OSError (a file
     that cannot be read or written), TypeError."""
@@ -48,4 +62,11 @@ def build_model(corpus: Union[StrPath, Iterable[StrPath]], output: StrPath, *,
     for f in files:
         capi.td_py_model_builder_add_file(b, f)
     capi.td_py_model_builder_save(b, out)
+    note = capi.td_model_builder_note(b)
+    if note:
+        errors = {}
+        for i in range(capi.TD_MODEL_FIDELITY_CODECS):
+            _, err, _, label = capi.td_py_model_builder_fidelity(b, i)
+            errors[str(label)] = float(err)
+        warnings.warn(FidelityWarning(note, errors), stacklevel=2)
     return pathlib.Path(out)
