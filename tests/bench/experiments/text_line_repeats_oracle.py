@@ -99,14 +99,16 @@ def line_runs(data, minlen):
     return runs
 
 
-def with_runs(text, runs, rate, size, seed):
-    """text with runs copied in at line starts (rate: runs per byte of text)."""
+def with_runs(text, runs, rate, size, seed, distance=0):
+    """text with runs copied in at line starts (rate: runs per byte of text);
+    with distance, every run from that far back instead of its own."""
     rnd = random.Random(seed)
     out = bytearray()
     starts = []  # line starts in out
     for ln in text.split(b"\n"):
         if rnd.random() < rate * (len(ln) + 1) and starts:
             d, n = runs[rnd.randrange(len(runs))]
+            d = distance or d
             i = bisect.bisect_left(starts, len(out) - d)
             if i < len(starts) and starts[i] < len(out):
                 src = starts[i]
@@ -136,6 +138,8 @@ def main():
     ap.add_argument("--fit", type=int, default=0,
                     help="bisect the rate to centre lz4 -1 and zstd -3 with runs, N steps")
     ap.add_argument("--seeds", type=int, default=1, help="draws of the copies per text")
+    ap.add_argument("--distance", type=int, default=0,
+                    help="copy every run from this many bytes back (0: the corpus's distances)")
     ap.add_argument("--tool", default=os.path.join(ROOT, "build", "tests", "c", "text_tool"))
     a = ap.parse_args()
     docs = read_docs(a.glob)
@@ -173,7 +177,8 @@ def main():
                                stdout=subprocess.PIPE).stdout
             out = [("text", g[:n])]
             if runs_too:
-                out += [("text + runs", with_runs(g, runs, rate, n, s)) for s in range(a.seeds)]
+                out += [("text + runs", with_runs(g, runs, rate, n, s, a.distance))
+                        for s in range(a.seeds)]
             res = []
             for label, data in out:
                 errs = [100 * ((len(data) / csize(k, c, data)) / ref[k] - 1) for k, c in CODECS]
