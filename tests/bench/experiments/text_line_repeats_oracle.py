@@ -99,15 +99,39 @@ def line_runs(data, minlen):
     return runs
 
 
-def with_runs(text, runs, rate, size, seed, distance=0):
+def as_histograms(runs):
+    """runs as a model would keep them: (distance, length) pairs drawn from
+    two independent log2 histograms, uniformly within a bucket (a draw
+    function)."""
+    def hist(values):
+        h = {}
+        for v in values:
+            b = max(0, v - 1).bit_length()
+            h[b] = h.get(b, 0) + 1
+        keys = sorted(h)
+        return keys, [h[k] for k in keys]
+
+    dk, dw = hist([d for d, _ in runs])
+    lk, lw = hist([n for _, n in runs])
+
+    def draw(rnd):
+        b = rnd.choices(dk, dw)[0]
+        c = rnd.choices(lk, lw)[0]
+        return (rnd.randint((1 << b >> 1) + 1, 1 << b) if b else 1,
+                rnd.randint((1 << c >> 1) + 1, 1 << c) if c else 1)
+    return draw
+
+
+def with_runs(text, runs, rate, size, seed, distance=0, draw=None):
     """text with runs copied in at line starts (rate: runs per byte of text);
-    with distance, every run from that far back instead of its own."""
+    with distance, every run from that far back instead of its own; with
+    draw, (distance, length) from draw(rnd) instead of the corpus's pairs."""
     rnd = random.Random(seed)
     out = bytearray()
     starts = []  # line starts in out
     for ln in text.split(b"\n"):
         if rnd.random() < rate * (len(ln) + 1) and starts:
-            d, n = runs[rnd.randrange(len(runs))]
+            d, n = draw(rnd) if draw else runs[rnd.randrange(len(runs))]
             d = distance or d
             i = bisect.bisect_left(starts, len(out) - d)
             if i < len(starts) and starts[i] < len(out):
@@ -138,6 +162,8 @@ def main():
     ap.add_argument("--fit", type=int, default=0,
                     help="bisect the rate to centre lz4 -1 and zstd -3 with runs, N steps")
     ap.add_argument("--seeds", type=int, default=1, help="draws of the copies per text")
+    ap.add_argument("--hist", action="store_true",
+                    help="draw distances and lengths from two log2 histograms of the corpus's runs")
     ap.add_argument("--distance", type=int, default=0,
                     help="copy every run from this many bytes back (0: the corpus's distances)")
     ap.add_argument("--tool", default=os.path.join(ROOT, "build", "tests", "c", "text_tool"))
@@ -177,7 +203,8 @@ def main():
                                stdout=subprocess.PIPE).stdout
             out = [("text", g[:n])]
             if runs_too:
-                out += [("text + runs", with_runs(g, runs, rate, n, s, a.distance))
+                draw = as_histograms(runs) if a.hist else None
+                out += [("text + runs", with_runs(g, runs, rate, n, s, a.distance, draw))
                         for s in range(a.seeds)]
             res = []
             for label, data in out:
