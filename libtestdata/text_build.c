@@ -1722,8 +1722,8 @@ static void make_note(td_model_builder *b)
         return;
     const char *why = "";
     if (e0 > 0 && e1 < 0)
-        why = ": the corpus repeats whole lines or pages beyond lz4's 64 KiB window (as manual "
-              "pages and boilerplate do), which text models do not make";
+        why = ": the corpus likely repeats whole lines or pages beyond lz4's 64 KiB window (as "
+              "manual pages and boilerplate do), which text models do not make";
     else if (e0 > 0 && e1 > 0)
         why = ": the corpus repeats itself less than text at the calibration's lowest rate";
     else if (e0 < 0 && e1 < 0)
