@@ -475,8 +475,8 @@ static int td_py_profile_fidelity(const td_profile *p, int i, double *RATIO, dou
     td_fidelity_t f;
     int rc = td_profile_fidelity(p, i, &f);
     snprintf(MSGBUF, 1024, "%s", rc == TD_OK ? f.label : td_strerror(rc));
-    *RATIO = f.error;
-    *NSPB = f.sample_ratio;
+    *RATIO = rc == TD_OK ? f.error : 0;
+    *NSPB = rc == TD_OK ? f.sample_ratio : 0;
     return rc;
 }
 

@@ -172,3 +172,5 @@ def test_fidelity_warning(tmp_path, cli):
                        stderr=subprocess.PIPE, check=True)
     assert r.stderr.decode() == "testdata: note: %s\n" % e
     assert (tmp_path / "c.tdm").read_bytes() == m.read_bytes()
+    import pickle
+    assert str(pickle.loads(pickle.dumps(e))) == str(e)

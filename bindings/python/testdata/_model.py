@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import pathlib
 import warnings
-from typing import Dict, Iterable, Union
+from typing import Dict, Iterable, Optional, Union
 
 from . import capi
 from ._stream import _options
@@ -21,9 +21,9 @@ class FidelityWarning(UserWarning):
     the note `testdata model build` prints).  .errors is {codec: error},
     error = text's ratio / corpus's ratio - 1."""
 
-    def __init__(self, message: str, errors: Dict[str, float]) -> None:
-        super().__init__(message)
-        self.errors = errors
+    def __init__(self, message: str, errors: Optional[Dict[str, float]] = None) -> None:
+        super().__init__(message)  # args: (message,), so that it pickles
+        self.errors: Dict[str, float] = dict(errors or {})
 
 
 def _path(p: object, what: str) -> str:
