@@ -1071,6 +1071,10 @@ typedef struct td_fidelity_t {
     uint64_t reserved[2];     /**< 0 */
 } td_fidelity_t;
 
+/** How far off (|error| of a td_fidelity_t) a codec is named in a note:
+ *  td_model_builder_note(), and the line `testdata profile` prints. */
+#define TD_FIDELITY_NOTE_OFF 0.10
+
 /* ------------------------------------------------------------------------ */
 /* Text models                                                               */
 /* ------------------------------------------------------------------------ */
@@ -1209,7 +1213,8 @@ TD_API int td_model_builder_fidelity(const td_model_builder *b, int i, td_fideli
 
 /**
  * A warning about the model just built, in one line, or "" when there is
- * none: one of td_model_builder_fidelity()'s codecs is more than 10% off.
+ * none: one of td_model_builder_fidelity()'s codecs is more than
+ * TD_FIDELITY_NOTE_OFF (10%) off.
  * Static storage inside the builder: valid until it is freed.
  */
 TD_API const char *td_model_builder_note(const td_model_builder *b);

@@ -1675,6 +1675,13 @@ static int cal_sizes(td_pool *pool, td_codecs *cx[2], const uint8_t *buf, size_t
     return rc;
 }
 
+/* How much better (> 0) text of compressed size z compresses than a corpus
+ * of the same length and compressed size cs: the ratio of ratios - 1. */
+static double size_error(uint64_t cs, uint64_t z)
+{
+    return (double)cs / (double)z - 1.0;
+}
+
 /* Percent by which g (text from m with both rates at the value it was
  * generated with) compresses better (> 0) or worse than the corpus, whose
  * sizes are cs[]. */
@@ -1684,7 +1691,7 @@ static int cal_error(td_pool *pool, td_codecs *cx[2], const uint8_t *g, size_t n
     int rc = cal_sizes(pool, cx, g, n, z);
     double e = 0;
     for (int i = 0; rc == TD_OK && i < 2; i++)
-        e += (double)cs[i] / (double)z[i] - 1.0;
+        e += size_error(cs[i], z[i]);
     *err = 50.0 * e;
     return rc;
 }
@@ -1708,17 +1715,15 @@ static const char *const cal_labels[2] = {"lz4 -1", "zstd -3"};
 /* Error i of the calibration kept: > 0 when the text compresses more. */
 static double cal_fid_error(const td_model_builder *b, int i)
 {
-    return (double)b->cal_cs[i] / (double)b->cal_z[i] - 1.0;
+    return size_error(b->cal_cs[i], b->cal_z[i]);
 }
-
-#define TB_NOTE_OFF 0.10 /* a codec this far off gets a note */
 
 /* td_model_builder_note()'s text, from the calibration kept. */
 static void make_note(td_model_builder *b)
 {
     double e0 = cal_fid_error(b, 0), e1 = cal_fid_error(b, 1);
     b->note[0] = 0;
-    if (fabs(e0) <= TB_NOTE_OFF && fabs(e1) <= TB_NOTE_OFF)
+    if (fabs(e0) <= TD_FIDELITY_NOTE_OFF && fabs(e1) <= TD_FIDELITY_NOTE_OFF)
         return;
     const char *why = "";
     if (e0 > 0 && e1 < 0)

@@ -142,7 +142,7 @@ static void print_fidelity(FILE *f, const td_profile *p, const char *out)
             (unsigned long long)(fi.generated_bytes >> 10), (unsigned long long)((fi.sample_bytes + 1023) >> 10));
     for (int i = 0; i < TD_PROFILE_FIDELITY_CODECS && td_profile_fidelity(p, i, &fi) == TD_OK; i++) {
         fprintf(f, "%s %s %+.1f%%", i ? "," : "", fi.label, 100.0 * fi.error);
-        if (fabs(fi.error) > 0.10 && no < sizeof off)
+        if (fabs(fi.error) > TD_FIDELITY_NOTE_OFF && no < sizeof off)
             no += (size_t)snprintf(off + no, sizeof off - no, "%s%s", no ? ", " : "", fi.label);
     }
     fputc('\n', f);

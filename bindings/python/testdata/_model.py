@@ -16,9 +16,9 @@ __all__ = ["build_model", "FidelityWarning"]
 
 
 class FidelityWarning(UserWarning):
-    """build_model() made a model whose text compresses more than 10% off
-    its corpus under lz4 -1 or zstd -3 (the calibration's measure; str() is
-    the note `testdata model build` prints).  .errors is {codec: error},
+    """build_model() made a model whose text compresses more than 10%
+    (capi.TD_FIDELITY_NOTE_OFF) off its corpus under lz4 -1 or zstd -3 (the
+    calibration's measure; str() is the note `testdata model build` prints).  .errors is {codec: error},
     error = text's ratio / corpus's ratio - 1."""
 
     def __init__(self, message: str, errors: Optional[Dict[str, float]] = None) -> None:
