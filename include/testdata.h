@@ -61,7 +61,7 @@ extern "C" {
  * existing (kind, seed, options) combination change.  Golden vectors in the
  * test suite pin the bytes of this version.
  */
-#define TD_FORMAT_VERSION 10
+#define TD_FORMAT_VERSION 11
 
 /** A stream size meaning "endless": reads never reach TD_DONE. */
 #define TD_SIZE_UNBOUNDED UINT64_MAX
@@ -1101,7 +1101,11 @@ typedef struct td_model_info {
     uint32_t cache_mu;       /**< how often text continues a recent phrase, in 1/65536
                                   (the continuation cache; calibrated on the corpus) */
     uint32_t copy_mu;        /**< how often it goes on copying once it does, in 1/65536 */
-    uint64_t reserved[3];    /**< reserved, 0 */
+    uint32_t run_share;      /**< share of the corpus's bytes in repeated lines, in 1/65536,
+                                  which text copies as runs (docs/format.md, text, "Runs");
+                                  0: none (under 10% of the corpus: prose) */
+    uint32_t reserved32;     /**< reserved, 0 */
+    uint64_t reserved[2];    /**< reserved, 0 */
 } td_model_info;
 
 /**

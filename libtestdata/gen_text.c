@@ -854,8 +854,9 @@ static int round_range(const text_state *st, uint64_t offset, uint8_t *buf, size
 #define ROUND0_END ((uint64_t)TEXT_BLOCK * ROUND_BLOCKS)
 _Static_assert(ROUND0_END == TM_ROUND0, "text_model.h's TM_ROUND0 is round 0's size");
 
-static int fill_range(const text_state *st, uint64_t offset, uint8_t *buf, size_t len,
-                      int use_cache)
+/* The text without runs (fill_range adds them). */
+static int fill_pre(const text_state *st, uint64_t offset, uint8_t *buf, size_t len,
+                    int use_cache)
 {
     if (offset < ROUND0_END) {
         size_t n = (size_t)TD_MIN((uint64_t)len, ROUND0_END - offset);
@@ -869,6 +870,186 @@ static int fill_range(const text_state *st, uint64_t offset, uint8_t *buf, size_
         len -= n;
     }
     return round_range(st, offset, buf, len);
+}
+
+/* ---- runs ---------------------------------------------------------------- */
+
+/* A model with a RUNS section (docs/format.md, text, "Runs") overwrites
+ * some lines of its text with copies of earlier lines, up to TM_RUN_BACK
+ * blocks back, as repetitive corpora repeat them (the same licence in every
+ * header).  Where the copies go and how far back they reach is drawn from
+ * each block's text without runs alone.  Block b is then made from the text
+ * without runs of blocks b - TM_RUN_BACK .. b, with the copies of all of
+ * them made in order, so that a copy of a copied line copies the copy (the
+ * corpus's popular lines are popular in the text too), and no more is
+ * needed to make it: any range, on any thread, costs its own blocks and
+ * TM_RUN_BACK more.  A copy whose source lies before block
+ * b - TM_RUN_BACK is left out when block b is made, so a chain of copies
+ * longer than that copies the text of its first link. */
+#define RUN_WIN 16u                         /* blocks made per pass */
+#define RUN_MAX (TEXT_BLOCK / TM_RUN_MIN)   /* copies a block can hold */
+#define RUN_SALT 0x52554e5354455854ull     /* "RUNSTEXT" */
+
+/* A copy: bytes [dst, dst + n) (whole lines) of the copied lines from
+ * about d bytes back. */
+typedef struct run_copy {
+    uint32_t dst, n, d;
+} run_copy;
+
+/* A value of a cumulative log2 histogram: a bucket by r's low 32 bits, a
+ * value in it by the high ones. */
+static uint32_t run_value(const uint32_t cum[TM_RUN_NB], uint64_t r)
+{
+    uint32_t x = (uint32_t)(((r & 0xFFFFFFFFu) * cum[TM_RUN_NB - 1]) >> 32);
+    unsigned k = 0;
+    while (cum[k] <= x)
+        k++;
+    return (1u << k) | (uint32_t)((r >> 32) & ((1u << k) - 1));
+}
+
+/* The first line start in t[from, to]: a block start (t starts at one) or
+ * a byte after '\n'; to if none comes before it. */
+static uint32_t line_from(const uint8_t *t, uint32_t from, uint32_t to)
+{
+    if (from % TEXT_BLOCK == 0 || from >= to || t[from - 1] == '\n')
+        return TD_MIN(from, to);
+    uint32_t lim = TD_MIN(to, (from / TEXT_BLOCK + 1) * TEXT_BLOCK);
+    const uint8_t *q = memchr(t + from, '\n', lim - from);
+    return q ? TD_MIN((uint32_t)(q - t) + 1, to) : lim;
+}
+
+/* The copies of block bi, from its text without runs at
+ * t[at, at + TEXT_BLOCK) (positions relative to the block): appended to
+ * c[*nc], in order. */
+static void run_plan(const text_state *st, uint64_t bi, const uint8_t *t, uint32_t at,
+                     run_copy *c, size_t *nc)
+{
+    const tm_runs *u = &st->m->runs;
+    const unsigned eol = st->m->p.eol ? 2u : 1u;
+    const uint32_t end = at + TEXT_BLOCK;
+    uint64_t s = td__wymix(st->k[2] ^ bi, st->k[3] ^ RUN_SALT);
+    unsigned made = 0;
+    for (uint32_t p = at; p < end && made < RUN_MAX;) {
+        uint32_t next = line_from(t, p + 1, end);
+        uint64_t r = td__wyrand(&s);
+        if ((r >> 40) >= (uint64_t)u->rate * (next - p)) {
+            p = next;
+            continue;
+        }
+        uint32_t len = run_value(u->len_cum, td__wyrand(&s));
+        uint32_t d = run_value(u->dist_cum, td__wyrand(&s));
+        /* whole lines of at least len bytes, or to the block's last line end */
+        uint32_t q = len < end - p ? line_from(t, p + len, end) : end;
+        while (q > p && t[q - 1] != '\n')
+            q--;
+        if (q - p <= eol) {
+            p = next;
+            continue;
+        }
+        c[(*nc)++] = (run_copy){.dst = p - at, .n = q - p, .d = d};
+        made++;
+        p = q;
+    }
+}
+
+/* Make copy r at p (its place in s, which starts at a block start and is
+ * made up to p): from the first line start at or after p - d, the bytes up
+ * to the last code point before its last line end, then spaces to that; or,
+ * when the source is nearer than that, its whole lines that fit before p. */
+static void run_make(uint8_t *s, uint32_t p, const run_copy *r, unsigned eol)
+{
+    if (r->d > p)
+        return; /* before the stream, or too far back for this block */
+    uint32_t src = line_from(s, p - r->d, p), k = r->n - eol;
+    if (src >= p)
+        return;
+    if (k <= p - src) {
+        while (k && (s[src + k] & 0xC0) == 0x80)
+            k--;
+        memcpy(s + p, s + src, k);
+        memset(s + p + k, ' ', r->n - eol - k);
+        if (eol == 2)
+            s[p + r->n - 2] = '\r';
+        s[p + r->n - 1] = '\n';
+    } else {
+        k = p - src;
+        while (k && s[src + k - 1] != '\n')
+            k--;
+        memcpy(s + p, s + src, k);
+    }
+}
+
+/* Bytes [offset, offset + len) of a model with runs: RUN_WIN blocks at a
+ * time, made without runs after the TM_RUN_BACK blocks before them (kept
+ * from the pass before) and their copies placed; then each block with the
+ * copies of its own and the TM_RUN_BACK blocks before it made, in order, on
+ * a copy of their text without runs. */
+static int fill_runs(const text_state *st, uint64_t offset, uint8_t *buf, size_t len,
+                     int use_cache)
+{
+    const size_t back = (size_t)TM_RUN_BACK * TEXT_BLOCK;
+    const unsigned eol = st->m->p.eol ? 2u : 1u;
+    uint8_t *t = malloc((size_t)(TM_RUN_BACK + RUN_WIN) * TEXT_BLOCK);
+    uint8_t *s = malloc(back + TEXT_BLOCK);
+    uint8_t *keep = malloc(back);
+    run_copy *c = malloc(sizeof *c * RUN_MAX * (TM_RUN_BACK + RUN_WIN));
+    size_t first[TM_RUN_BACK + RUN_WIN + 1];
+    int rc = t && s && keep && c ? TD_OK : TD_ENOMEM;
+    uint64_t kept_to = 0; /* keep holds the text without runs of [kept_to - back, kept_to) */
+    while (rc == TD_OK && len) {
+        uint64_t b0 = offset / TEXT_BLOCK;
+        uint64_t b1 = TD_MIN((offset + len + TEXT_BLOCK - 1) / TEXT_BLOCK, b0 + RUN_WIN);
+        uint64_t pb = b0 > TM_RUN_BACK ? b0 - TM_RUN_BACK : 0;
+        uint64_t from = pb * TEXT_BLOCK, to = b1 * TEXT_BLOCK;
+        if (kept_to == b0 * TEXT_BLOCK && kept_to - from == back) {
+            memcpy(t, keep, back);
+            rc = fill_pre(st, kept_to, t + back, (size_t)(to - kept_to), use_cache);
+        } else {
+            rc = fill_pre(st, from, t, (size_t)(to - from), use_cache);
+        }
+        if (rc != TD_OK)
+            break;
+        if (to - from >= back) {
+            memcpy(keep, t + (to - from - back), back);
+            kept_to = to;
+        }
+        size_t nc = 0;
+        for (uint64_t b = pb; b < b1; b++) {
+            first[b - pb] = nc;
+            run_plan(st, b, t, (uint32_t)((b - pb) * TEXT_BLOCK), c, &nc);
+        }
+        first[b1 - pb] = nc;
+        for (uint64_t b = b0; b < b1; b++) {
+            uint64_t sb = b > TM_RUN_BACK ? b - TM_RUN_BACK : 0;
+            size_t at = (size_t)((sb - pb) * TEXT_BLOCK), span = (size_t)((b + 1 - sb) * TEXT_BLOCK);
+            memcpy(s, t + at, span);
+            for (uint64_t k = sb; k <= b; k++) {
+                uint32_t base = (uint32_t)((k - sb) * TEXT_BLOCK);
+                for (size_t i = first[k - pb]; i < first[k - pb + 1]; i++)
+                    run_make(s, base + c[i].dst, &c[i], eol);
+            }
+            uint64_t bs = b * TEXT_BLOCK;
+            uint64_t lo = TD_MAX(bs, offset), hi = TD_MIN(bs + TEXT_BLOCK, offset + len);
+            memcpy(buf + (lo - offset), s + (span - TEXT_BLOCK) + (lo - bs), (size_t)(hi - lo));
+        }
+        size_t n = (size_t)TD_MIN((uint64_t)len, to - offset);
+        buf += n;
+        offset += n;
+        len -= n;
+    }
+    free(c);
+    free(keep);
+    free(s);
+    free(t);
+    return rc;
+}
+
+static int fill_range(const text_state *st, uint64_t offset, uint8_t *buf, size_t len,
+                      int use_cache)
+{
+    if (st->m->runs.rate)
+        return fill_runs(st, offset, buf, len, use_cache);
+    return fill_pre(st, offset, buf, len, use_cache);
 }
 
 /* The spelling cache costs a few ms to build (about 1 MiB of text), once per
@@ -888,6 +1069,8 @@ static int text_fill(const void *state, uint64_t offset, uint8_t *buf, size_t le
 static int text_fill_block(const void *state, uint64_t bi, uint8_t *out, uint32_t end)
 {
     const text_state *st = state;
+    if (st->m->runs.rate)
+        return fill_runs(st, bi * TEXT_BLOCK, out, end, 0);
     if (bi >= ROUND_BLOCKS)
         return round_range(st, bi * TEXT_BLOCK, out, end);
     int rc = base_need(st, (unsigned)bi);

@@ -206,6 +206,7 @@ struct td_model_builder {
     uint64_t ntokens;
     tm_params p;
     int p_set;       /* cache_mu or copy_mu set by td__tm_builder_param: no calibration */
+    int no_runs;     /* td__tm_builder_param runs=0: no RUNS section (experiments) */
     uint8_t *cal;    /* the first TB_CAL_MAX bytes of the corpus (room for all of
                       * them from the start: pages are touched as they fill) */
     size_t cal_n;
@@ -309,6 +310,8 @@ void td__tm_builder_param(td_model_builder *b, const char *name, uint32_t v)
         b->p.char_min = v;
     else if (!strcmp(name, "max_tokens"))
         b->p.max_tokens = v;
+    else if (!strcmp(name, "runs"))
+        b->no_runs = v == 0;
 }
 
 /* The counts, once the file is written: their memory goes to compiling and
@@ -1350,6 +1353,80 @@ int td_model_builder_add_file(td_model_builder *b, const char *path)
 
 /* The model file's bytes (*data, malloc'd, the caller frees it): what finish
  * compiles and what save writes. */
+/* ---- runs: lines the corpus repeats ------------------------------------------ */
+
+/* A corpus whose repeated lines hold less than this share of its bytes
+ * (prose: 1-8%) gets no RUNS section, so its model stays version 1 and its
+ * text what it was; manual pages, header comments and change logs hold
+ * 38-57% (docs/benchmarks.md, text). */
+#define TB_RUN_SHARE_MIN 0.10
+
+typedef struct tb_runs {
+    uint64_t runs, bytes;
+    uint32_t len[TM_RUN_NB], dist[TM_RUN_NB];
+} tb_runs;
+
+static unsigned log2u(uint32_t v)
+{
+    return 31u - (unsigned)__builtin_clz(v);
+}
+
+static void run_end(tb_runs *u, uint32_t d, uint32_t n)
+{
+    u->runs++;
+    u->bytes += n;
+    u->len[TD_MIN(log2u(n), TM_RUN_NB - 1)]++;
+    u->dist[TD_MIN(log2u(d), TM_RUN_NB - 1)]++;
+}
+
+/* The runs of t[0, n) (docs/format.md, "Building a model"): a run starts at
+ * a line (its '\n' included) of at least TM_RUN_MIN bytes before the '\n'
+ * equal to an earlier line, and goes on over the next lines, of any length,
+ * that equal the lines at the same distance.  TD_ENOMEM or TD_OK. */
+static int find_runs(const uint8_t *t, size_t n, tb_runs *u)
+{
+    memset(u, 0, sizeof *u);
+    size_t slots = 1024;
+    while (slots < n / 16)
+        slots <<= 1;
+    uint64_t *tab = calloc(slots, sizeof *tab); /* hash << 32 | (line start + 1) */
+    if (!tab)
+        return TD_ENOMEM;
+    uint32_t d = 0, rl = 0; /* the run going on: distance, bytes so far */
+    for (size_t pos = 0; pos < n;) {
+        const uint8_t *e = memchr(t + pos, '\n', n - pos);
+        size_t len = e ? (size_t)(e - t) - pos : n - pos, ln = len + (e != NULL);
+        if (d && pos >= d && memcmp(t + pos - d, t + pos, ln) == 0) {
+            rl += (uint32_t)ln;
+        } else {
+            if (d)
+                run_end(u, d, rl);
+            d = 0;
+        }
+        if (e && len >= TM_RUN_MIN) { /* compared with its '\n': whole lines */
+            uint64_t h = 0x9E3779B97F4A7C15u ^ len;
+            for (size_t i = 0; i < len; i++)
+                h = (h ^ t[pos + i]) * 0x100000001b3u;
+            h ^= h >> 29;
+            uint32_t h32 = (uint32_t)(h >> 32) | 1u;
+            size_t i = (size_t)h & (slots - 1);
+            while (tab[i] && ((uint32_t)(tab[i] >> 32) != h32 ||
+                              memcmp(t + (uint32_t)tab[i] - 1, t + pos, len + 1) != 0))
+                i = (i + 1) & (slots - 1);
+            if (tab[i] && !d) { /* a line seen before starts a run */
+                d = (uint32_t)(pos - ((uint32_t)tab[i] - 1));
+                rl = (uint32_t)ln;
+            }
+            tab[i] = (uint64_t)h32 << 32 | (uint32_t)(pos + 1);
+        }
+        pos += ln;
+    }
+    if (d)
+        run_end(u, d, rl);
+    free(tab);
+    return TD_OK;
+}
+
 static int finish_file(td_model_builder *b, uint8_t **data, size_t *len)
 {
     *data = NULL;
@@ -1526,6 +1603,24 @@ static int finish_file(td_model_builder *b, uint8_t **data, size_t *len)
         w_list(&w, t, k);
     }
     w_end(&w, at);
+    uint32_t version = TM_VERSION;
+    if (b->cal_n && !b->no_runs) {
+        tb_runs u;
+        if (find_runs(b->cal, b->cal_n, &u) != TD_OK)
+            goto nomem_out;
+        if ((double)u.bytes >= TB_RUN_SHARE_MIN * (double)b->cal_n) {
+            uint64_t rate = (u.runs << TM_RUN_RATE_BITS) / (b->cal_n - u.bytes + 1);
+            version = TM_VERSION_RUNS;
+            at = w_begin(&w, "RUNS");
+            w_var(&w, (uint32_t)TD_MAX(1, TD_MIN(rate, (uint64_t)1 << TM_RUN_RATE_BITS)));
+            w_var(&w, (uint32_t)TD_MAX(1, TD_MIN(u.bytes * 65536 / b->cal_n, (uint64_t)65536)));
+            for (unsigned k = 0; k < TM_RUN_NB; k++)
+                w_var(&w, u.len[k]);
+            for (unsigned k = 0; k < TM_RUN_NB; k++)
+                w_var(&w, u.dist[k]);
+            w_end(&w, at);
+        }
+    }
     if (w.bad)
         goto nomem_out;
 
@@ -1536,7 +1631,7 @@ static int finish_file(td_model_builder *b, uint8_t **data, size_t *len)
         goto out;
     }
     for (int i = 0; i < 4; i++)
-        w.p[8 + i] = (uint8_t)(TM_VERSION >> (8 * i));
+        w.p[8 + i] = (uint8_t)(version >> (8 * i));
     td__store64le(w.p + 16, (uint64_t)(w.n - TM_HEADER));
     crypto_generichash(w.p + 24, 32, w.p + TM_HEADER, (unsigned long long)(w.n - TM_HEADER), NULL, 0);
     *data = w.p;

@@ -321,6 +321,28 @@ static int rd_section(rd *r, const char *tag, rd *sec)
     return 1;
 }
 
+/* RUNS: the rate, the share, then TM_RUN_NB counts of lengths and TM_RUN_NB of
+ * distances, kept cumulative; 0 if malformed. */
+static int rd_runs(rd *r, tm_runs *u)
+{
+    rd s;
+    if (!rd_section(r, "RUNS", &s))
+        return 0;
+    u->rate = rd_var_max(&s, 1, 1u << TM_RUN_RATE_BITS);
+    u->share = rd_var_max(&s, 1, 65536);
+    for (int h = 0; h < 2; h++) {
+        uint32_t *cum = h ? u->dist_cum : u->len_cum;
+        uint64_t t = 0;
+        for (unsigned k = 0; k < TM_RUN_NB; k++) {
+            t += rd_var_max(&s, 0, TM_COUNT_MAX);
+            cum[k] = (uint32_t)TD_MIN(t, (uint64_t)TM_COUNT_MAX + 1);
+        }
+        if (t == 0 || t > TM_COUNT_MAX)
+            return 0;
+    }
+    return !s.bad && s.p == s.end;
+}
+
 /* ---- compiling ---------------------------------------------------------- */
 
 /* Split separator s at its last run of spaces and tabs. */
@@ -1405,7 +1427,7 @@ int td__tm_load(td_model **out, const void *buf, size_t len, int flags)
         return TD_EMODEL;
     uint32_t ver = (uint32_t)b[8] | (uint32_t)b[9] << 8 | (uint32_t)b[10] << 16 |
                    (uint32_t)b[11] << 24;
-    if (ver != TM_VERSION)
+    if (ver != TM_VERSION && ver != TM_VERSION_RUNS)
         return TD_EMODELVERSION;
     uint64_t plen = td__load64le(b + 16);
     if (td__load64le(b + 8) >> 32 != 0 || plen != len - TM_HEADER)
@@ -1654,6 +1676,9 @@ int td__tm_load(td_model **out, const void *buf, size_t len, int flags)
     } else if (add_dist(&T, &m->width, L.id, L.cnt, n, NO_BACKOFF)) {
         goto nomem;
     }
+    m->version = ver;
+    if (ver == TM_VERSION_RUNS && !rd_runs(&r, &m->runs))
+        goto fail;
     if (r.p != r.end)
         goto fail;
 
@@ -1779,7 +1804,7 @@ int td_model_describe(const td_model *m, td_model_info *info)
     if (!m || !info)
         return TD_EINVAL;
     memset(info, 0, sizeof *info);
-    info->format_version = TM_VERSION;
+    info->format_version = m->version;
     info->size = m->size;
     info->words = m->V;
     info->separators = m->NS;
@@ -1787,6 +1812,7 @@ int td_model_describe(const td_model *m, td_model_info *info)
     memcpy(info->hash, m->hash, 32);
     info->cache_mu = m->p.cache_mu;
     info->copy_mu = m->p.copy_mu;
+    info->run_share = m->runs.share;
     return TD_OK;
 }
 

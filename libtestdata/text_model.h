@@ -13,6 +13,11 @@
 
 #define TM_MAGIC "TDTXTMOD"
 #define TM_VERSION 1u
+/* Files with a RUNS section (repeated lines: text_build.c measures them,
+ * gen_text.c copies them) are version 2; others stay version 1, byte for
+ * byte, so that a library that predates runs refuses only the files it
+ * cannot follow, with TD_EMODELVERSION. */
+#define TM_VERSION_RUNS 2u
 #define TM_HEADER 56u     /* magic, version, flags, payload length, BLAKE2b-256 */
 
 #define TM_WORD_MAX 32u   /* bytes (and so columns) of a word */
@@ -28,6 +33,15 @@
 #define TM_COUNT_MAX 0x7fffffffu /* totals of a distribution stay below 2^31 */
 #define TM_TAIL_RANK_MAX (1u << 27)
 #define TM_CACHE_BITS 12u
+/* Runs (docs/format.md, text, "Runs"): a run starts at a line of at least
+ * TM_RUN_MIN bytes that repeats an earlier one; its length and distance are
+ * kept in log2 buckets 0..TM_RUN_NB-1 (bucket k: [2^k, 2^(k+1))).  The
+ * distance buckets end at 2^TM_RUN_NB = 4 text blocks: a run is copied
+ * from at most 4 blocks back, which a reader makes before the block. */
+#define TM_RUN_MIN 20u
+#define TM_RUN_NB 18u
+#define TM_RUN_BACK 4u
+#define TM_RUN_RATE_BITS 24u /* rate: runs per 2^24 bytes outside runs */
 
 /* One slot of an alias table (Walker/Vose), 8 bytes: the slot's value and
  * its alias's value (24 bits each) and a 16-bit acceptance threshold split
@@ -88,6 +102,14 @@ typedef struct tm_params {
     uint32_t max_tokens; /* a paragraph ends after this many words */
 } tm_params;
 
+/* The RUNS section, compiled: rate 0 when the file has none. */
+typedef struct tm_runs {
+    uint32_t rate;                /* runs per 2^TM_RUN_RATE_BITS bytes outside runs */
+    uint32_t share;               /* of the corpus in runs, 1/65536 (model info only) */
+    uint32_t len_cum[TM_RUN_NB];  /* cumulative counts of run lengths by bucket */
+    uint32_t dist_cum[TM_RUN_NB]; /* ... of distances */
+} tm_runs;
+
 /* Character-model state: a context of up to char_order code points; its
  * alias table gives the next state (whose last code point is the one
  * emitted) or TM_END. */
@@ -108,6 +130,8 @@ struct td_model {
     td__file_id src;  /* the file it was loaded from (td_options_check_output) */
 
     tm_params p;
+    uint32_t version; /* of the file: TM_VERSION, or TM_VERSION_RUNS */
+    tm_runs runs;
     uint32_t V;    /* head words; id V is the rare-word (UNK) token */
     uint32_t NS;   /* separators */
     uint8_t *pool; /* strings, padded by 64 bytes */

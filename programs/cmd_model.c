@@ -150,6 +150,11 @@ static int run_info(const cli_cmd *cmd, int argc, char **argv)
     printf("char states %u\n", in.char_states);
     printf("repetition  %.3f, copying on %.3f (the continuation cache, fitted to the corpus)\n",
            in.cache_mu / 65536.0, in.copy_mu / 65536.0);
+    if (in.run_share)
+        printf("runs        %.1f%% of the corpus in repeated lines, which its text copies\n",
+               in.run_share / 655.36);
+    else
+        printf("runs        none (repeated lines under 10%% of the corpus)\n");
     printf("hash        ");
     for (int i = 0; i < 32; i++)
         printf("%02x", in.hash[i]);

@@ -100,7 +100,7 @@ Test(text, registered, TD_ONE_THREAD)
     cr_assert_eq(td_options_set(&o, TD_TEXT, "threads", "2"), TD_OK);
     cr_assert_eq(td_options_set(&o, TD_TEXT, "algorithm", "fast"), TD_EOPTION);
     cr_assert_eq(td_options_set(&o, TD_TEXT, "ratio", "2"), TD_EOPTION);
-    cr_assert_eq(TD_FORMAT_VERSION, 10);
+    cr_assert_eq(TD_FORMAT_VERSION, 11);
 }
 
 /* ---- golden vectors ----------------------------------------------------- */
@@ -884,12 +884,18 @@ Test(text, char_model_compilers_agree, .timeout = 120, TD_ONE_THREAD)
 
 /* ---- errors --------------------------------------------------------------- */
 
+/* Builds without runs (td__tm_builder_param runs=0) while set: the tests of
+ * the calibration alone. */
+static int no_runs;
+
 static int build_from_threads(const void *p, size_t n, unsigned threads, td_model **out,
                               char *msg, size_t msgsz)
 {
     td_model_builder *b;
     cr_assert_eq(td_model_builder_new(&b), TD_OK);
     cr_assert_eq(td_model_builder_set_threads(b, threads), TD_OK);
+    if (no_runs)
+        td__tm_builder_param(b, "runs", 0);
     int rc = td_model_builder_update(b, p, n);
     int rc2 = td_model_builder_finish(b, out);
     snprintf(msg, msgsz, "%s", td_model_builder_message(b));
@@ -1041,9 +1047,11 @@ Test(text, bad_model_file, TD_ONE_THREAD)
                   "byte %zu flipped: %d", k, rc);
         f[k] ^= 0x10;
     }
-    /* another version */
-    f[8] = 2;
+    /* another version; version 2 needs a RUNS section */
+    f[8] = 3;
     cr_assert_eq(td_model_load(&x, f, n), TD_EMODELVERSION);
+    f[8] = 2;
+    cr_assert_eq(td_model_load(&x, f, n), TD_EMODEL);
     f[8] = 1;
     /* trailing garbage */
     cr_assert_eq(td_model_load(&x, f, n + 1), TD_EMODEL);
@@ -1443,6 +1451,9 @@ Test(text, builder_calibrates_repetition, .timeout = 120, TD_ONE_THREAD)
     uint8_t *base = gen(7, 0, n0, 1), *rep = repetitive(base, n0, &n);
     const uint8_t *corpus[2] = {base, rep};
     size_t len[2] = {n0, n};
+    /* corpus 1 repeats lines (11% of its bytes), which a model would make
+     * as runs (builder_runs) rather than with a higher rate */
+    no_runs = 1;
     for (int c = 0; c < 2; c++) {
         td_model *m;
         char msg[256];
@@ -1459,6 +1470,7 @@ Test(text, builder_calibrates_repetition, .timeout = 120, TD_ONE_THREAD)
         free(t);
         td_model_free(m);
     }
+    no_runs = 0;
     free(rep);
     free(base);
 }
@@ -1501,6 +1513,8 @@ Test(text, builder_fidelity, .timeout = 120, TD_ONE_THREAD)
         td_model *m;
         td_fidelity_t f[TD_MODEL_FIDELITY_CODECS];
         cr_assert_eq(td_model_builder_new(&b), TD_OK);
+        if (c == 1) /* a model of it would copy the repeat as runs (builder_runs) */
+            td__tm_builder_param(b, "runs", 0);
         cr_assert_eq(td_model_builder_update(b, corpus[c], len[c]), TD_OK);
         cr_assert_eq(td_model_builder_fidelity(b, 0, &f[0]), TD_ERANGE, "before finish");
         cr_assert_str_eq(td_model_builder_note(b), "");
@@ -1539,6 +1553,199 @@ Test(text, builder_fidelity, .timeout = 120, TD_ONE_THREAD)
     cr_assert_str_eq(td_model_builder_note(NULL), "");
     free(twice);
     free(base);
+}
+
+/* ---- runs ---------------------------------------------------------------- */
+
+static uint64_t line_hash(const uint8_t *p, size_t n)
+{
+    uint64_t h = 1469598103934665603u ^ n;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ p[i]) * 1099511628211u;
+    return h | 1;
+}
+
+/* The share of t[0, n) in lines of at least TM_RUN_MIN bytes before their
+ * '\n' that equal an earlier line (by a 64-bit hash). */
+static double repeated_line_share(const uint8_t *t, size_t n)
+{
+    size_t slots = 1u << 21, rep = 0;
+    uint64_t *tab = calloc(slots, sizeof *tab);
+    cr_assert_not_null(tab);
+    for (size_t i = 0; i < n;) {
+        const uint8_t *e = memchr(t + i, '\n', n - i);
+        size_t len = e ? (size_t)(e - t) - i : n - i;
+        if (len >= TM_RUN_MIN) {
+            uint64_t h = line_hash(t + i, len);
+            size_t k = h & (slots - 1);
+            while (tab[k] && tab[k] != h)
+                k = (k + 1) & (slots - 1);
+            if (tab[k])
+                rep += len + 1;
+            tab[k] = h;
+        }
+        i += len + 1;
+    }
+    free(tab);
+    return (double)rep / (double)n;
+}
+
+/* Text of the built-in model with runs of its own earlier lines copied in,
+ * 1-6 lines from 256 bytes to 256 KiB back, about a third of the bytes: as
+ * header comments and manual pages repeat theirs. */
+static uint8_t *runs_corpus(size_t n)
+{
+    uint8_t *base = gen(11, 0, n, 1), *out = malloc(n);
+    size_t *starts = malloc(sizeof *starts * n), ns = 0, i = 0, o = 0;
+    uint64_t r = 0x2545F4914F6CDD1Du;
+    cr_assert(out && starts);
+    while (o < n) {
+        r ^= r << 13;
+        r ^= r >> 7;
+        r ^= r << 17;
+        if (ns > 64 && r % 4 == 0) {
+            size_t d = ((size_t)256 << ((r >> 8) % 10)) + (r >> 24) % 256, lo = 0, hi = ns;
+            while (d < o && lo < hi) { /* the first line start at or after o - d */
+                size_t mid = (lo + hi) / 2;
+                if (starts[mid] < o - d)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            size_t to = TD_MIN(lo + 1 + (r >> 40) % 6, ns);
+            if (d < o && lo < ns) {
+                size_t a = starts[lo], k = TD_MIN(o - a, n - o);
+                k = TD_MIN(k, (to < ns ? starts[to] : o) - a);
+                for (size_t j = 0; j < k; j++) {
+                    if (j == 0 || out[o - 1] == '\n')
+                        starts[ns++] = o;
+                    out[o++] = out[a + j];
+                }
+                continue;
+            }
+        }
+        /* the next line of the base text */
+        if (i >= n)
+            i = 0;
+        const uint8_t *e = memchr(base + i, '\n', n - i);
+        size_t len = (e ? (size_t)(e - base) + 1 : n) - i;
+        len = TD_MIN(len, n - o);
+        starts[ns++] = o;
+        memcpy(out + o, base + i, len);
+        o += len;
+        i += len;
+    }
+    free(starts);
+    free(base);
+    return out;
+}
+
+static td_model *build_runs(const uint8_t *t, size_t n, int runs, td_fidelity_t f[2],
+                            const char **note)
+{
+    td_model_builder *b;
+    td_model *m = NULL;
+    cr_assert_eq(td_model_builder_new(&b), TD_OK);
+    if (!runs)
+        td__tm_builder_param(b, "runs", 0);
+    cr_assert_eq(td_model_builder_update(b, t, n), TD_OK);
+    cr_assert_eq(td_model_builder_finish(b, &m), TD_OK, "%s", td_model_builder_message(b));
+    for (int i = 0; i < 2; i++)
+        cr_assert_eq(td_model_builder_fidelity(b, i, &f[i]), TD_OK);
+    static char buf[400];
+    snprintf(buf, sizeof buf, "%s", td_model_builder_note(b));
+    *note = buf;
+    td_model_builder_free(b);
+    return m;
+}
+
+/* A corpus that repeats its lines gets a model with runs (file version 2),
+ * whose text repeats as many lines and compresses alike under lz4 -1 and
+ * zstd -3 where the same model without runs spreads them apart; prose keeps
+ * version 1 (its files and text are what they were).  (This corpus is text
+ * of the built-in model, which a model of it makes too compressible at any
+ * rate: only the spread is asserted.) */
+Test(text, builder_runs, .timeout = 120, TD_ONE_THREAD)
+{
+    const size_t n = 768 * 1024;
+    uint8_t *c = runs_corpus(n);
+    double share = repeated_line_share(c, n);
+    cr_assert(share > 0.25 && share < 0.6, "corpus: %.3f of the bytes in repeated lines", share);
+    td_fidelity_t f[2], g[2];
+    const char *note;
+    td_model_info info;
+    td_model *m = build_runs(c, n, 1, f, &note);
+    cr_assert_eq(td_model_describe(m, &info), TD_OK);
+    cr_assert_eq(info.format_version, 2);
+    td_model *m0 = build_runs(c, n, 0, g, &note);
+    cr_assert_eq(td_model_describe(m0, &info), TD_OK);
+    cr_assert_eq(info.format_version, 1);
+    fprintf(stderr, "text: runs corpus (%.1f%% repeated lines): lz4 -1 %+.1f%%, zstd -3 %+.1f%% "
+            "with runs, %+.1f%% / %+.1f%% without\n", 100 * share, 100 * f[0].error,
+            100 * f[1].error, 100 * g[0].error, 100 * g[1].error);
+    /* without runs, zstd -3 finds the far copies and lz4 -1 does not: the
+     * two errors spread apart, which runs close */
+    cr_assert(fabs(g[0].error - g[1].error) > 0.12);
+    cr_assert(fabs(f[0].error - f[1].error) < fabs(g[0].error - g[1].error) - 0.06);
+    uint8_t *t = gen_m(m, 0, 0, n, 1);
+    double tshare = repeated_line_share(t, n);
+    cr_assert(tshare > 0.5 * share, "text: %.3f of the bytes in repeated lines", tshare);
+    free(t);
+    td_model_free(m0);
+    td_model *p = small_model(48 * 1024);
+    cr_assert_eq(td_model_describe(p, &info), TD_OK);
+    cr_assert_eq(info.format_version, 1);
+    td_model_free(p);
+    td_model_free(m);
+    free(c);
+}
+
+/* Text with runs is made from each block's text without runs and that of
+ * the blocks before it: the same bytes under any chunking, seek, fill and
+ * thread count, and pinned (golden vectors of the model and its text). */
+Test(text, runs_invariance, .timeout = 120)
+{
+    const size_t n = 384 * 1024;
+    uint8_t *c = runs_corpus(n);
+    td_fidelity_t f[2];
+    const char *note;
+    td_model *m = build_runs(c, n, 1, f, &note);
+    free(c);
+    const void *data;
+    size_t len;
+    char hex[65];
+    cr_assert_eq(td_model_data(m, &data, &len), TD_OK);
+    sha256_hex(data, len, hex);
+    int bad = strcmp(hex, "b75b551bc607f8683807cdb4710402b3ba145c3d9a22d99e2bcaa0b2e1517a5a") != 0;
+    if (bad)
+        fprintf(stderr, "golden runs model file (%zu bytes): got %s\n", len, hex);
+    bad += check_golden(m, "runs", "bdb83769675892aa1628e4102472f4cce5d7341581ce89aff2d3acd27da3523c", 0, 0);
+    bad += check_golden(m, "runs", "dae9fcf767313357b8f690dfa5572b7700f422ff6dc483e50a5239bad39e8930", 5, UINT64_C(1) << 40);
+    cr_assert_eq(bad, 0, "%d golden vectors differ", bad);
+    chunking_with(m);
+    const size_t tl = 3u * MIB + 777u;
+    uint8_t *t1 = gen_m(m, 3, 12345, tl, 1), *t2 = gen_m(m, 3, 12345, tl, 2);
+    uint8_t *t5 = gen_m(m, 3, 12345, tl, 5), *got = malloc(tl);
+    cr_assert_eq(memcmp(t1, t2, tl), 0, "threads=2 differs");
+    cr_assert_eq(memcmp(t1, t5, tl), 0, "threads=5 differs");
+    td_options o;
+    td_options_init(&o);
+    o.seed = 3;
+    o.model = m;
+    for (int i = 0; i < TD_TEST_REPS(100); i++) {
+        size_t off = (size_t)(rnd() % tl), l = rnd_len();
+        if (l > tl - off)
+            l = tl - off;
+        cr_assert_eq(td_fill(TD_TEXT, &o, 12345 + off, got, l), TD_OK);
+        cr_assert_eq(memcmp(t1 + off, got, l), 0, "fill at %zu, len %zu", off, l);
+    }
+    uint64_t at = 0;
+    cr_assert_eq(td_verify(TD_TEXT, &o, 12345, t1, tl, &at), TD_OK);
+    free(got);
+    free(t1);
+    free(t2);
+    free(t5);
+    td_model_free(m);
 }
 
 /* The calibration's second thread changes when the work is done, not the

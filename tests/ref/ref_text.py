@@ -27,6 +27,7 @@ RESERVE, PARA_RESERVE = 128, 176
 HIST_N, CACHE_BITS, COPY_MIN_DIST = 8192, 12, 16
 WORD_MAX, TAIL_CPS, RANK_MAX = 32, 24, (1 << 27) - 1
 BOS = 0x110000
+RUN_MIN, RUN_NB, RUN_BACK, RUN_SALT = 20, 18, 4, 0x52554e5354455854
 END_MARKS = {ord(c) for c in ".!?"} | {0x2026, 0x3002, 0xFF01, 0xFF1F, 0x061F, 0x0964}
 
 
@@ -134,7 +135,8 @@ class Sep:
 
 class Model:
     def __init__(self, data):
-        assert data[:8] == b"TDTXTMOD" and int.from_bytes(data[8:12], "little") == 1
+        self.version = int.from_bytes(data[8:12], "little")
+        assert data[:8] == b"TDTXTMOD" and self.version in (1, 2)
         plen = int.from_bytes(data[16:24], "little")
         payload = data[56:]
         assert plen == len(payload)
@@ -143,10 +145,18 @@ class Model:
         self.hash = h
         r = Reader(payload)
         sec = {}
-        for tag in ("PARM", "WORD", "SEPS", "UNIG", "BIGR", "SEPW", "LEAD", "STYL", "WIDT"):
+        tags = ["PARM", "WORD", "SEPS", "UNIG", "BIGR", "SEPW", "LEAD", "STYL", "WIDT"]
+        for tag in tags + (["RUNS"] if self.version == 2 else []):
             assert r.bytes(4) == tag.encode()
             n = int.from_bytes(r.bytes(4), "little")
             sec[tag] = Reader(r.bytes(n))
+        assert r.i == len(payload)
+        self.run_rate = 0
+        if "RUNS" in sec:
+            u = sec["RUNS"]
+            self.run_rate, self.run_share = u.var(), u.var()
+            self.run_len = [u.var() for _ in range(RUN_NB)]
+            self.run_dist = [u.var() for _ in range(RUN_NB)]
         p = sec["PARM"]
         (self.eol, self.cache_mu, self.copy_mu, self.recent_mu, self.recent_n, self.wb_word,
          self.wb_sep, self.tail_r, self.char_order, self.char_min, self.max_tokens) = \
@@ -468,6 +478,83 @@ def round_block(m, k, b):
     return bytes(out)
 
 
+def run_value(counts, r):
+    """A value of a log2 histogram: a bucket by r's low 32 bits, a value in it
+    by the high ones."""
+    x = ((r & 0xFFFFFFFF) * sum(counts)) >> 32
+    k, acc = 0, counts[0]
+    while acc <= x:
+        k += 1
+        acc += counts[k]
+    return (1 << k) | ((r >> 32) & ((1 << k) - 1))
+
+
+def line_from(t, x, to):
+    """The first line start in t[x, to] (a block start or after '\n'), else to."""
+    if x % BLOCK == 0 or x >= to or t[x - 1] == 10:
+        return min(x, to)
+    lim = min(to, (x // BLOCK + 1) * BLOCK)
+    q = t.find(b"\n", x, lim)
+    return min(q + 1, to) if q >= 0 else lim
+
+
+def run_plan(m, k, b, t, at):
+    """Copies (dst relative to the block, n, d) of block b, whose text without
+    runs is t[at:at + BLOCK]."""
+    eol = 2 if m.eol else 1
+    end = at + BLOCK
+    rng = Rng(mum(k[2] ^ b, k[3] ^ RUN_SALT))
+    out, p = [], at
+    while p < end and len(out) < BLOCK // RUN_MIN:
+        nxt = line_from(t, p + 1, end)
+        if (rng.draw() >> 40) >= m.run_rate * (nxt - p):
+            p = nxt
+            continue
+        ln = run_value(m.run_len, rng.draw())
+        d = run_value(m.run_dist, rng.draw())
+        q = line_from(t, p + ln, end) if ln < end - p else end
+        while q > p and t[q - 1] != 10:
+            q -= 1
+        if q - p <= eol:
+            p = nxt
+            continue
+        out.append((p - at, q - p, d))
+        p = q
+    return out
+
+
+def run_make(s, p, n, d, eol):
+    if d > p:
+        return
+    src = line_from(s, p - d, p)
+    if src >= p:
+        return
+    k = n - eol
+    if k <= p - src:
+        while k and (s[src + k] & 0xC0) == 0x80:
+            k -= 1
+        s[p:p + n] = s[src:src + k] + b" " * (n - eol - k) + (b"\r\n" if eol == 2 else b"\n")
+    else:
+        k = p - src
+        while k and s[src + k - 1] != 10:
+            k -= 1
+        s[p:p + k] = s[src:src + k]
+
+
+def text_block(m, k, b):
+    """Block b of the stream: round_block, with the model's runs made."""
+    if not m.run_rate:
+        return round_block(m, k, b)
+    sb = max(0, b - RUN_BACK)
+    pre = bytearray(b"".join(round_block(m, k, i) for i in range(sb, b + 1)))
+    plans = [run_plan(m, k, i, pre, (i - sb) * BLOCK) for i in range(sb, b + 1)]
+    eol = 2 if m.eol else 1
+    for i, plan in enumerate(plans):
+        for dst, n, d in plan:
+            run_make(pre, i * BLOCK + dst, n, d, eol)
+    return bytes(pre[-BLOCK:])
+
+
 def check(tool, models):
     bad = 0
     with tempfile.TemporaryDirectory() as tmp:
@@ -479,6 +566,16 @@ def check(tool, models):
         with open(corpus, "wb") as f:
             subprocess.run([tool, "gen", "text", "40960", "--seed", "99"], stdout=f, check=True)
         subprocess.run([tool, "model", "build", corpus, "-o", small], check=True)
+        # and one with runs: the same text with its first 20 KiB twice (its
+        # repeated lines hold a third of it: a RUNS section, version 2)
+        with open(corpus, "rb") as f:
+            t = f.read()
+        rcorpus, runs = os.path.join(tmp, "rcorpus.txt"), os.path.join(tmp, "runs.tdm")
+        with open(rcorpus, "wb") as f:
+            f.write(t + t[:t.index(b"\n", 20480) + 1])
+        subprocess.run([tool, "model", "build", rcorpus, "-o", runs], check=True,
+                       stderr=subprocess.DEVNULL)
+        assert Model(open(runs, "rb").read()).run_rate, "a model with runs"
         # the default model is the built-in one
         dflt = subprocess.run([tool, "gen", "text", str(2 * BLOCK)], stdout=subprocess.PIPE,
                               check=True).stdout
@@ -486,11 +583,11 @@ def check(tool, models):
         ok = dflt == round_block(m, key(m, 0), 0) + round_block(m, key(m, 0), 1)
         bad += not ok
         print("default model seed 0 blocks 0..1: %s" % ("match" if ok else "DIFFER"))
-        for path in [builtin, small] + models:
+        for path in [builtin, small, runs] + models:
             m = Model(open(path, "rb").read())
             for seed, first, n in ((0, 0, 2), (5, 15, 3), (3, 1000, 1), (2**64 - 1, 2**24, 1)):
                 k = key(m, seed)
-                ref = b"".join(round_block(m, k, first + i) for i in range(n))
+                ref = b"".join(text_block(m, k, first + i) for i in range(n))
                 got = subprocess.run([tool, "gen", "text", str(BLOCK * n), "--model", path,
                                       "--seed", str(seed), "--offset", str(BLOCK * first)],
                                      stdout=subprocess.PIPE, check=True).stdout
@@ -517,4 +614,4 @@ if __name__ == "__main__":
     first = int(sys.argv[4]) if len(sys.argv) > 4 else 0
     k = key(m, seed)
     for i in range(nblocks):
-        sys.stdout.buffer.write(round_block(m, k, first + i))
+        sys.stdout.buffer.write(text_block(m, k, first + i))
