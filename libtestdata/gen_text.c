@@ -896,15 +896,26 @@ typedef struct run_copy {
     uint32_t dst, n, d;
 } run_copy;
 
-/* A value of a cumulative log2 histogram: a bucket by r's low 32 bits, a
- * value in it by the high ones. */
-static uint32_t run_value(const uint32_t cum[TM_RUN_NB], uint64_t r)
+/* A value of log2 bucket k, from r's high 32 bits. */
+static uint32_t run_value(unsigned k, uint64_t r)
 {
-    uint32_t x = (uint32_t)(((r & 0xFFFFFFFFu) * cum[TM_RUN_NB - 1]) >> 32);
-    unsigned k = 0;
-    while (cum[k] <= x)
-        k++;
     return (1u << k) | (uint32_t)((r >> 32) & ((1u << k) - 1));
+}
+
+/* The (length, distance) bucket pair of runs u by r's low 32 bits: the
+ * first whose cumulative count exceeds them scaled to the total. */
+static unsigned run_pair(const tm_runs *u, uint64_t r)
+{
+    uint32_t x = (uint32_t)(((r & 0xFFFFFFFFu) * u->cum[TM_RUN_NB * TM_RUN_NB - 1]) >> 32);
+    unsigned lo = 0, hi = TM_RUN_NB * TM_RUN_NB - 1;
+    while (lo < hi) {
+        unsigned mid = (lo + hi) / 2;
+        if (u->cum[mid] <= x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
 }
 
 /* The first line start in t[from, to]: a block start (t starts at one) or
@@ -936,8 +947,9 @@ static void run_plan(const text_state *st, uint64_t bi, const uint8_t *t, uint32
             p = next;
             continue;
         }
-        uint32_t len = run_value(u->len_cum, td__wyrand(&s));
-        uint32_t d = run_value(u->dist_cum, td__wyrand(&s));
+        uint64_t r1 = td__wyrand(&s), r2 = td__wyrand(&s);
+        unsigned pair = run_pair(u, r1);
+        uint32_t len = run_value(pair / TM_RUN_NB, r1), d = run_value(pair % TM_RUN_NB, r2);
         /* whole lines of at least len bytes, or to the block's last line end */
         uint32_t q = len < end - p ? line_from(t, p + len, end) : end;
         while (q > p && t[q - 1] != '\n')

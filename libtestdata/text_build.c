@@ -1363,7 +1363,7 @@ int td_model_builder_add_file(td_model_builder *b, const char *path)
 
 typedef struct tb_runs {
     uint64_t runs, bytes;
-    uint32_t len[TM_RUN_NB], dist[TM_RUN_NB];
+    uint32_t n[TM_RUN_NB * TM_RUN_NB]; /* by (length, distance) bucket */
 } tb_runs;
 
 static unsigned log2u(uint32_t v)
@@ -1375,8 +1375,7 @@ static void run_end(tb_runs *u, uint32_t d, uint32_t n)
 {
     u->runs++;
     u->bytes += n;
-    u->len[TD_MIN(log2u(n), TM_RUN_NB - 1)]++;
-    u->dist[TD_MIN(log2u(d), TM_RUN_NB - 1)]++;
+    u->n[TD_MIN(log2u(n), TM_RUN_NB - 1) * TM_RUN_NB + TD_MIN(log2u(d), TM_RUN_NB - 1)]++;
 }
 
 /* The runs of t[0, n) (docs/format.md, "Building a model"): a run starts at
@@ -1614,10 +1613,8 @@ static int finish_file(td_model_builder *b, uint8_t **data, size_t *len)
             at = w_begin(&w, "RUNS");
             w_var(&w, (uint32_t)TD_MAX(1, TD_MIN(rate, (uint64_t)1 << TM_RUN_RATE_BITS)));
             w_var(&w, (uint32_t)TD_MAX(1, TD_MIN(u.bytes * 65536 / b->cal_n, (uint64_t)65536)));
-            for (unsigned k = 0; k < TM_RUN_NB; k++)
-                w_var(&w, u.len[k]);
-            for (unsigned k = 0; k < TM_RUN_NB; k++)
-                w_var(&w, u.dist[k]);
+            for (unsigned k = 0; k < TM_RUN_NB * TM_RUN_NB; k++)
+                w_var(&w, u.n[k]);
             w_end(&w, at);
         }
     }

@@ -321,8 +321,8 @@ static int rd_section(rd *r, const char *tag, rd *sec)
     return 1;
 }
 
-/* RUNS: the rate, the share, then TM_RUN_NB counts of lengths and TM_RUN_NB of
- * distances, kept cumulative; 0 if malformed. */
+/* RUNS: the rate, the share, then TM_RUN_NB^2 counts by (length, distance)
+ * bucket, kept cumulative; 0 if malformed. */
 static int rd_runs(rd *r, tm_runs *u)
 {
     rd s;
@@ -330,17 +330,12 @@ static int rd_runs(rd *r, tm_runs *u)
         return 0;
     u->rate = rd_var_max(&s, 1, 1u << TM_RUN_RATE_BITS);
     u->share = rd_var_max(&s, 1, 65536);
-    for (int h = 0; h < 2; h++) {
-        uint32_t *cum = h ? u->dist_cum : u->len_cum;
-        uint64_t t = 0;
-        for (unsigned k = 0; k < TM_RUN_NB; k++) {
-            t += rd_var_max(&s, 0, TM_COUNT_MAX);
-            cum[k] = (uint32_t)TD_MIN(t, (uint64_t)TM_COUNT_MAX + 1);
-        }
-        if (t == 0 || t > TM_COUNT_MAX)
-            return 0;
+    uint64_t t = 0;
+    for (unsigned k = 0; k < TM_RUN_NB * TM_RUN_NB; k++) {
+        t += rd_var_max(&s, 0, TM_COUNT_MAX);
+        u->cum[k] = (uint32_t)TD_MIN(t, (uint64_t)TM_COUNT_MAX + 1);
     }
-    return !s.bad && s.p == s.end;
+    return t && t <= TM_COUNT_MAX && !s.bad && s.p == s.end;
 }
 
 /* ---- compiling ---------------------------------------------------------- */

@@ -34,8 +34,9 @@
 #define TM_TAIL_RANK_MAX (1u << 27)
 #define TM_CACHE_BITS 12u
 /* Runs (docs/format.md, text, "Runs"): a run starts at a line of at least
- * TM_RUN_MIN bytes that repeats an earlier one; its length and distance are
- * kept in log2 buckets 0..TM_RUN_NB-1 (bucket k: [2^k, 2^(k+1))).  The
+ * TM_RUN_MIN bytes that repeats an earlier one; runs are counted by
+ * their length and distance in log2 buckets 0..TM_RUN_NB-1 (bucket k:
+ * [2^k, 2^(k+1))), together: the long runs of a corpus are the far ones.  The
  * distance buckets end at 2^TM_RUN_NB = 4 text blocks: a run is copied
  * from at most 4 blocks back, which a reader makes before the block. */
 #define TM_RUN_MIN 20u
@@ -106,8 +107,9 @@ typedef struct tm_params {
 typedef struct tm_runs {
     uint32_t rate;                /* runs per 2^TM_RUN_RATE_BITS bytes outside runs */
     uint32_t share;               /* of the corpus in runs, 1/65536 (model info only) */
-    uint32_t len_cum[TM_RUN_NB];  /* cumulative counts of run lengths by bucket */
-    uint32_t dist_cum[TM_RUN_NB]; /* ... of distances */
+    /* cumulative counts of runs by (length bucket, distance bucket), at
+     * length * TM_RUN_NB + distance */
+    uint32_t cum[TM_RUN_NB * TM_RUN_NB];
 } tm_runs;
 
 /* Character-model state: a context of up to char_order code points; its

@@ -155,8 +155,7 @@ class Model:
         if "RUNS" in sec:
             u = sec["RUNS"]
             self.run_rate, self.run_share = u.var(), u.var()
-            self.run_len = [u.var() for _ in range(RUN_NB)]
-            self.run_dist = [u.var() for _ in range(RUN_NB)]
+            self.run_pairs = [u.var() for _ in range(RUN_NB * RUN_NB)]
         p = sec["PARM"]
         (self.eol, self.cache_mu, self.copy_mu, self.recent_mu, self.recent_n, self.wb_word,
          self.wb_sep, self.tail_r, self.char_order, self.char_min, self.max_tokens) = \
@@ -478,14 +477,18 @@ def round_block(m, k, b):
     return bytes(out)
 
 
-def run_value(counts, r):
-    """A value of a log2 histogram: a bucket by r's low 32 bits, a value in it
-    by the high ones."""
+def run_pair(counts, r):
+    """A (length, distance) bucket pair by r's low 32 bits: the first whose
+    running total exceeds them scaled to the total."""
     x = ((r & 0xFFFFFFFF) * sum(counts)) >> 32
     k, acc = 0, counts[0]
     while acc <= x:
         k += 1
         acc += counts[k]
+    return divmod(k, RUN_NB)
+
+
+def run_value(k, r):
     return (1 << k) | ((r >> 32) & ((1 << k) - 1))
 
 
@@ -510,8 +513,9 @@ def run_plan(m, k, b, t, at):
         if (rng.draw() >> 40) >= m.run_rate * (nxt - p):
             p = nxt
             continue
-        ln = run_value(m.run_len, rng.draw())
-        d = run_value(m.run_dist, rng.draw())
+        r1, r2 = rng.draw(), rng.draw()
+        kl, kd = run_pair(m.run_pairs, r1)
+        ln, d = run_value(kl, r1), run_value(kd, r2)
         q = line_from(t, p + ln, end) if ln < end - p else end
         while q > p and t[q - 1] != 10:
             q -= 1

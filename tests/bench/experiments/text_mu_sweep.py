@@ -6,7 +6,8 @@ target").
 usage: text_mu_sweep.py CORPUS [NAME=VALUE ...]
 
 Builds a model of CORPUS (one file) with `build/tests/c/text_tool build -p
-NAME=VALUE ...` (e.g. cache_mu=31457 copy_mu=31457: both continuation
+NAME=VALUE ...` ($TEXT_TOOL instead, when set; runs=0: without runs)
+(e.g. cache_mu=31457 copy_mu=31457: both continuation
 rates 0.48; setting them skips the calibration), generates text of the
 corpus's size at seed 1, compresses both with gzip -1/-6, zstd -3/-19,
 lz4 -1/-9, xz -6, bzip2 -9 and brotli -5/-11, and prints the error of the
@@ -19,7 +20,7 @@ import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-TOOL = os.path.join(ROOT, "build", "tests", "c", "text_tool")
+TOOL = os.environ.get("TEXT_TOOL") or os.path.join(ROOT, "build", "tests", "c", "text_tool")
 CODECS = [("gzip-1", ["gzip", "-1", "-c"]), ("gzip-6", ["gzip", "-6", "-c"]),
           ("zstd-3", ["zstd", "-3", "-q", "-c"]), ("zstd-19", ["zstd", "-19", "-q", "-c"]),
           ("lz4-1", ["lz4", "-1", "-c"]), ("lz4-9", ["lz4", "-9", "-c"]),

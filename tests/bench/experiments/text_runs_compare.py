@@ -1,0 +1,136 @@
+#!/usr/bin/env python3
+"""Models with and without runs against their corpora (docs/benchmarks.md,
+text, "Runs"): the ratio error of text of the corpus's size (seed 1) under
+ten codec settings, for a model built by each of two builds' text_tool (or
+one build with `-p runs=0` for the second), per corpus.
+
+usage: text_runs_compare.py [--old BUILD | --runs0] [--new BUILD] [--only a,b]
+
+Corpora, each made one file from files this machine has (Debian 12):
+  en        ../shared/corpus/* (the built-in model's corpus)
+  de, it    fortunes-de, fortunes-it, "%" lines blank (as bench_text.py)
+  legal     8 of /usr/share/common-licenses (bench_text.py's hold-out)
+  perldiag  perldiag.pod
+  man-fr, man-ja, man-ko   the manual pages of /usr/share/man/{fr,ja,ko}, sorted
+  comments  the /* */ comments (over 40 bytes) of /usr/include/**/*.h, sorted,
+            first 2,000,000 bytes
+  changelog changelog.Debian.gz of /usr/share/doc/*, sorted, first 2,000,000 bytes
+  readme    README* and *.md of /usr/share/doc/* (not compressed), sorted,
+            first 2,000,000 bytes
+
+Prints, per corpus, its share of repeated lines (as `model info` of the new
+build's model says) and the error line of text_mu_sweep.py for each build.
+"""
+import argparse
+import glob
+import gzip
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
+LEGAL = ("Apache-2.0", "Artistic", "CC0-1.0", "GFDL-1.3", "GPL-2", "GPL-3", "LGPL-2.1", "MPL-2.0")
+LIMIT = 2000000
+
+
+def fortunes(lang):
+    d, out = "/usr/share/games/fortunes/" + lang, b""
+    for name in sorted(os.listdir(d)):
+        src = os.path.join(d, name)
+        if name.endswith((".dat", ".u8")) or not os.path.isfile(src) or os.path.islink(src):
+            continue
+        with open(src, "rb") as f:
+            out += re.sub(rb"(?m)^%$", b"", f.read())
+    return out
+
+
+def cat(paths, limit=None):
+    out = b""
+    for p in paths:
+        try:
+            with (gzip.open(p, "rb") if p.endswith(".gz") else open(p, "rb")) as f:
+                out += f.read()
+        except OSError:
+            continue
+        if limit and len(out) >= limit:
+            break
+    return out[:limit] if limit else out
+
+
+def comments():
+    out = []
+    for p in sorted(glob.glob("/usr/include/**/*.h", recursive=True)):
+        try:
+            s = open(p, encoding="utf-8").read()
+        except (OSError, UnicodeDecodeError):
+            continue
+        for m in re.finditer(r"/\*(.*?)\*/", s, re.S):
+            lines = [re.sub(r"^\s*\*? ?", "", ln).rstrip() for ln in m.group(1).split("\n")]
+            t = "\n".join(lines).strip()
+            if len(t) > 40:
+                out.append(t + "\n\n")
+    return "".join(out).encode()[:LIMIT]
+
+
+CORPORA = {
+    "en": lambda: cat(sorted(glob.glob(os.path.join(ROOT, "..", "shared", "corpus", "*")))),
+    "de": lambda: fortunes("de"),
+    "it": lambda: fortunes("it"),
+    "legal": lambda: cat(["/usr/share/common-licenses/" + f for f in LEGAL]),
+    "perldiag": lambda: cat(["/usr/share/perl/5.36/pod/perldiag.pod"]),
+    "man-fr": lambda: cat(sorted(glob.glob("/usr/share/man/fr/man*/*.gz"))),
+    "man-ja": lambda: cat(sorted(glob.glob("/usr/share/man/ja/man*/*.gz"))),
+    "man-ko": lambda: cat(sorted(glob.glob("/usr/share/man/ko/man*/*.gz"))),
+    "comments": comments,
+    "changelog": lambda: cat(sorted(glob.glob("/usr/share/doc/*/changelog.Debian.gz")), LIMIT),
+    "readme": lambda: cat(sorted(p for p in glob.glob("/usr/share/doc/*/README*") +
+                                 glob.glob("/usr/share/doc/*/*.md")
+                                 if not p.endswith(".gz") and os.path.isfile(p)), LIMIT),
+}
+
+
+def sweep(tool, corpus, params=()):
+    env = dict(os.environ, TEXT_TOOL=tool)
+    r = subprocess.run([sys.executable, os.path.join(HERE, "text_mu_sweep.py"), corpus] +
+                       list(params), stdout=subprocess.PIPE, check=True, env=env)
+    return r.stdout.decode().strip().splitlines()[-1]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--new", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--old", help="a build of the library before runs")
+    ap.add_argument("--runs0", action="store_true", help="compare with -p runs=0 of --new")
+    ap.add_argument("--only")
+    a = ap.parse_args()
+    names = a.only.split(",") if a.only else list(CORPORA)
+    new = os.path.join(a.new, "tests", "c", "text_tool")
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in names:
+            data = CORPORA[name]()
+            if not data:
+                print("%-10s (no files)" % name)
+                continue
+            path = os.path.join(tmp, name + ".txt")
+            with open(path, "wb") as f:
+                f.write(data)
+            model = os.path.join(tmp, name + ".tdm")
+            subprocess.run([new, "build", "-o", model, path], check=True,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            info = subprocess.run([os.path.join(a.new, "programs", "testdata"), "model", "info",
+                                   model], stdout=subprocess.PIPE, check=True).stdout.decode()
+            runs = re.search(r"^runs +(.*)$", info, re.M).group(1).split(" of ")[0]
+            print("%-10s %d bytes, runs %s" % (name, len(data), runs))
+            if a.old:
+                print("  old   %s" % sweep(os.path.join(a.old, "tests", "c", "text_tool"), path))
+            elif a.runs0:
+                print("  runs0 %s" % sweep(new, path, ["runs=0"]))
+            print("  new   %s" % sweep(new, path))
+            sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
