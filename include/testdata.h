@@ -1206,7 +1206,8 @@ TD_API int td_model_builder_save(td_model_builder *b, const char *path);
  * either as a spread (text that compresses more than its corpus under
  * lz4 -1, a 64 KiB window, and less under zstd -3, whose window is MiBs:
  * the corpus likely repeats whole lines or pages far apart, as manual pages and
- * boilerplate do, which text models do not make) or as both errors of one
+ * boilerplate do, longer or further back than the model's copies of lines
+ * make, or the model has none: under 10% of the corpus) or as both errors of one
  * sign (no rate in the range repeats as much, or as little, as the
  * corpus).  Errors under other codecs and at other sizes: compress
  * generated text (td_analyzer, or `testdata analyze`).

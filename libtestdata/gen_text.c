@@ -103,6 +103,12 @@ typedef struct text_state {
     uint8_t *_Atomic arena; /* ARENA_SIZE bytes, or NULL until needed */
     atomic_size_t arena_used; /* bytes carved past ARENA_WORDS */
     text_base base[ROUND_BLOCKS];
+    /* fill_runs's buffers, with the last pass's text without runs and its
+     * copies, which the next range of a stream read in order starts after;
+     * a thread that finds them taken uses its own (the same bytes), so they
+     * are held without waiting (td_once as a try-lock). */
+    td_once run_lock;
+    struct run_scratch *run_sc;
 } text_state;
 
 /* Where gen_blocks records the words it writes (base blocks only). */
@@ -894,6 +900,7 @@ static int fill_pre(const text_state *st, uint64_t offset, uint8_t *buf, size_t 
  * about d bytes back. */
 typedef struct run_copy {
     uint32_t dst, n, d;
+    uint32_t blk; /* fill_runs: its block, counted from the pass's first */
 } run_copy;
 
 /* A value of log2 bucket k, from r's high 32 bits. */
@@ -991,68 +998,132 @@ static void run_make(uint8_t *s, uint32_t p, const run_copy *r, unsigned eol)
     }
 }
 
+/* fill_runs's buffers: t, the text without runs of a pass's blocks and the
+ * TM_RUN_BACK before them; s, one block's view; c, the copies of t's
+ * blocks, block k's from first[k].  After a pass, t and c start with its
+ * last TM_RUN_BACK blocks and their copies, which the next pass of a stream
+ * read in order starts after (next_at: the offset they end at; 0: none). */
+typedef struct run_scratch {
+    uint8_t *t, *s;
+    run_copy *c;
+    uint64_t next_at;
+    size_t kept_n; /* copies of the kept blocks, at the front of c */
+} run_scratch;
+
+static void run_scratch_free(run_scratch *r)
+{
+    if (r) {
+        free(r->t);
+        free(r->s);
+        free(r->c);
+        free(r);
+    }
+}
+
+static run_scratch *run_scratch_new(void)
+{
+    run_scratch *r = calloc(1, sizeof *r);
+    if (r && (!(r->t = malloc((size_t)(TM_RUN_BACK + RUN_WIN) * TEXT_BLOCK)) ||
+              !(r->s = malloc((size_t)(TM_RUN_BACK + 1) * TEXT_BLOCK)) ||
+              !(r->c = malloc(sizeof *r->c * RUN_MAX * (TM_RUN_BACK + RUN_WIN))))) {
+        run_scratch_free(r);
+        r = NULL;
+    }
+    return r;
+}
+
 /* Bytes [offset, offset + len) of a model with runs: RUN_WIN blocks at a
- * time, made without runs after the TM_RUN_BACK blocks before them (kept
- * from the pass before) and their copies placed; then each block with the
- * copies of its own and the TM_RUN_BACK blocks before it made, in order, on
- * a copy of their text without runs. */
+ * time, made without runs after the TM_RUN_BACK blocks before them and their
+ * copies placed (both kept from the pass before when it ended there); then
+ * each block with the copies of its own and the TM_RUN_BACK blocks before it
+ * made, in order, on a copy of their text without runs.  The state's
+ * buffers (and what the last pass left in them) serve one thread at a
+ * time; another makes its own. */
 static int fill_runs(const text_state *st, uint64_t offset, uint8_t *buf, size_t len,
                      int use_cache)
 {
     const size_t back = (size_t)TM_RUN_BACK * TEXT_BLOCK;
     const unsigned eol = st->m->p.eol ? 2u : 1u;
-    uint8_t *t = malloc((size_t)(TM_RUN_BACK + RUN_WIN) * TEXT_BLOCK);
-    uint8_t *s = malloc(back + TEXT_BLOCK);
-    uint8_t *keep = malloc(back);
-    run_copy *c = malloc(sizeof *c * RUN_MAX * (TM_RUN_BACK + RUN_WIN));
+    text_state *w = (text_state *)st; /* only its buffers change */
+    td_once *lk = &w->run_lock;
+    int mine = td__once_take(lk, UINT32_MAX, 0);
+    run_scratch *r = mine ? w->run_sc : NULL;
+    if (!r && !(r = run_scratch_new())) {
+        if (mine)
+            td__once_done(lk, 0);
+        return TD_ENOMEM;
+    }
+    if (mine)
+        w->run_sc = r;
+    else
+        r->next_at = 0;
     size_t first[TM_RUN_BACK + RUN_WIN + 1];
-    int rc = t && s && keep && c ? TD_OK : TD_ENOMEM;
-    uint64_t kept_to = 0; /* keep holds the text without runs of [kept_to - back, kept_to) */
+    int rc = TD_OK;
     while (rc == TD_OK && len) {
         uint64_t b0 = offset / TEXT_BLOCK;
         uint64_t b1 = TD_MIN((offset + len + TEXT_BLOCK - 1) / TEXT_BLOCK, b0 + RUN_WIN);
         uint64_t pb = b0 > TM_RUN_BACK ? b0 - TM_RUN_BACK : 0;
         uint64_t from = pb * TEXT_BLOCK, to = b1 * TEXT_BLOCK;
-        if (kept_to == b0 * TEXT_BLOCK && kept_to - from == back) {
-            memcpy(t, keep, back);
-            rc = fill_pre(st, kept_to, t + back, (size_t)(to - kept_to), use_cache);
+        size_t nc = 0;
+        uint64_t b = pb;
+        if (r->next_at == b0 * TEXT_BLOCK && b0 - pb == TM_RUN_BACK) {
+            /* the last pass's last blocks, and their copies */
+            rc = fill_pre(st, r->next_at, r->t + back, (size_t)(to - r->next_at), use_cache);
+            for (; b < b0; b++) {
+                first[b - pb] = nc;
+                while (nc < r->kept_n && r->c[nc].blk == b - pb)
+                    nc++;
+            }
         } else {
-            rc = fill_pre(st, from, t, (size_t)(to - from), use_cache);
+            rc = fill_pre(st, from, r->t, (size_t)(to - from), use_cache);
         }
         if (rc != TD_OK)
             break;
-        if (to - from >= back) {
-            memcpy(keep, t + (to - from - back), back);
-            kept_to = to;
-        }
-        size_t nc = 0;
-        for (uint64_t b = pb; b < b1; b++) {
+        for (; b < b1; b++) {
             first[b - pb] = nc;
-            run_plan(st, b, t, (uint32_t)((b - pb) * TEXT_BLOCK), c, &nc);
+            size_t k = nc;
+            run_plan(st, b, r->t, (uint32_t)((b - pb) * TEXT_BLOCK), r->c, &nc);
+            for (; k < nc; k++)
+                r->c[k].blk = (uint32_t)(b - pb);
         }
         first[b1 - pb] = nc;
-        for (uint64_t b = b0; b < b1; b++) {
+        for (b = b0; b < b1; b++) {
             uint64_t sb = b > TM_RUN_BACK ? b - TM_RUN_BACK : 0;
             size_t at = (size_t)((sb - pb) * TEXT_BLOCK), span = (size_t)((b + 1 - sb) * TEXT_BLOCK);
-            memcpy(s, t + at, span);
+            memcpy(r->s, r->t + at, span);
             for (uint64_t k = sb; k <= b; k++) {
                 uint32_t base = (uint32_t)((k - sb) * TEXT_BLOCK);
                 for (size_t i = first[k - pb]; i < first[k - pb + 1]; i++)
-                    run_make(s, base + c[i].dst, &c[i], eol);
+                    run_make(r->s, base + r->c[i].dst, &r->c[i], eol);
             }
             uint64_t bs = b * TEXT_BLOCK;
             uint64_t lo = TD_MAX(bs, offset), hi = TD_MIN(bs + TEXT_BLOCK, offset + len);
-            memcpy(buf + (lo - offset), s + (span - TEXT_BLOCK) + (lo - bs), (size_t)(hi - lo));
+            memcpy(buf + (lo - offset), r->s + (span - TEXT_BLOCK) + (lo - bs), (size_t)(hi - lo));
+        }
+        /* keep the last TM_RUN_BACK blocks (t is still the text without
+         * runs) and their copies at the front for the next pass */
+        r->next_at = 0;
+        if (b1 - pb >= TM_RUN_BACK) {
+            uint64_t kb = b1 - TM_RUN_BACK;
+            size_t k0 = first[kb - pb];
+            memmove(r->t, r->t + (size_t)((kb - pb) * TEXT_BLOCK), back);
+            memmove(r->c, r->c + k0, sizeof *r->c * (nc - k0));
+            r->kept_n = nc - k0;
+            for (size_t i = 0; i < r->kept_n; i++)
+                r->c[i].blk -= (uint32_t)(kb - pb);
+            r->next_at = to;
         }
         size_t n = (size_t)TD_MIN((uint64_t)len, to - offset);
         buf += n;
         offset += n;
         len -= n;
     }
-    free(c);
-    free(keep);
-    free(s);
-    free(t);
+    if (rc != TD_OK)
+        r->next_at = 0;
+    if (mine)
+        td__once_done(lk, 0);
+    else
+        run_scratch_free(r);
     return rc;
 }
 
@@ -1114,6 +1185,7 @@ static int text_prepare(const td_options *o, uint64_t end, void **state)
     atomic_init(&st->arena_used, 0);
     for (unsigned c = 0; c < ROUND_BLOCKS; c++)
         td__once_init(&st->base[c].once);
+    td__once_init(&st->run_lock);
     /* The model is part of the key: its hash goes into the domain. */
     memcpy(domain, "libtestdata/text/2/", 19);
     for (int i = 0; i < 32; i++)
@@ -1135,6 +1207,7 @@ static void text_release(void *state)
     for (unsigned c = 0; c < ROUND_BLOCKS; c++)
         base_drop(st, &st->base[c]);
     free(atomic_load_explicit(&st->arena, memory_order_relaxed));
+    run_scratch_free(st->run_sc);
     td__tm_unref(st->m);
     free(st);
 }

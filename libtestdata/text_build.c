@@ -207,6 +207,7 @@ struct td_model_builder {
     tm_params p;
     int p_set;       /* cache_mu or copy_mu set by td__tm_builder_param: no calibration */
     int no_runs;     /* td__tm_builder_param runs=0: no RUNS section (experiments) */
+    int runs_written; /* the file has a RUNS section */
     uint8_t *cal;    /* the first TB_CAL_MAX bytes of the corpus (room for all of
                       * them from the start: pages are touched as they fill) */
     size_t cal_n;
@@ -1610,6 +1611,7 @@ static int finish_file(td_model_builder *b, uint8_t **data, size_t *len)
         if ((double)u.bytes >= TB_RUN_SHARE_MIN * (double)b->cal_n) {
             uint64_t rate = (u.runs << TM_RUN_RATE_BITS) / (b->cal_n - u.bytes + 1);
             version = TM_VERSION_RUNS;
+            b->runs_written = 1;
             at = w_begin(&w, "RUNS");
             w_var(&w, (uint32_t)TD_MAX(1, TD_MIN(rate, (uint64_t)1 << TM_RUN_RATE_BITS)));
             w_var(&w, (uint32_t)TD_MAX(1, TD_MIN(u.bytes * 65536 / b->cal_n, (uint64_t)65536)));
@@ -1819,8 +1821,12 @@ static void make_note(td_model_builder *b)
         return;
     const char *why = "";
     if (e0 > 0 && e1 < 0)
-        why = ": the corpus likely repeats whole lines or pages beyond lz4's 64 KiB window (as "
-              "manual pages and boilerplate do), which text models do not make";
+        why = b->runs_written
+                  ? ": the corpus likely repeats whole lines or pages beyond lz4's 64 KiB window (as "
+                    "manual pages and boilerplate do), longer or further back than the model's copies "
+                    "of lines (at most 64 KiB, 256 KiB back)"
+                  : ": the corpus likely repeats whole lines or pages beyond lz4's 64 KiB window (as "
+                    "manual pages and boilerplate do), which the model does not copy";
     else if (e0 > 0 && e1 > 0)
         why = ": the corpus repeats itself less than text at the calibration's lowest rate";
     else if (e0 < 0 && e1 < 0)
