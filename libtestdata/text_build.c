@@ -1404,9 +1404,16 @@ static int find_runs(const uint8_t *t, size_t n, tb_runs *u)
             d = 0;
         }
         if (e && len >= TM_RUN_MIN) { /* compared with its '\n': whole lines */
-            uint64_t h = 0x9E3779B97F4A7C15u ^ len;
-            for (size_t i = 0; i < len; i++)
-                h = (h ^ t[pos + i]) * 0x100000001b3u;
+            uint64_t h = 0x9E3779B97F4A7C15u ^ len, v;
+            size_t j = 0;
+            for (; j + 8 <= len; j += 8) { /* 8 bytes a step; the line's own bytes only */
+                memcpy(&v, t + pos + j, 8);
+                h = (h ^ v) * 0xff51afd7ed558ccdu;
+                h ^= h >> 32;
+            }
+            v = 0;
+            memcpy(&v, t + pos + j, len - j);
+            h = (h ^ v) * 0xff51afd7ed558ccdu;
             h ^= h >> 29;
             uint32_t h32 = (uint32_t)(h >> 32) | 1u;
             size_t i = (size_t)h & (slots - 1);
