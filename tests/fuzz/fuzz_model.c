@@ -4,7 +4,8 @@
  *
  * Input: byte 0 selects the mode.
  *   even: the rest is a model payload; it gets a valid header (magic,
- *         version, length and BLAKE2b-256), so that the section parser and
+ *         version 1, or 2 (RUNS) when bit 1 is set, length and
+ *         BLAKE2b-256), so that the section parser and
  *         the compiler see the bytes rather than the checksum rejecting
  *         them; then also the raw input as a whole file.  A model that
  *         loads must generate (a few blocks of the first MiB and of later
@@ -111,6 +112,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (!f)
             return 0;
         memcpy(f, "TDTXTMOD\1\0\0\0\0\0\0\0", 16);
+        f[8] = data[0] & 2 ? 2 : 1;
         for (int i = 0; i < 8; i++)
             f[16 + i] = (uint8_t)((uint64_t)n >> (8 * i));
         crypto_generichash(f + 24, 32, p, n, NULL, 0);
