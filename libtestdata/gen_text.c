@@ -1000,7 +1000,7 @@ static void run_make(uint8_t *s, uint32_t p, const run_copy *r, unsigned eol)
 
 /* fill_runs's buffers: t, the text without runs of a pass's blocks and the
  * TM_RUN_BACK before them; s, one block's view; c, the copies of t's
- * blocks, block k's from first[k].  After a pass, t and c start with its
+ * blocks (run_plan), each with its block.  After a pass, t and c start with its
  * last TM_RUN_BACK blocks and their copies, which the next pass of a stream
  * read in order starts after (next_at: the offset they end at; 0: none). */
 typedef struct run_scratch {
@@ -1055,8 +1055,6 @@ static int fill_runs(const text_state *st, uint64_t offset, uint8_t *buf, size_t
     }
     if (mine)
         w->run_sc = r;
-    else
-        r->next_at = 0;
     size_t first[TM_RUN_BACK + RUN_WIN + 1];
     int rc = TD_OK;
     while (rc == TD_OK && len) {
@@ -1065,10 +1063,11 @@ static int fill_runs(const text_state *st, uint64_t offset, uint8_t *buf, size_t
         uint64_t pb = b0 > TM_RUN_BACK ? b0 - TM_RUN_BACK : 0;
         uint64_t from = pb * TEXT_BLOCK, to = b1 * TEXT_BLOCK;
         size_t nc = 0;
-        uint64_t b = pb;
-        if (r->next_at == b0 * TEXT_BLOCK && b0 - pb == TM_RUN_BACK) {
+        uint64_t b = pb, kept_at = r->next_at;
+        r->next_at = 0; /* t changes: a fork's child in this pass starts afresh */
+        if (kept_at == b0 * TEXT_BLOCK && b0 - pb == TM_RUN_BACK) {
             /* the last pass's last blocks, and their copies */
-            rc = fill_pre(st, r->next_at, r->t + back, (size_t)(to - r->next_at), use_cache);
+            rc = fill_pre(st, kept_at, r->t + back, (size_t)(to - kept_at), use_cache);
             for (; b < b0; b++) {
                 first[b - pb] = nc;
                 while (nc < r->kept_n && r->c[nc].blk == b - pb)
@@ -1102,7 +1101,6 @@ static int fill_runs(const text_state *st, uint64_t offset, uint8_t *buf, size_t
         }
         /* keep the last TM_RUN_BACK blocks (t is still the text without
          * runs) and their copies at the front for the next pass */
-        r->next_at = 0;
         if (b1 - pb >= TM_RUN_BACK) {
             uint64_t kb = b1 - TM_RUN_BACK;
             size_t k0 = first[kb - pb];
@@ -1118,8 +1116,6 @@ static int fill_runs(const text_state *st, uint64_t offset, uint8_t *buf, size_t
         offset += n;
         len -= n;
     }
-    if (rc != TD_OK)
-        r->next_at = 0;
     if (mine)
         td__once_done(lk, 0);
     else
