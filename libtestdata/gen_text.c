@@ -885,16 +885,29 @@ static int fill_pre(const text_state *st, uint64_t offset, uint8_t *buf, size_t 
  * blocks back, as repetitive corpora repeat them (the same licence in every
  * header).  Where the copies go and how far back they reach is drawn from
  * each block's text without runs alone.  Block b is then made from the text
- * without runs of blocks b - TM_RUN_BACK .. b, with the copies of all of
- * them made in order, so that a copy of a copied line copies the copy (the
- * corpus's popular lines are popular in the text too), and no more is
- * needed to make it: any range, on any thread, costs its own blocks and
- * TM_RUN_BACK more.  A copy whose source lies before block
- * b - TM_RUN_BACK is left out when block b is made, so a chain of copies
- * longer than that copies the text of its first link. */
+ * without runs of its view, the blocks from TM_RUN_BACK before its aligned
+ * group of RUN_GROUP up to b, with the copies of all of them made in order,
+ * so that a copy of a copied line copies the copy (the corpus's popular
+ * lines are popular in the text too), and no more is needed to make it:
+ * any range, on any thread, costs its own blocks and at most
+ * TM_RUN_BACK + RUN_GROUP - 1 more, and a group's blocks share one view.
+ * A copy whose source lies before the view is left out, so a chain of
+ * copies longer than that copies the text of its first link. */
 #define RUN_WIN 16u                         /* blocks made per pass */
+/* Blocks are made in aligned groups of RUN_GROUP, each from the view that
+ * starts TM_RUN_BACK blocks before the group (docs/format.md, text, "Runs");
+ * a view holds at most RUN_VIEW_MAX blocks before the one made. */
+#define RUN_GROUP 4u
+#define RUN_VIEW_MAX (TM_RUN_BACK + RUN_GROUP - 1)
 #define RUN_MAX (TEXT_BLOCK / TM_RUN_MIN)   /* copies a block can hold */
 #define RUN_SALT 0x52554e5354455854ull     /* "RUNSTEXT" */
+
+/* The first block of block b's view. */
+static uint64_t run_view(uint64_t b)
+{
+    uint64_t g = b / RUN_GROUP * RUN_GROUP;
+    return g > TM_RUN_BACK ? g - TM_RUN_BACK : 0;
+}
 
 /* A copy: bytes [dst, dst + n) (whole lines) of the copied lines from
  * about d bytes back. */
@@ -1007,7 +1020,8 @@ typedef struct run_scratch {
     uint8_t *t, *s;
     run_copy *c;
     uint64_t next_at;
-    size_t kept_n; /* copies of the kept blocks, at the front of c */
+    uint64_t kept_from; /* the first block kept at the front of t */
+    size_t kept_n;      /* copies of the kept blocks, at the front of c */
 } run_scratch;
 
 static void run_scratch_free(run_scratch *r)
@@ -1023,9 +1037,9 @@ static void run_scratch_free(run_scratch *r)
 static run_scratch *run_scratch_new(void)
 {
     run_scratch *r = calloc(1, sizeof *r);
-    if (r && (!(r->t = malloc((size_t)(TM_RUN_BACK + RUN_WIN) * TEXT_BLOCK)) ||
-              !(r->s = malloc((size_t)(TM_RUN_BACK + 1) * TEXT_BLOCK)) ||
-              !(r->c = malloc(sizeof *r->c * RUN_MAX * (TM_RUN_BACK + RUN_WIN))))) {
+    if (r && (!(r->t = malloc((size_t)(RUN_VIEW_MAX + RUN_WIN) * TEXT_BLOCK)) ||
+              !(r->s = malloc((size_t)(RUN_VIEW_MAX + 1) * TEXT_BLOCK)) ||
+              !(r->c = malloc(sizeof *r->c * RUN_MAX * (RUN_VIEW_MAX + RUN_WIN))))) {
         run_scratch_free(r);
         r = NULL;
     }
@@ -1033,16 +1047,14 @@ static run_scratch *run_scratch_new(void)
 }
 
 /* Bytes [offset, offset + len) of a model with runs: RUN_WIN blocks at a
- * time, made without runs after the TM_RUN_BACK blocks before them and their
- * copies placed (both kept from the pass before when it ended there); then
- * each block with the copies of its own and the TM_RUN_BACK blocks before it
- * made, in order, on a copy of their text without runs.  The state's
- * buffers (and what the last pass left in them) serve one thread at a
- * time; another makes its own. */
+ * time, made without runs from the first block's view on and their copies
+ * placed (the part the pass before made kept, when it ended there); then
+ * each group's blocks with the copies of their view made, in order, on a
+ * copy of its text without runs.  The state's buffers (and what the last
+ * pass left in them) serve one thread at a time; another makes its own. */
 static int fill_runs(const text_state *st, uint64_t offset, uint8_t *buf, size_t len,
                      int use_cache)
 {
-    const size_t back = (size_t)TM_RUN_BACK * TEXT_BLOCK;
     const unsigned eol = st->m->p.eol ? 2u : 1u;
     text_state *w = (text_state *)st; /* only its buffers change */
     td_once *lk = &w->run_lock;
@@ -1055,26 +1067,34 @@ static int fill_runs(const text_state *st, uint64_t offset, uint8_t *buf, size_t
     }
     if (mine)
         w->run_sc = r;
-    size_t first[TM_RUN_BACK + RUN_WIN + 1];
+    size_t first[RUN_VIEW_MAX + RUN_WIN + 1];
     int rc = TD_OK;
     while (rc == TD_OK && len) {
         uint64_t b0 = offset / TEXT_BLOCK;
         uint64_t b1 = TD_MIN((offset + len + TEXT_BLOCK - 1) / TEXT_BLOCK, b0 + RUN_WIN);
-        uint64_t pb = b0 > TM_RUN_BACK ? b0 - TM_RUN_BACK : 0;
-        uint64_t from = pb * TEXT_BLOCK, to = b1 * TEXT_BLOCK;
+        uint64_t pb = run_view(b0);
+        uint64_t to = b1 * TEXT_BLOCK;
         size_t nc = 0;
-        uint64_t b = pb, kept_at = r->next_at;
+        uint64_t b = pb, kept_at = r->next_at, kept_from = r->kept_from;
         r->next_at = 0; /* t changes: a fork's child in this pass starts afresh */
-        if (kept_at == b0 * TEXT_BLOCK && b0 - pb == TM_RUN_BACK) {
-            /* the last pass's last blocks, and their copies */
-            rc = fill_pre(st, kept_at, r->t + back, (size_t)(to - kept_at), use_cache);
+        if (kept_at && kept_at == b0 * TEXT_BLOCK && kept_from <= pb) {
+            /* the last pass's last blocks from pb on, and their copies */
+            size_t drop = (size_t)(pb - kept_from), k0 = 0;
+            while (k0 < r->kept_n && r->c[k0].blk < drop)
+                k0++;
+            memmove(r->t, r->t + drop * TEXT_BLOCK, (size_t)(b0 - pb) * TEXT_BLOCK);
+            memmove(r->c, r->c + k0, sizeof *r->c * (r->kept_n - k0));
+            for (size_t i = 0; i < r->kept_n - k0; i++)
+                r->c[i].blk -= (uint32_t)drop;
             for (; b < b0; b++) {
                 first[b - pb] = nc;
-                while (nc < r->kept_n && r->c[nc].blk == b - pb)
+                while (nc < r->kept_n - k0 && r->c[nc].blk == b - pb)
                     nc++;
             }
+            rc = fill_pre(st, kept_at, r->t + (size_t)(b0 - pb) * TEXT_BLOCK,
+                          (size_t)(to - kept_at), use_cache);
         } else {
-            rc = fill_pre(st, from, r->t, (size_t)(to - from), use_cache);
+            rc = fill_pre(st, pb * TEXT_BLOCK, r->t, (size_t)(to - pb * TEXT_BLOCK), use_cache);
         }
         if (rc != TD_OK)
             break;
@@ -1086,31 +1106,35 @@ static int fill_runs(const text_state *st, uint64_t offset, uint8_t *buf, size_t
                 r->c[k].blk = (uint32_t)(b - pb);
         }
         first[b1 - pb] = nc;
-        for (b = b0; b < b1; b++) {
-            uint64_t sb = b > TM_RUN_BACK ? b - TM_RUN_BACK : 0;
-            size_t at = (size_t)((sb - pb) * TEXT_BLOCK), span = (size_t)((b + 1 - sb) * TEXT_BLOCK);
-            memcpy(r->s, r->t + at, span);
-            for (uint64_t k = sb; k <= b; k++) {
+        /* a group's blocks at once: its view made up to the last of them
+         * wanted, which each of them is as made alone up to itself */
+        for (b = b0; b < b1;) {
+            uint64_t sb = run_view(b), last = TD_MIN(b1, (b / RUN_GROUP + 1) * RUN_GROUP) - 1;
+            size_t at = (size_t)((sb - pb) * TEXT_BLOCK);
+            memcpy(r->s, r->t + at, (size_t)(last + 1 - sb) * TEXT_BLOCK);
+            for (uint64_t k = sb; k <= last; k++) {
                 uint32_t base = (uint32_t)((k - sb) * TEXT_BLOCK);
                 for (size_t i = first[k - pb]; i < first[k - pb + 1]; i++)
                     run_make(r->s, base + r->c[i].dst, &r->c[i], eol);
             }
-            uint64_t bs = b * TEXT_BLOCK;
-            uint64_t lo = TD_MAX(bs, offset), hi = TD_MIN(bs + TEXT_BLOCK, offset + len);
-            memcpy(buf + (lo - offset), r->s + (span - TEXT_BLOCK) + (lo - bs), (size_t)(hi - lo));
+            for (; b <= last; b++) {
+                uint64_t bs = b * TEXT_BLOCK;
+                uint64_t lo = TD_MAX(bs, offset), hi = TD_MIN(bs + TEXT_BLOCK, offset + len);
+                memcpy(buf + (lo - offset), r->s + (size_t)(b - sb) * TEXT_BLOCK + (lo - bs),
+                       (size_t)(hi - lo));
+            }
         }
-        /* keep the last TM_RUN_BACK blocks (t is still the text without
-         * runs) and their copies at the front for the next pass */
-        if (b1 - pb >= TM_RUN_BACK) {
-            uint64_t kb = b1 - TM_RUN_BACK;
-            size_t k0 = first[kb - pb];
-            memmove(r->t, r->t + (size_t)((kb - pb) * TEXT_BLOCK), back);
-            memmove(r->c, r->c + k0, sizeof *r->c * (nc - k0));
-            r->kept_n = nc - k0;
-            for (size_t i = 0; i < r->kept_n; i++)
-                r->c[i].blk -= (uint32_t)(kb - pb);
-            r->next_at = to;
-        }
+        /* keep the blocks the next pass's view may start at (t is still the
+         * text without runs) and their copies at the front */
+        uint64_t kb = TD_MAX(pb, b1 > RUN_VIEW_MAX ? b1 - RUN_VIEW_MAX : 0);
+        size_t k0 = first[kb - pb];
+        memmove(r->t, r->t + (size_t)((kb - pb) * TEXT_BLOCK), (size_t)(b1 - kb) * TEXT_BLOCK);
+        memmove(r->c, r->c + k0, sizeof *r->c * (nc - k0));
+        r->kept_n = nc - k0;
+        for (size_t i = 0; i < r->kept_n; i++)
+            r->c[i].blk -= (uint32_t)(kb - pb);
+        r->kept_from = kb;
+        r->next_at = to;
         size_t n = (size_t)TD_MIN((uint64_t)len, to - offset);
         buf += n;
         offset += n;

@@ -27,7 +27,7 @@ RESERVE, PARA_RESERVE = 128, 176
 HIST_N, CACHE_BITS, COPY_MIN_DIST = 8192, 12, 16
 WORD_MAX, TAIL_CPS, RANK_MAX = 32, 24, (1 << 27) - 1
 BOS = 0x110000
-RUN_MIN, RUN_NB, RUN_BACK, RUN_SALT = 20, 18, 4, 0x52554e5354455854
+RUN_MIN, RUN_NB, RUN_BACK, RUN_GROUP, RUN_SALT = 20, 18, 4, 4, 0x52554e5354455854
 END_MARKS = {ord(c) for c in ".!?"} | {0x2026, 0x3002, 0xFF01, 0xFF1F, 0x061F, 0x0964}
 
 
@@ -546,10 +546,12 @@ def run_make(s, p, n, d, eol):
 
 
 def text_block(m, k, b):
-    """Block b of the stream: round_block, with the model's runs made."""
+    """Block b of the stream: round_block, with the model's runs made over its
+    view, from four blocks before its aligned group of four."""
     if not m.run_rate:
         return round_block(m, k, b)
-    sb = max(0, b - RUN_BACK)
+    g = b // RUN_GROUP * RUN_GROUP
+    sb = max(0, g - RUN_BACK)
     pre = bytearray(b"".join(round_block(m, k, i) for i in range(sb, b + 1)))
     plans = [run_plan(m, k, i, pre, (i - sb) * BLOCK) for i in range(sb, b + 1)]
     eol = 2 if m.eol else 1
