@@ -26,6 +26,7 @@
 #define TB_STYLES 4096u
 #define TB_RUN_MAX 8u            /* longest run of spaces kept in a separator */
 #define TB_CAL_MAX (4u << 20)    /* corpus bytes kept for calibration */
+#define TB_CAL_SLACK 8u           /* ... and readable bytes after them (find_runs) */
 
 /* ---- interned strings ------------------------------------------------------- */
 
@@ -207,7 +208,6 @@ struct td_model_builder {
     tm_params p;
     int p_set;       /* cache_mu or copy_mu set by td__tm_builder_param: no calibration */
     int no_runs;     /* td__tm_builder_param runs=0: no RUNS section (experiments) */
-    int runs_written; /* the file has a RUNS section */
     uint8_t *cal;    /* the first TB_CAL_MAX bytes of the corpus (room for all of
                       * them from the start: pages are touched as they fill) */
     size_t cal_n;
@@ -221,7 +221,7 @@ struct td_model_builder {
      * kept, of the corpus (cal_cs) and of the text (cal_z), cal_bytes each */
     int have_fid;
     uint64_t cal_cs[2], cal_z[2], cal_bytes;
-    char note[320]; /* td_model_builder_note() */
+    char note[512]; /* td_model_builder_note(): at most about 330 bytes */
 };
 
 __attribute__((format(printf, 3, 4))) static int fail(td_model_builder *b, int rc,
@@ -932,7 +932,7 @@ static int update(td_model_builder *b, const uint8_t *p, size_t len)
 
 static int cal_alloc(td_model_builder *b)
 {
-    if (!b->cal && !(b->cal = td__alloc_large(TB_CAL_MAX)))
+    if (!b->cal && !(b->cal = td__alloc_large(TB_CAL_MAX + TB_CAL_SLACK)))
         return nomem(b);
     return TD_OK;
 }
@@ -1352,8 +1352,6 @@ int td_model_builder_add_file(td_model_builder *b, const char *path)
     return rc;
 }
 
-/* The model file's bytes (*data, malloc'd, the caller frees it): what finish
- * compiles and what save writes. */
 /* ---- runs: lines the corpus repeats ------------------------------------------ */
 
 /* A corpus whose repeated lines hold less than this share of its bytes
@@ -1379,7 +1377,8 @@ static void run_end(tb_runs *u, uint32_t d, uint32_t n)
     u->n[TD_MIN(log2u(n), TM_RUN_NB - 1) * TM_RUN_NB + TD_MIN(log2u(d), TM_RUN_NB - 1)]++;
 }
 
-/* The runs of t[0, n) (docs/format.md, "Building a model"): a run starts at
+/* The runs of t[0, n) (t with TB_CAL_SLACK bytes after it: str_hash reads
+ * whole words; docs/format.md, "Building a model"): a run starts at
  * a line (its '\n' included) of at least TM_RUN_MIN bytes before the '\n'
  * equal to an earlier line, and goes on over the next lines, of any length,
  * that equal the lines at the same distance.  TD_ENOMEM or TD_OK. */
@@ -1404,19 +1403,8 @@ static int find_runs(const uint8_t *t, size_t n, tb_runs *u)
             d = 0;
         }
         if (e && len >= TM_RUN_MIN) { /* compared with its '\n': whole lines */
-            uint64_t h = 0x9E3779B97F4A7C15u ^ len, v;
-            size_t j = 0;
-            for (; j + 8 <= len; j += 8) { /* 8 bytes a step; the line's own bytes only */
-                memcpy(&v, t + pos + j, 8);
-                h = (h ^ v) * 0xff51afd7ed558ccdu;
-                h ^= h >> 32;
-            }
-            v = 0;
-            memcpy(&v, t + pos + j, len - j);
-            h = (h ^ v) * 0xff51afd7ed558ccdu;
-            h ^= h >> 29;
-            uint32_t h32 = (uint32_t)(h >> 32) | 1u;
-            size_t i = (size_t)h & (slots - 1);
+            uint32_t h32 = str_hash(t + pos, len) | 1u; /* t has TB_CAL_SLACK */
+            size_t i = h32 & (slots - 1);
             while (tab[i] && ((uint32_t)(tab[i] >> 32) != h32 ||
                               memcmp(t + (uint32_t)tab[i] - 1, t + pos, len + 1) != 0))
                 i = (i + 1) & (slots - 1);
@@ -1434,6 +1422,8 @@ static int find_runs(const uint8_t *t, size_t n, tb_runs *u)
     return TD_OK;
 }
 
+/* The model file's bytes (*data, malloc'd, the caller frees it): what finish
+ * compiles and what save writes. */
 static int finish_file(td_model_builder *b, uint8_t **data, size_t *len)
 {
     *data = NULL;
@@ -1618,7 +1608,6 @@ static int finish_file(td_model_builder *b, uint8_t **data, size_t *len)
         if ((double)u.bytes >= TB_RUN_SHARE_MIN * (double)b->cal_n) {
             uint64_t rate = (u.runs << TM_RUN_RATE_BITS) / (b->cal_n - u.bytes + 1);
             version = TM_VERSION_RUNS;
-            b->runs_written = 1;
             at = w_begin(&w, "RUNS");
             w_var(&w, (uint32_t)TD_MAX(1, TD_MIN(rate, (uint64_t)1 << TM_RUN_RATE_BITS)));
             w_var(&w, (uint32_t)TD_MAX(1, TD_MIN(u.bytes * 65536 / b->cal_n, (uint64_t)65536)));
@@ -1819,22 +1808,22 @@ static double cal_fid_error(const td_model_builder *b, int i)
     return size_error(b->cal_cs[i], b->cal_z[i]);
 }
 
-/* td_model_builder_note()'s text, from the calibration kept. */
-static void make_note(td_model_builder *b)
+/* td_model_builder_note()'s text, from the calibration kept of a model
+ * with runs or not. */
+static void make_note(td_model_builder *b, int runs)
 {
     double e0 = cal_fid_error(b, 0), e1 = cal_fid_error(b, 1);
     b->note[0] = 0;
     if (fabs(e0) <= TD_FIDELITY_NOTE_OFF && fabs(e1) <= TD_FIDELITY_NOTE_OFF)
         return;
-    const char *why = "";
-    if (e0 > 0 && e1 < 0)
-        why = b->runs_written
-                  ? ": the corpus likely repeats whole lines or pages beyond lz4's 64 KiB window (as "
-                    "manual pages and boilerplate do), longer or further back than the model's copies "
-                    "of lines (at most 64 KiB, 256 KiB back)"
-                  : ": the corpus likely repeats whole lines or pages beyond lz4's 64 KiB window (as "
-                    "manual pages and boilerplate do), which the model does not copy";
-    else if (e0 > 0 && e1 > 0)
+    const char *why = "", *what = "";
+    if (e0 > 0 && e1 < 0) {
+        why = ": the corpus likely repeats whole lines or pages beyond lz4's 64 KiB window (as "
+              "manual pages and boilerplate do), ";
+        what = runs ? "longer or further back than the model's copies of lines (at most 64 KiB, "
+                      "256 KiB back)"
+                    : "which the model does not copy";
+    } else if (e0 > 0 && e1 > 0)
         why = ": the corpus repeats itself less than text at the calibration's lowest rate";
     else if (e0 < 0 && e1 < 0)
         why = ": the corpus repeats itself more than text at the calibration's highest rate";
@@ -1842,9 +1831,9 @@ static void make_note(td_model_builder *b)
     int mib = n >= 1048576.0;
     (void)td__msg(b->note, sizeof b->note,
                   "text of this model compresses %+.1f%% under lz4 -1 and %+.1f%% under zstd -3 "
-                  "against its corpus (first %.*f %s, seed 0)%s",
+                  "against its corpus (first %.*f %s, seed 0)%s%s",
                   100.0 * e0, 100.0 * e1, mib, mib ? n / 1048576.0 : n / 1024.0,
-                  mib ? "MiB" : "KiB", why);
+                  mib ? "MiB" : "KiB", why, what);
 }
 
 int td_model_builder_fidelity(const td_model_builder *b, int i, td_fidelity_t *out)
@@ -1951,7 +1940,7 @@ static int calibrate(td_model_builder *b, uint8_t **data, size_t *len, td_model 
         memcpy(b->cal_z, best_z, sizeof best_z);
         b->cal_bytes = n;
         b->have_fid = 1;
-        make_note(b);
+        make_note(b, m->runs.rate != 0);
     }
     if (rc == TD_OK && keep) { /* the model compiled is the file's but for the rates */
         td__tm_set_cache(m, *data, best);

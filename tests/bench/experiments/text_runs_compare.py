@@ -23,7 +23,6 @@ build's model says) and the error line of text_mu_sweep.py for each build.
 """
 import argparse
 import glob
-import gzip
 import os
 import re
 import subprocess
@@ -32,32 +31,15 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
-LEGAL = ("Apache-2.0", "Artistic", "CC0-1.0", "GFDL-1.3", "GPL-2", "GPL-3", "LGPL-2.1", "MPL-2.0")
+sys.path.insert(0, os.path.dirname(HERE))
+import bench_text as bt  # noqa: E402  (its corpora: fortunes, hold-outs, reading)
+
 LIMIT = 2000000
 
 
-def fortunes(lang):
-    d, out = "/usr/share/games/fortunes/" + lang, b""
-    for name in sorted(os.listdir(d)):
-        src = os.path.join(d, name)
-        if name.endswith((".dat", ".u8")) or not os.path.isfile(src) or os.path.islink(src):
-            continue
-        with open(src, "rb") as f:
-            out += re.sub(rb"(?m)^%$", b"", f.read())
-    return out
-
-
-def cat(paths, limit=None):
-    out = b""
-    for p in paths:
-        try:
-            with (gzip.open(p, "rb") if p.endswith(".gz") else open(p, "rb")) as f:
-                out += f.read()
-        except OSError:
-            continue
-        if limit and len(out) >= limit:
-            break
-    return out[:limit] if limit else out
+def corpus(name, files, limit=None):
+    data = bt.read_corpus(name, files)[0]
+    return data[:limit] if limit else data
 
 
 def comments():
@@ -76,19 +58,20 @@ def comments():
 
 
 CORPORA = {
-    "en": lambda: cat(sorted(glob.glob(os.path.join(ROOT, "..", "shared", "corpus", "*")))),
-    "de": lambda: fortunes("de"),
-    "it": lambda: fortunes("it"),
-    "legal": lambda: cat(["/usr/share/common-licenses/" + f for f in LEGAL]),
-    "perldiag": lambda: cat(["/usr/share/perl/5.36/pod/perldiag.pod"]),
-    "man-fr": lambda: cat(sorted(glob.glob("/usr/share/man/fr/man*/*.gz"))),
-    "man-ja": lambda: cat(sorted(glob.glob("/usr/share/man/ja/man*/*.gz"))),
-    "man-ko": lambda: cat(sorted(glob.glob("/usr/share/man/ko/man*/*.gz"))),
+    "en": lambda: corpus("en", sorted(glob.glob(os.path.join(ROOT, "..", "shared", "corpus", "*")))),
+    "de": lambda: corpus("de", bt.fortune_files(bt.FORTUNES_DE)),
+    "it": lambda: corpus("it", bt.fortune_files(bt.FORTUNES_IT)),
+    "legal": lambda: corpus("legal", bt.HOLDOUT["legal"]),
+    "perldiag": lambda: corpus("perldiag", bt.HOLDOUT["perldiag"]),
+    "man-fr": lambda: corpus("man-fr", bt.HOLDOUT["man-fr"]),
+    "man-ja": lambda: corpus("man-ja", sorted(glob.glob("/usr/share/man/ja/man*/*.gz"))),
+    "man-ko": lambda: corpus("man-ko", sorted(glob.glob("/usr/share/man/ko/man*/*.gz"))),
     "comments": comments,
-    "changelog": lambda: cat(sorted(glob.glob("/usr/share/doc/*/changelog.Debian.gz")), LIMIT),
-    "readme": lambda: cat(sorted(p for p in glob.glob("/usr/share/doc/*/README*") +
-                                 glob.glob("/usr/share/doc/*/*.md")
-                                 if not p.endswith(".gz") and os.path.isfile(p)), LIMIT),
+    "changelog": lambda: corpus("changelog", sorted(glob.glob("/usr/share/doc/*/changelog.Debian.gz")),
+                                LIMIT),
+    "readme": lambda: corpus("readme", sorted(p for p in glob.glob("/usr/share/doc/*/README*") +
+                                          glob.glob("/usr/share/doc/*/*.md")
+                                          if not p.endswith(".gz") and os.path.isfile(p)), LIMIT),
 }
 
 
