@@ -23,6 +23,9 @@
 #include "text_model.h"
 
 #include <stdio.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #define TEXT_BLOCK 65536u
 /* Strings are written with 32-byte copies that may run this far past the
@@ -923,19 +926,16 @@ static uint32_t run_value(unsigned k, uint64_t r)
 }
 
 /* The (length, distance) bucket pair of runs u by r's low 32 bits: the
- * first whose cumulative count exceeds them scaled to the total. */
+ * first whose cumulative count exceeds them scaled to the total (searched
+ * from the first pair that their top bits allow). */
 static unsigned run_pair(const tm_runs *u, uint64_t r)
 {
-    uint32_t x = (uint32_t)(((r & 0xFFFFFFFFu) * u->cum[TM_RUN_NB * TM_RUN_NB - 1]) >> 32);
-    unsigned lo = 0, hi = TM_RUN_NB * TM_RUN_NB - 1;
-    while (lo < hi) {
-        unsigned mid = (lo + hi) / 2;
-        if (u->cum[mid] <= x)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    uint32_t r32 = (uint32_t)(r & 0xFFFFFFFFu);
+    uint32_t x = (uint32_t)(((uint64_t)r32 * u->cum[TM_RUN_NB * TM_RUN_NB - 1]) >> 32);
+    unsigned k = u->start[r32 >> (32 - TM_RUN_IDX_BITS)];
+    while (u->cum[k] <= x)
+        k++;
+    return k;
 }
 
 /* The first line start in t[from, to]: a block start (t starts at one) or
@@ -949,19 +949,77 @@ static uint32_t line_from(const uint8_t *t, uint32_t from, uint32_t to)
     return q ? TD_MIN((uint32_t)(q - t) + 1, to) : lim;
 }
 
+/* Bit i of nl (TEXT_BLOCK / 64 words): t[i] is '\n'.  Lines are found
+ * through it: a memchr per line cost more than the draws. */
+static void nl_map(const uint8_t *t, uint64_t *nl)
+{
+    for (size_t w = 0; w < TEXT_BLOCK / 64; w++, t += 64) {
+#if defined(__SSE2__)
+        const __m128i lf = _mm_set1_epi8('\n');
+        uint64_t m = 0;
+        for (unsigned i = 0; i < 4; i++) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(t + 16 * i));
+            m |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v, lf)) << (16 * i);
+        }
+#else
+        uint64_t m = 0;
+        for (unsigned i = 0; i < 64; i++)
+            m |= (uint64_t)(t[i] == '\n') << i;
+#endif
+        nl[w] = m;
+    }
+}
+
+/* The first '\n' of the block at or after i, or TEXT_BLOCK. */
+static uint32_t nl_next(const uint64_t *nl, uint32_t i)
+{
+    if (i >= TEXT_BLOCK)
+        return TEXT_BLOCK;
+    uint32_t w = i / 64;
+    uint64_t m = nl[w] & (~0ull << (i % 64));
+    while (!m) {
+        if (++w == TEXT_BLOCK / 64)
+            return TEXT_BLOCK;
+        m = nl[w];
+    }
+    return w * 64 + (uint32_t)__builtin_ctzll(m);
+}
+
+/* The line end after the last '\n' in [lo, i], or lo if none. */
+static uint32_t nl_prev_end(const uint64_t *nl, uint32_t lo, uint32_t i)
+{
+    uint32_t w = i / 64;
+    uint64_t m = nl[w] & (~0ull >> (63 - i % 64));
+    while (!m) {
+        if (w == lo / 64)
+            return lo;
+        m = nl[--w];
+    }
+    uint32_t e = w * 64 + 63 - (uint32_t)__builtin_clzll(m);
+    return e >= lo ? e + 1 : lo;
+}
+
 /* The copies of block bi, from its text without runs at
  * t[at, at + TEXT_BLOCK) (positions relative to the block): appended to
- * c[*nc], in order. */
+ * c[*nc], in order.  Lines end after a '\n' or at the block's end. */
 static void run_plan(const text_state *st, uint64_t bi, const uint8_t *t, uint32_t at,
                      run_copy *c, size_t *nc)
 {
     const tm_runs *u = &st->m->runs;
     const unsigned eol = st->m->p.eol ? 2u : 1u;
-    const uint32_t end = at + TEXT_BLOCK;
+    uint64_t nl[TEXT_BLOCK / 64];
+    nl_map(t + at, nl);
     uint64_t s = td__wymix(st->k[2] ^ bi, st->k[3] ^ RUN_SALT);
     unsigned made = 0;
-    for (uint32_t p = at; p < end && made < RUN_MAX;) {
-        uint32_t next = line_from(t, p + 1, end);
+    /* the line ends are walked as the bits of nl (w, m: those not passed
+     * yet), a line per draw; a copy moves the walk to its end */
+    uint32_t w = 0;
+    uint64_t m = nl[0];
+    for (uint32_t p = 0; p < TEXT_BLOCK && made < RUN_MAX;) {
+        while (!m && w < TEXT_BLOCK / 64 - 1)
+            m = nl[++w];
+        uint32_t next = m ? w * 64 + (uint32_t)__builtin_ctzll(m) + 1 : TEXT_BLOCK;
+        m &= m - 1;
         uint64_t r = td__wyrand(&s);
         if ((r >> 40) >= (uint64_t)u->rate * (next - p)) {
             p = next;
@@ -971,16 +1029,20 @@ static void run_plan(const text_state *st, uint64_t bi, const uint8_t *t, uint32
         unsigned pair = run_pair(u, r1);
         uint32_t len = run_value(pair / TM_RUN_NB, r1), d = run_value(pair % TM_RUN_NB, r2);
         /* whole lines of at least len bytes, or to the block's last line end */
-        uint32_t q = len < end - p ? line_from(t, p + len, end) : end;
-        while (q > p && t[q - 1] != '\n')
-            q--;
+        uint32_t q = len < TEXT_BLOCK - p ? TD_MIN(nl_next(nl, p + len - 1) + 1, TEXT_BLOCK)
+                                          : TEXT_BLOCK;
+        q = nl_prev_end(nl, p, q - 1);
         if (q - p <= eol) {
             p = next;
             continue;
         }
-        c[(*nc)++] = (run_copy){.dst = p - at, .n = q - p, .d = d};
+        c[(*nc)++] = (run_copy){.dst = p, .n = q - p, .d = d};
         made++;
         p = q;
+        if (p < TEXT_BLOCK) {
+            w = p / 64;
+            m = nl[w] & (~0ull << (p % 64));
+        }
     }
 }
 

@@ -335,7 +335,16 @@ static int rd_runs(rd *r, tm_runs *u)
         t += rd_var_max(&s, 0, TM_COUNT_MAX);
         u->cum[k] = (uint32_t)TD_MIN(t, (uint64_t)TM_COUNT_MAX + 1);
     }
-    return t && t <= TM_COUNT_MAX && !s.bad && s.p == s.end;
+    if (!t || t > TM_COUNT_MAX || s.bad || s.p != s.end)
+        return 0;
+    unsigned k = 0;
+    for (unsigned j = 0; j < 1u << TM_RUN_IDX_BITS; j++) {
+        uint64_t x = (uint64_t)j * t >> TM_RUN_IDX_BITS;
+        while (u->cum[k] <= x)
+            k++;
+        u->start[j] = (uint16_t)k;
+    }
+    return 1;
 }
 
 /* ---- compiling ---------------------------------------------------------- */

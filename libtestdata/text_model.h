@@ -43,6 +43,7 @@
 #define TM_RUN_NB 18u
 #define TM_RUN_BACK 4u
 #define TM_RUN_RATE_BITS 24u /* rate: runs per 2^24 bytes outside runs */
+#define TM_RUN_IDX_BITS 8u   /* tm_runs.start: by a draw's top 8 bits */
 
 /* One slot of an alias table (Walker/Vose), 8 bytes: the slot's value and
  * its alias's value (24 bits each) and a 16-bit acceptance threshold split
@@ -110,6 +111,10 @@ typedef struct tm_runs {
     /* cumulative counts of runs by (length bucket, distance bucket), at
      * length * TM_RUN_NB + distance */
     uint32_t cum[TM_RUN_NB * TM_RUN_NB];
+    /* start[j]: the first pair whose cum exceeds floor(j * total / 2^8), where
+     * a search for a draw with top bits j can start (the same pair as a
+     * search of all of cum, found in a few steps) */
+    uint16_t start[1u << TM_RUN_IDX_BITS];
 } tm_runs;
 
 /* Character-model state: a context of up to char_order code points; its
