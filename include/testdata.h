@@ -61,7 +61,7 @@ extern "C" {
  * existing (kind, seed, options) combination change.  Golden vectors in the
  * test suite pin the bytes of this version.
  */
-#define TD_FORMAT_VERSION 11
+#define TD_FORMAT_VERSION 12
 
 /** A stream size meaning "endless": reads never reach TD_DONE. */
 #define TD_SIZE_UNBOUNDED UINT64_MAX

@@ -886,23 +886,27 @@ static int fill_pre(const text_state *st, uint64_t offset, uint8_t *buf, size_t 
 /* A model with a RUNS section (docs/format.md, text, "Runs") overwrites
  * some lines of its text with copies of earlier lines, up to TM_RUN_BACK
  * blocks back, as repetitive corpora repeat them (the same licence in every
- * header).  Where the copies go and how far back they reach is drawn from
- * each block's text without runs alone.  Block b is then made from the text
- * without runs of its view, the blocks from TM_RUN_BACK before its aligned
- * group of RUN_GROUP up to b, with the copies of all of them made in order,
- * so that a copy of a copied line copies the copy (the corpus's popular
- * lines are popular in the text too), and no more is needed to make it:
- * any range, on any thread, costs its own blocks and at most
- * TM_RUN_BACK + RUN_GROUP - 1 more, and a group's blocks share one view.
- * A copy whose source lies before the view is left out, so a chain of
- * copies longer than that copies the text of its first link. */
+ * header, a change log whole).  Where the copies go and how far back they
+ * reach is drawn from each aligned group of RUN_GROUP blocks' text without
+ * runs alone, and a copy may run on over the group's later blocks.  A
+ * group is made from the text without runs of its view, the blocks from
+ * TM_RUN_BACK before it to its end, with the copies of all of them made in
+ * order, so that a copy of a copied line copies the copy (the corpus's
+ * popular lines are popular in the text too), and no more is needed to
+ * make it: any range, on any thread, costs its groups and TM_RUN_BACK
+ * blocks before them.  A copy whose source lies before the view is left
+ * out, so a chain of copies longer than that copies the text of its first
+ * link. */
 #define RUN_WIN 16u                         /* blocks made per pass */
 /* Blocks are made in aligned groups of RUN_GROUP, each from the view that
  * starts TM_RUN_BACK blocks before the group (docs/format.md, text, "Runs");
- * a view holds at most RUN_VIEW_MAX blocks before the one made. */
+ * a view holds at most RUN_VIEW_MAX blocks before the group's last. */
 #define RUN_GROUP 4u
 #define RUN_VIEW_MAX (TM_RUN_BACK + RUN_GROUP - 1)
-#define RUN_MAX (TEXT_BLOCK / TM_RUN_MIN)   /* copies a block can hold */
+#define GROUP_BYTES (RUN_GROUP * TEXT_BLOCK)
+#define RUN_MAX (GROUP_BYTES / TM_RUN_MIN)  /* copies a group can hold */
+/* blocks of t: a pass's view and blocks, up to its last group's end */
+#define RUN_T_BLOCKS (RUN_VIEW_MAX + RUN_WIN + RUN_GROUP - 1)
 #define RUN_SALT 0x52554e5354455854ull     /* "RUNSTEXT" */
 
 /* The first block of block b's view. */
@@ -970,16 +974,16 @@ static void nl_map(const uint8_t *t, uint64_t *nl)
     }
 }
 
-/* The first '\n' of the block at or after i, or TEXT_BLOCK. */
+/* The first '\n' of the group at or after i, or GROUP_BYTES. */
 static uint32_t nl_next(const uint64_t *nl, uint32_t i)
 {
-    if (i >= TEXT_BLOCK)
-        return TEXT_BLOCK;
+    if (i >= GROUP_BYTES)
+        return GROUP_BYTES;
     uint32_t w = i / 64;
     uint64_t m = nl[w] & (~0ull << (i % 64));
     while (!m) {
-        if (++w == TEXT_BLOCK / 64)
-            return TEXT_BLOCK;
+        if (++w == GROUP_BYTES / 64)
+            return GROUP_BYTES;
         m = nl[w];
     }
     return w * 64 + (uint32_t)__builtin_ctzll(m);
@@ -999,27 +1003,39 @@ static uint32_t nl_prev_end(const uint64_t *nl, uint32_t lo, uint32_t i)
     return e >= lo ? e + 1 : lo;
 }
 
-/* The copies of block bi, from its text without runs at
- * t[at, at + TEXT_BLOCK) (positions relative to the block): appended to
- * c[*nc], in order.  Lines end after a '\n' or at the block's end. */
-static void run_plan(const text_state *st, uint64_t bi, const uint8_t *t, uint32_t at,
+/* The end of the line that holds byte i of the group: after a '\n', or at
+ * the end of i's block (a block starts a line). */
+static uint32_t line_end(const uint64_t *nl, uint32_t i)
+{
+    return TD_MIN(nl_next(nl, i) + 1, (i / TEXT_BLOCK + 1) * TEXT_BLOCK);
+}
+
+/* The copies of group gi, from its text without runs at t[0, GROUP_BYTES)
+ * (positions relative to the group; nl, scratch for its line ends):
+ * appended to c[*nc], in order.  A copy may run on over the group's later
+ * blocks, as the corpus's long runs (a page repeated whole) do. */
+static void run_plan(const text_state *st, uint64_t gi, const uint8_t *t, uint64_t *nl,
                      run_copy *c, size_t *nc)
 {
     const tm_runs *u = &st->m->runs;
     const unsigned eol = st->m->p.eol ? 2u : 1u;
-    uint64_t nl[TEXT_BLOCK / 64];
-    nl_map(t + at, nl);
-    uint64_t s = td__wymix(st->k[2] ^ bi, st->k[3] ^ RUN_SALT);
+    for (unsigned k = 0; k < RUN_GROUP; k++)
+        nl_map(t + (size_t)k * TEXT_BLOCK, nl + k * (TEXT_BLOCK / 64));
+    uint64_t s = td__wymix(st->k[2] ^ gi, st->k[3] ^ RUN_SALT);
     unsigned made = 0;
     /* the line ends are walked as the bits of nl (w, m: those not passed
      * yet), a line per draw; a copy moves the walk to its end */
     uint32_t w = 0;
     uint64_t m = nl[0];
-    for (uint32_t p = 0; p < TEXT_BLOCK && made < RUN_MAX;) {
-        while (!m && w < TEXT_BLOCK / 64 - 1)
+    for (uint32_t p = 0; p < GROUP_BYTES && made < RUN_MAX;) {
+        while (!m && w < GROUP_BYTES / 64 - 1)
             m = nl[++w];
-        uint32_t next = m ? w * 64 + (uint32_t)__builtin_ctzll(m) + 1 : TEXT_BLOCK;
-        m &= m - 1;
+        uint32_t e = m ? w * 64 + (uint32_t)__builtin_ctzll(m) + 1 : GROUP_BYTES;
+        uint32_t next = (p / TEXT_BLOCK + 1) * TEXT_BLOCK;
+        if (e <= next) {
+            next = e;
+            m &= m - 1;
+        }
         uint64_t r = td__wyrand(&s);
         if ((r >> 40) >= (uint64_t)u->rate * (next - p)) {
             p = next;
@@ -1028,9 +1044,9 @@ static void run_plan(const text_state *st, uint64_t bi, const uint8_t *t, uint32
         uint64_t r1 = td__wyrand(&s), r2 = td__wyrand(&s);
         unsigned pair = run_pair(u, r1);
         uint32_t len = run_value(pair / TM_RUN_NB, r1), d = run_value(pair % TM_RUN_NB, r2);
-        /* whole lines of at least len bytes, or to the block's last line end */
-        uint32_t q = len < TEXT_BLOCK - p ? TD_MIN(nl_next(nl, p + len - 1) + 1, TEXT_BLOCK)
-                                          : TEXT_BLOCK;
+        /* whole lines of at least len bytes (or to the group's end), back
+         * to the last line end after a '\n' */
+        uint32_t q = len < GROUP_BYTES - p ? line_end(nl, p + len - 1) : GROUP_BYTES;
         q = nl_prev_end(nl, p, q - 1);
         if (q - p <= eol) {
             p = next;
@@ -1039,7 +1055,7 @@ static void run_plan(const text_state *st, uint64_t bi, const uint8_t *t, uint32
         c[(*nc)++] = (run_copy){.dst = p, .n = q - p, .d = d};
         made++;
         p = q;
-        if (p < TEXT_BLOCK) {
+        if (p < GROUP_BYTES) {
             w = p / 64;
             m = nl[w] & (~0ull << (p % 64));
         }
@@ -1073,14 +1089,16 @@ static void run_make(uint8_t *s, uint32_t p, const run_copy *r, unsigned eol)
     }
 }
 
-/* fill_runs's buffers: t, the text without runs of a pass's blocks and the
- * TM_RUN_BACK before them; s, one block's view; c, the copies of t's
- * blocks (run_plan), each with its block.  After a pass, t and c start with its
- * last TM_RUN_BACK blocks and their copies, which the next pass of a stream
- * read in order starts after (next_at: the offset they end at; 0: none). */
+/* fill_runs's buffers: t, the text without runs of a pass's groups and the
+ * TM_RUN_BACK blocks before them; s, one group's view; c, the copies of t's
+ * groups (run_plan), each with the block it starts in; nl, run_plan's line
+ * ends.  After a pass, t and c start with its last blocks and their copies,
+ * which the next pass of a stream read in order starts after (next_at: the
+ * offset they end at; 0: none). */
 typedef struct run_scratch {
     uint8_t *t, *s;
     run_copy *c;
+    uint64_t *nl;
     uint64_t next_at;
     uint64_t kept_from; /* the first block kept at the front of t */
     size_t kept_n;      /* copies of the kept blocks, at the front of c */
@@ -1092,6 +1110,7 @@ static void run_scratch_free(run_scratch *r)
         free(r->t);
         free(r->s);
         free(r->c);
+        free(r->nl);
         free(r);
     }
 }
@@ -1099,20 +1118,21 @@ static void run_scratch_free(run_scratch *r)
 static run_scratch *run_scratch_new(void)
 {
     run_scratch *r = calloc(1, sizeof *r);
-    if (r && (!(r->t = malloc((size_t)(RUN_VIEW_MAX + RUN_WIN) * TEXT_BLOCK)) ||
+    if (r && (!(r->t = malloc((size_t)RUN_T_BLOCKS * TEXT_BLOCK)) ||
               !(r->s = malloc((size_t)(RUN_VIEW_MAX + 1) * TEXT_BLOCK)) ||
-              !(r->c = malloc(sizeof *r->c * RUN_MAX * (RUN_VIEW_MAX + RUN_WIN))))) {
+              !(r->c = malloc(sizeof *r->c * RUN_MAX * (RUN_T_BLOCKS / RUN_GROUP + 1))) ||
+              !(r->nl = malloc(GROUP_BYTES / 8)))) {
         run_scratch_free(r);
         r = NULL;
     }
     return r;
 }
 
-/* Bytes [offset, offset + len) of a model with runs: RUN_WIN blocks at a
- * time, made without runs from the first block's view on and their copies
- * placed (the part the pass before made kept, when it ended there); then
- * each group's blocks with the copies of their view made, in order, on a
- * copy of its text without runs.  The state's buffers (and what the last
+/* Bytes [offset, offset + len) of a model with runs: up to RUN_WIN blocks
+ * at a time, made without runs from the first block's view to the last
+ * group's end and their groups' copies placed (the part the pass before
+ * made kept, when it ended there); then each group's blocks with the
+ * copies of their view made, in order, on a copy of its text without runs.  The state's buffers (and what the last
  * pass left in them) serve one thread at a time; another makes its own. */
 static int fill_runs(const text_state *st, uint64_t offset, uint8_t *buf, size_t len,
                      int use_cache)
@@ -1129,11 +1149,15 @@ static int fill_runs(const text_state *st, uint64_t offset, uint8_t *buf, size_t
     }
     if (mine)
         w->run_sc = r;
-    size_t first[RUN_VIEW_MAX + RUN_WIN + 1];
+    size_t first[RUN_T_BLOCKS + 1];
     int rc = TD_OK;
     while (rc == TD_OK && len) {
         uint64_t b0 = offset / TEXT_BLOCK;
-        uint64_t b1 = TD_MIN((offset + len + TEXT_BLOCK - 1) / TEXT_BLOCK, b0 + RUN_WIN);
+        /* the blocks wanted, to a group's end after the first pass: the
+         * next pass in order then starts where this one's groups end */
+        uint64_t bw = TD_MIN((offset + len + TEXT_BLOCK - 1) / TEXT_BLOCK,
+                             (b0 + RUN_WIN) / RUN_GROUP * RUN_GROUP);
+        uint64_t b1 = (bw + RUN_GROUP - 1) / RUN_GROUP * RUN_GROUP; /* whole groups */
         uint64_t pb = run_view(b0);
         uint64_t to = b1 * TEXT_BLOCK;
         size_t nc = 0;
@@ -1160,18 +1184,24 @@ static int fill_runs(const text_state *st, uint64_t offset, uint8_t *buf, size_t
         }
         if (rc != TD_OK)
             break;
-        for (; b < b1; b++) {
-            first[b - pb] = nc;
+        /* b is at a group's start (pb and b0 of a kept pass are) */
+        for (; b < b1; b += RUN_GROUP) {
             size_t k = nc;
-            run_plan(st, b, r->t, (uint32_t)((b - pb) * TEXT_BLOCK), r->c, &nc);
-            for (; k < nc; k++)
-                r->c[k].blk = (uint32_t)(b - pb);
+            run_plan(st, b / RUN_GROUP, r->t + (size_t)((b - pb) * TEXT_BLOCK), r->nl, r->c, &nc);
+            for (uint64_t j = b; j < b + RUN_GROUP; j++) {
+                first[j - pb] = k;
+                while (k < nc && r->c[k].dst < (j + 1 - b) * TEXT_BLOCK) {
+                    r->c[k].blk = (uint32_t)(j - pb);
+                    r->c[k].dst -= (uint32_t)((j - b) * TEXT_BLOCK);
+                    k++;
+                }
+            }
         }
         first[b1 - pb] = nc;
-        /* a group's blocks at once: its view made up to the last of them
-         * wanted, which each of them is as made alone up to itself */
-        for (b = b0; b < b1;) {
-            uint64_t sb = run_view(b), last = TD_MIN(b1, (b / RUN_GROUP + 1) * RUN_GROUP) - 1;
+        /* a group's blocks at once, from its view: the blocks from
+         * TM_RUN_BACK before it to its end */
+        for (b = b0; b < bw;) {
+            uint64_t sb = run_view(b), last = (b / RUN_GROUP + 1) * RUN_GROUP - 1;
             size_t at = (size_t)((sb - pb) * TEXT_BLOCK);
             memcpy(r->s, r->t + at, (size_t)(last + 1 - sb) * TEXT_BLOCK);
             for (uint64_t k = sb; k <= last; k++) {
@@ -1179,7 +1209,7 @@ static int fill_runs(const text_state *st, uint64_t offset, uint8_t *buf, size_t
                 for (size_t i = first[k - pb]; i < first[k - pb + 1]; i++)
                     run_make(r->s, base + r->c[i].dst, &r->c[i], eol);
             }
-            for (; b <= last; b++) {
+            for (; b <= last && b < bw; b++) {
                 uint64_t bs = b * TEXT_BLOCK;
                 uint64_t lo = TD_MAX(bs, offset), hi = TD_MIN(bs + TEXT_BLOCK, offset + len);
                 memcpy(buf + (lo - offset), r->s + (size_t)(b - sb) * TEXT_BLOCK + (lo - bs),
@@ -1197,7 +1227,7 @@ static int fill_runs(const text_state *st, uint64_t offset, uint8_t *buf, size_t
             r->c[i].blk -= (uint32_t)(kb - pb);
         r->kept_from = kb;
         r->next_at = to;
-        size_t n = (size_t)TD_MIN((uint64_t)len, to - offset);
+        size_t n = (size_t)TD_MIN((uint64_t)len, bw * TEXT_BLOCK - offset);
         buf += n;
         offset += n;
         len -= n;

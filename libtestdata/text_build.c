@@ -1372,9 +1372,12 @@ static unsigned log2u(uint32_t v)
 
 static void run_end(tb_runs *u, uint32_t d, uint32_t n)
 {
-    u->runs++;
+    /* a run longer than the longest copy, 2^(TM_RUN_NB - 1) bytes, is
+     * counted as that many runs of equal length */
+    uint32_t k = (n >> (TM_RUN_NB - 1)) + 1, piece = n / k;
+    u->runs += k;
     u->bytes += n;
-    u->n[TD_MIN(log2u(n), TM_RUN_NB - 1) * TM_RUN_NB + TD_MIN(log2u(d), TM_RUN_NB - 1)]++;
+    u->n[log2u(piece) * TM_RUN_NB + TD_MIN(log2u(d), TM_RUN_NB - 1)] += k;
 }
 
 /* The runs of t[0, n) (t with TB_CAL_SLACK bytes after it: str_hash reads
@@ -1820,8 +1823,8 @@ static void make_note(td_model_builder *b, int runs)
     if (e0 > 0 && e1 < 0) {
         why = ": the corpus likely repeats whole lines or pages beyond lz4's 64 KiB window (as "
               "manual pages and boilerplate do), ";
-        what = runs ? "longer or further back than the model's copies of lines (at most 64 KiB, "
-                      "256 KiB back)"
+        what = runs ? "longer or further back than the model's copies of lines (at most 128 KiB "
+                      "long, 256 KiB back)"
                     : "which the model does not copy";
     } else if (e0 > 0 && e1 > 0)
         why = ": the corpus repeats itself less than text at the calibration's lowest rate";

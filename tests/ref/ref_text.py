@@ -501,22 +501,30 @@ def line_from(t, x, to):
     return min(q + 1, to) if q >= 0 else lim
 
 
-def run_plan(m, k, b, t, at):
-    """Copies (dst relative to the block, n, d) of block b, whose text without
-    runs is t[at:at + BLOCK]."""
+def line_end(t, at, i):
+    """The end of the line holding t[i] (a group at t[at:]): after its '\n',
+    or at the end of its block."""
+    be = at + ((i - at) // BLOCK + 1) * BLOCK
+    q = t.find(b"\n", i, be)
+    return q + 1 if q >= 0 else be
+
+
+def run_plan(m, k, gi, t, at):
+    """Copies (dst relative to the group, n, d) of group gi, whose text
+    without runs is t[at:at + RUN_GROUP * BLOCK]."""
     eol = 2 if m.eol else 1
-    end = at + BLOCK
-    rng = Rng(mum(k[2] ^ b, k[3] ^ RUN_SALT))
+    end = at + RUN_GROUP * BLOCK
+    rng = Rng(mum(k[2] ^ gi, k[3] ^ RUN_SALT))
     out, p = [], at
-    while p < end and len(out) < BLOCK // RUN_MIN:
-        nxt = line_from(t, p + 1, end)
+    while p < end and len(out) < RUN_GROUP * BLOCK // RUN_MIN:
+        nxt = line_end(t, at, p)
         if (rng.draw() >> 40) >= m.run_rate * (nxt - p):
             p = nxt
             continue
         r1, r2 = rng.draw(), rng.draw()
         kl, kd = run_pair(m.run_pairs, r1)
         ln, d = run_value(kl, r1), run_value(kd, r2)
-        q = line_from(t, p + ln, end) if ln < end - p else end
+        q = line_end(t, at, p + ln - 1) if ln < end - p else end
         while q > p and t[q - 1] != 10:
             q -= 1
         if q - p <= eol:
@@ -547,18 +555,19 @@ def run_make(s, p, n, d, eol):
 
 def text_block(m, k, b):
     """Block b of the stream: round_block, with the model's runs made over its
-    view, from four blocks before its aligned group of four."""
+    view, the blocks from four before its aligned group of four to the
+    group's end, the copies of each group planned over the group."""
     if not m.run_rate:
         return round_block(m, k, b)
     g = b // RUN_GROUP * RUN_GROUP
     sb = max(0, g - RUN_BACK)
-    pre = bytearray(b"".join(round_block(m, k, i) for i in range(sb, b + 1)))
-    plans = [run_plan(m, k, i, pre, (i - sb) * BLOCK) for i in range(sb, b + 1)]
+    pre = bytearray(b"".join(round_block(m, k, i) for i in range(sb, g + RUN_GROUP)))
     eol = 2 if m.eol else 1
-    for i, plan in enumerate(plans):
-        for dst, n, d in plan:
-            run_make(pre, i * BLOCK + dst, n, d, eol)
-    return bytes(pre[-BLOCK:])
+    for gs in range(sb, g + RUN_GROUP, RUN_GROUP):
+        at = (gs - sb) * BLOCK
+        for dst, n, d in run_plan(m, k, gs // RUN_GROUP, pre, at):
+            run_make(pre, at + dst, n, d, eol)
+    return bytes(pre[(b - sb) * BLOCK:(b - sb + 1) * BLOCK])
 
 
 def check(tool, models):
@@ -572,13 +581,13 @@ def check(tool, models):
         with open(corpus, "wb") as f:
             subprocess.run([tool, "gen", "text", "40960", "--seed", "99"], stdout=f, check=True)
         subprocess.run([tool, "model", "build", corpus, "-o", small], check=True)
-        # and one with runs: the same text with its first 20 KiB twice (its
-        # repeated lines hold a third of it: a RUNS section, version 2)
-        with open(corpus, "rb") as f:
-            t = f.read()
+        # and one with runs: 160 KiB of text with its first 100 KiB twice
+        # (a RUNS section, version 2, whose copies run over several blocks)
+        t = subprocess.run([tool, "gen", "text", str(160 * 1024), "--seed", "98"],
+                           stdout=subprocess.PIPE, check=True).stdout
         rcorpus, runs = os.path.join(tmp, "rcorpus.txt"), os.path.join(tmp, "runs.tdm")
         with open(rcorpus, "wb") as f:
-            f.write(t + t[:t.index(b"\n", 20480) + 1])
+            f.write(t + t[:t.index(b"\n", 100 * 1024) + 1])
         subprocess.run([tool, "model", "build", rcorpus, "-o", runs], check=True,
                        stderr=subprocess.DEVNULL)
         assert Model(open(runs, "rb").read()).run_rate, "a model with runs"
