@@ -9,7 +9,7 @@ Builds a model of CORPUS (one file) with `build/tests/c/text_tool build -p
 NAME=VALUE ...` ($TEXT_TOOL instead, when set; runs=0: without runs)
 (e.g. cache_mu=31457 copy_mu=31457: both continuation
 rates 0.48; setting them skips the calibration), generates text of the
-corpus's size at seed 1, compresses both with gzip -1/-6, zstd -3/-19,
+corpus's size at seed 1 ($TEXT_SIZE bytes when set), compresses both with gzip -1/-6, zstd -3/-19,
 lz4 -1/-9, xz -6, bzip2 -9 and brotli -5/-11, and prints the error of the
 text's ratio against the corpus's for each codec (+: the text compresses
 better) and the largest.
@@ -45,7 +45,8 @@ def main():
         model = os.path.join(tmp, "m.tdm")
         subprocess.run([TOOL, "build"] + args + ["-o", model, corpus], check=True,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        g = subprocess.run([TOOL, "gen", model, "1", "0", str(len(d))], check=True,
+        size = int(os.environ.get("TEXT_SIZE") or len(d))
+        g = subprocess.run([TOOL, "gen", model, "1", "0", str(size)], check=True,
                            stdout=subprocess.PIPE).stdout
     out, worst = [], 0.0
     for name, cmd in CODECS:

@@ -4,7 +4,10 @@ text, "Runs"): the ratio error of text of the corpus's size (seed 1) under
 ten codec settings, for a model built by each of two builds' text_tool (or
 one build with `-p runs=0` for the second), per corpus.
 
-usage: text_runs_compare.py [--old BUILD | --runs0] [--new BUILD] [--only a,b]
+usage: text_runs_compare.py [--old BUILD | --runs0] [--new BUILD] [--only a,b] [--size N]
+
+--size N: text of N bytes (ratio against the corpus's ratio) instead of the
+corpus's size.
 
 Corpora, each made one file from files this machine has (Debian 12):
   en        ../shared/corpus/* (the built-in model's corpus)
@@ -75,8 +78,8 @@ CORPORA = {
 }
 
 
-def sweep(tool, corpus, params=()):
-    env = dict(os.environ, TEXT_TOOL=tool)
+def sweep(tool, corpus, params=(), size=None):
+    env = dict(os.environ, TEXT_TOOL=tool, TEXT_SIZE=str(size or ""))
     r = subprocess.run([sys.executable, os.path.join(HERE, "text_mu_sweep.py"), corpus] +
                        list(params), stdout=subprocess.PIPE, check=True, env=env)
     return r.stdout.decode().strip().splitlines()[-1]
@@ -88,6 +91,7 @@ def main():
     ap.add_argument("--old", help="a build of the library before runs")
     ap.add_argument("--runs0", action="store_true", help="compare with -p runs=0 of --new")
     ap.add_argument("--only")
+    ap.add_argument("--size", type=int)
     a = ap.parse_args()
     names = a.only.split(",") if a.only else list(CORPORA)
     new = os.path.join(a.new, "tests", "c", "text_tool")
@@ -108,10 +112,11 @@ def main():
             runs = re.search(r"^runs +(.*)$", info, re.M).group(1).split(" of ")[0]
             print("%-10s %d bytes, runs %s" % (name, len(data), runs))
             if a.old:
-                print("  old   %s" % sweep(os.path.join(a.old, "tests", "c", "text_tool"), path))
+                print("  old   %s" % sweep(os.path.join(a.old, "tests", "c", "text_tool"), path,
+                                         size=a.size))
             elif a.runs0:
-                print("  runs0 %s" % sweep(new, path, ["runs=0"]))
-            print("  new   %s" % sweep(new, path))
+                print("  runs0 %s" % sweep(new, path, ["runs=0"], size=a.size))
+            print("  new   %s" % sweep(new, path, size=a.size))
             sys.stdout.flush()
 
 
