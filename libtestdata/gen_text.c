@@ -1094,12 +1094,15 @@ static void run_make(uint8_t *s, uint32_t p, const run_copy *r, unsigned eol)
  * groups (run_plan), each with the block it starts in; nl, run_plan's line
  * ends.  After a pass, t and c start with its last blocks and their copies,
  * which the next pass of a stream read in order starts after (next_at: the
- * offset they end at; 0: none). */
+ * offset they end at; 0: none), and s holds its last group, made (made_g:
+ * its first block + 1; 0: none), which reads of one block at a time (the
+ * dedup layer's) then take their blocks from. */
 typedef struct run_scratch {
     uint8_t *t, *s;
     run_copy *c;
     uint64_t *nl;
     uint64_t next_at;
+    uint64_t made_g, made_from; /* s: the group made, its view's first block */
     uint64_t kept_from; /* the first block kept at the front of t */
     size_t kept_n;      /* copies of the kept blocks, at the front of c */
 } run_scratch;
@@ -1132,8 +1135,9 @@ static run_scratch *run_scratch_new(void)
  * at a time, made without runs from the first block's view to the last
  * group's end and their groups' copies placed (the part the pass before
  * made kept, when it ended there); then each group's blocks with the
- * copies of their view made, in order, on a copy of its text without runs.  The state's buffers (and what the last
- * pass left in them) serve one thread at a time; another makes its own. */
+ * copies of their view made, in order, on a copy of its text without runs.
+ * The state's buffers (and what the last pass left in them) serve one
+ * thread at a time; another makes its own. */
 static int fill_runs(const text_state *st, uint64_t offset, uint8_t *buf, size_t len,
                      int use_cache)
 {
@@ -1153,6 +1157,15 @@ static int fill_runs(const text_state *st, uint64_t offset, uint8_t *buf, size_t
     int rc = TD_OK;
     while (rc == TD_OK && len) {
         uint64_t b0 = offset / TEXT_BLOCK;
+        if (r->made_g && b0 / RUN_GROUP * RUN_GROUP + 1 == r->made_g) {
+            uint64_t ge = (r->made_g - 1 + RUN_GROUP) * TEXT_BLOCK;
+            size_t n = (size_t)TD_MIN((uint64_t)len, ge - offset);
+            memcpy(buf, r->s + (size_t)(offset - r->made_from * TEXT_BLOCK), n);
+            buf += n;
+            offset += n;
+            len -= n;
+            continue;
+        }
         /* the blocks wanted, to a group's end after the first pass: the
          * next pass in order then starts where this one's groups end */
         uint64_t bw = TD_MIN((offset + len + TEXT_BLOCK - 1) / TEXT_BLOCK,
@@ -1162,7 +1175,7 @@ static int fill_runs(const text_state *st, uint64_t offset, uint8_t *buf, size_t
         uint64_t to = b1 * TEXT_BLOCK;
         size_t nc = 0;
         uint64_t b = pb, kept_at = r->next_at, kept_from = r->kept_from;
-        r->next_at = 0; /* t changes: a fork's child in this pass starts afresh */
+        r->next_at = r->made_g = 0; /* t and s change: a fork's child in this pass starts afresh */
         if (kept_at && kept_at == b0 * TEXT_BLOCK && kept_from <= pb) {
             /* the last pass's last blocks from pb on, and their copies */
             size_t drop = (size_t)(pb - kept_from), k0 = 0;
@@ -1202,6 +1215,8 @@ static int fill_runs(const text_state *st, uint64_t offset, uint8_t *buf, size_t
          * TM_RUN_BACK before it to its end */
         for (b = b0; b < bw;) {
             uint64_t sb = run_view(b), last = (b / RUN_GROUP + 1) * RUN_GROUP - 1;
+            r->made_g = last + 2 - RUN_GROUP;
+            r->made_from = sb;
             size_t at = (size_t)((sb - pb) * TEXT_BLOCK);
             memcpy(r->s, r->t + at, (size_t)(last + 1 - sb) * TEXT_BLOCK);
             for (uint64_t k = sb; k <= last; k++) {
