@@ -1131,6 +1131,36 @@ static run_scratch *run_scratch_new(void)
     return r;
 }
 
+/* Text without runs of whole blocks [offset, offset + len), for fill_runs:
+ * round 0's blocks from the base blocks, taken when made and made whole and
+ * kept when not (as text_fill_block's are for a model without runs: the
+ * dedup layer's duplicates come back to the stream's first blocks, and each
+ * needs its group's view), the rest by fill_pre. */
+static int run_pre(const text_state *st, uint64_t offset, uint8_t *buf, size_t len,
+                   int use_cache)
+{
+    while (len && offset < ROUND0_END) {
+        unsigned c = (unsigned)(offset / TEXT_BLOCK);
+        size_t n = TEXT_BLOCK;
+        int rc = TD_OK;
+        if (atomic_load_explicit(&st->base[c].once.ready, memory_order_acquire)) {
+            memcpy(buf, st->base[c].buf, TEXT_BLOCK);
+        } else {
+            while (n < len && c + n / TEXT_BLOCK < ROUND_BLOCKS &&
+                   !atomic_load_explicit(&st->base[c + n / TEXT_BLOCK].once.ready,
+                                         memory_order_acquire))
+                n += TEXT_BLOCK;
+            rc = gen_range(st, offset, buf, n, use_cache, 1);
+        }
+        if (rc != TD_OK)
+            return rc;
+        offset += n;
+        buf += n;
+        len -= n;
+    }
+    return len ? fill_pre(st, offset, buf, len, use_cache) : TD_OK;
+}
+
 /* Bytes [offset, offset + len) of a model with runs: up to RUN_WIN blocks
  * at a time, made without runs from the first block's view to the last
  * group's end and their groups' copies placed (the part the pass before
@@ -1190,10 +1220,10 @@ static int fill_runs(const text_state *st, uint64_t offset, uint8_t *buf, size_t
                 while (nc < r->kept_n - k0 && r->c[nc].blk == b - pb)
                     nc++;
             }
-            rc = fill_pre(st, kept_at, r->t + (size_t)(b0 - pb) * TEXT_BLOCK,
+            rc = run_pre(st, kept_at, r->t + (size_t)(b0 - pb) * TEXT_BLOCK,
                           (size_t)(to - kept_at), use_cache);
         } else {
-            rc = fill_pre(st, pb * TEXT_BLOCK, r->t, (size_t)(to - pb * TEXT_BLOCK), use_cache);
+            rc = run_pre(st, pb * TEXT_BLOCK, r->t, (size_t)(to - pb * TEXT_BLOCK), use_cache);
         }
         if (rc != TD_OK)
             break;
