@@ -953,11 +953,11 @@ static uint32_t line_from(const uint8_t *t, uint32_t from, uint32_t to)
     return q ? TD_MIN((uint32_t)(q - t) + 1, to) : lim;
 }
 
-/* Bit i of nl (TEXT_BLOCK / 64 words): t[i] is '\n'.  Lines are found
+/* Bit i of nl (GROUP_BYTES / 64 words): t[i] is '\n'.  Lines are found
  * through it: a memchr per line cost more than the draws. */
 static void nl_map(const uint8_t *t, uint64_t *nl)
 {
-    for (size_t w = 0; w < TEXT_BLOCK / 64; w++, t += 64) {
+    for (size_t w = 0; w < GROUP_BYTES / 64; w++, t += 64) {
 #if defined(__SSE2__)
         const __m128i lf = _mm_set1_epi8('\n');
         uint64_t m = 0;
@@ -1019,8 +1019,7 @@ static void run_plan(const text_state *st, uint64_t gi, const uint8_t *t, uint64
 {
     const tm_runs *u = &st->m->runs;
     const unsigned eol = st->m->p.eol ? 2u : 1u;
-    for (unsigned k = 0; k < RUN_GROUP; k++)
-        nl_map(t + (size_t)k * TEXT_BLOCK, nl + k * (TEXT_BLOCK / 64));
+    nl_map(t, nl);
     uint64_t s = td__wymix(st->k[2] ^ gi, st->k[3] ^ RUN_SALT);
     unsigned made = 0;
     /* the line ends are walked as the bits of nl (w, m: those not passed
@@ -1102,7 +1101,7 @@ typedef struct run_scratch {
     run_copy *c;
     uint64_t *nl;
     uint64_t next_at;
-    uint64_t made_g, made_from; /* s: the group made, its view's first block */
+    uint64_t made_g;
     uint64_t kept_from; /* the first block kept at the front of t */
     size_t kept_n;      /* copies of the kept blocks, at the front of c */
 } run_scratch;
@@ -1190,7 +1189,7 @@ static int fill_runs(const text_state *st, uint64_t offset, uint8_t *buf, size_t
         if (r->made_g && b0 / RUN_GROUP * RUN_GROUP + 1 == r->made_g) {
             uint64_t ge = (r->made_g - 1 + RUN_GROUP) * TEXT_BLOCK;
             size_t n = (size_t)TD_MIN((uint64_t)len, ge - offset);
-            memcpy(buf, r->s + (size_t)(offset - r->made_from * TEXT_BLOCK), n);
+            memcpy(buf, r->s + (size_t)(offset - run_view(r->made_g - 1) * TEXT_BLOCK), n);
             buf += n;
             offset += n;
             len -= n;
@@ -1246,7 +1245,6 @@ static int fill_runs(const text_state *st, uint64_t offset, uint8_t *buf, size_t
         for (b = b0; b < bw;) {
             uint64_t sb = run_view(b), last = (b / RUN_GROUP + 1) * RUN_GROUP - 1;
             r->made_g = last + 2 - RUN_GROUP;
-            r->made_from = sb;
             size_t at = (size_t)((sb - pb) * TEXT_BLOCK);
             memcpy(r->s, r->t + at, (size_t)(last + 1 - sb) * TEXT_BLOCK);
             for (uint64_t k = sb; k <= last; k++) {

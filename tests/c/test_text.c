@@ -583,38 +583,47 @@ Test(text, builder_save_same_file, TD_ONE_THREAD)
     td_model_free(m2);
 }
 
-/* fill_block (the dedup layer's entry) stops soon after `end`: the prefix
- * it makes is the block's, for the built-in model and a small one. */
-Test(text, fill_block_prefix, TD_ONE_THREAD)
+/* fill_block (the dedup layer's entry) of model m (NULL: built-in) at
+ * seed, from one state, for each end of ends and each block of bl in that
+ * order: its first `end` bytes are the block's. */
+static void fill_block_matches(const td_model *m, uint64_t seed, const uint64_t *bl, size_t nb,
+                               const uint32_t *ends, size_t ne)
 {
     const td_kind_vtbl *vt = td__kind_get(TD_TEXT);
+    cr_assert_not_null(vt->fill_block);
+    uint8_t *buf = malloc(TEXT_BLOCK + vt->slack), **want = calloc(nb, sizeof *want);
+    cr_assert(buf && want);
+    for (size_t i = 0; i < nb; i++)
+        want[i] = gen_m(m, seed, bl[i] * TEXT_BLOCK, TEXT_BLOCK, 1);
+    td_options o;
+    void *state = NULL;
+    td_options_init(&o);
+    o.seed = seed;
+    o.model = m;
+    cr_assert_eq(vt->prepare(&o, UINT64_MAX, &state), TD_OK);
+    for (size_t e = 0; e < ne; e++)
+        for (size_t i = 0; i < nb; i++) {
+            memset(buf, 0xAA, TEXT_BLOCK + vt->slack);
+            cr_assert_eq(vt->fill_block(state, bl[i], buf, ends[e]), TD_OK);
+            cr_assert_eq(memcmp(buf, want[i], ends[e]), 0, "block %llu end %u",
+                         (unsigned long long)bl[i], ends[e]);
+        }
+    vt->release(state);
+    for (size_t i = 0; i < nb; i++)
+        free(want[i]);
+    free(want);
+    free(buf);
+}
+
+/* fill_block stops soon after `end`: the prefix it makes is the block's,
+ * for the built-in model and a small one. */
+Test(text, fill_block_prefix, TD_ONE_THREAD)
+{
     td_model *sm = small_model(20 * 1024);
-    const td_model *models[2] = {NULL, sm};
     static const uint32_t ends[] = {1, 100, 512, 4096, 4097, 30000, 65000, 65536};
     static const uint64_t blocks[] = {0, 5, 1u << 30};
-    uint8_t *buf = malloc(TEXT_BLOCK + vt->slack);
-    cr_assert_not_null(buf);
-    cr_assert_not_null(vt->fill_block);
-    for (int mi = 0; mi < 2; mi++) {
-        td_options o;
-        void *state = NULL;
-        td_options_init(&o);
-        o.seed = 77;
-        o.model = models[mi];
-        cr_assert_eq(vt->prepare(&o, UINT64_MAX, &state), TD_OK);
-        for (size_t b = 0; b < sizeof blocks / sizeof blocks[0]; b++) {
-            uint8_t *want = gen_m(models[mi], 77, blocks[b] * TEXT_BLOCK, TEXT_BLOCK, 1);
-            for (size_t e = 0; e < sizeof ends / sizeof ends[0]; e++) {
-                memset(buf, 0xAA, TEXT_BLOCK + vt->slack);
-                cr_assert_eq(vt->fill_block(state, blocks[b], buf, ends[e]), TD_OK);
-                cr_assert_eq(memcmp(buf, want, ends[e]), 0, "model %d block %llu end %u", mi,
-                             (unsigned long long)blocks[b], ends[e]);
-            }
-            free(want);
-        }
-        vt->release(state);
-    }
-    free(buf);
+    fill_block_matches(NULL, 77, blocks, 3, ends, 8);
+    fill_block_matches(sm, 77, blocks, 3, ends, 8);
     td_model_free(sm);
 }
 
@@ -1779,26 +1788,11 @@ Test(text, runs_cross_blocks, .timeout = 120)
     }
     fprintf(stderr, "text: %u of %u block boundaries inside a copy\n", inside, blocks);
     cr_assert(inside >= 4, "%u of %u block boundaries inside a copy", inside, blocks);
-    /* fill_block (the dedup layer's entry), in and out of order: a block
-     * of the group made last comes from it */
-    const td_kind_vtbl *vt = td__kind_get(TD_TEXT);
+    /* fill_block, in and out of order: a block of the group made last
+     * comes from it */
     static const uint64_t bl[] = {5, 6, 7, 8, 0, 1, 13, 12, 40, 41, 63};
     static const uint32_t ends[] = {1, 4096, 65536};
-    uint8_t *buf = malloc(TEXT_BLOCK + vt->slack);
-    td_options o;
-    void *state = NULL;
-    td_options_init(&o);
-    o.seed = 4;
-    o.model = m;
-    cr_assert_eq(vt->prepare(&o, UINT64_MAX, &state), TD_OK);
-    for (size_t e = 0; e < sizeof ends / sizeof ends[0]; e++)
-        for (size_t i = 0; i < sizeof bl / sizeof bl[0]; i++) {
-            cr_assert_eq(vt->fill_block(state, bl[i], buf, ends[e]), TD_OK);
-            cr_assert_eq(memcmp(buf, t + bl[i] * TEXT_BLOCK, ends[e]), 0, "block %llu end %u",
-                         (unsigned long long)bl[i], ends[e]);
-        }
-    vt->release(state);
-    free(buf);
+    fill_block_matches(m, 4, bl, sizeof bl / sizeof bl[0], ends, 3);
     free(t);
     chunking_with(m);
     td_model_free(m);
