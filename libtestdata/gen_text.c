@@ -23,6 +23,7 @@
 #include "text_model.h"
 
 #include <stdio.h>
+#include <unistd.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -56,6 +57,8 @@
 #define ROUND_SHIFT 4
 #define ROUND_BLOCKS (1u << ROUND_SHIFT)
 #define TAIL_CLASS 0xFFFFu
+/* fill_lazy's scratches kept by a state (more threads make their own) */
+#define TEXT_LZ_SLOTS 4
 
 /* A word written in a base block: head word (cls, and its gidx of
  * td__tm_rot in g's low 24 bits) or rare word (cls TAIL_CLASS, its index in
@@ -112,6 +115,9 @@ typedef struct text_state {
      * are held without waiting (td_once as a try-lock). */
     td_once run_lock;
     struct run_scratch *run_sc;
+    /* fill_lazy's, held the same way, one per thread of the dedup layer */
+    td_once lz_lock[TEXT_LZ_SLOTS];
+    struct lz_scratch *lz_sc[TEXT_LZ_SLOTS];
 } text_state;
 
 /* Where gen_blocks records the words it writes (base blocks only). */
@@ -738,13 +744,56 @@ static void round_init(const text_state *st, const tm_rot *rt, uint64_t j, text_
     R->thr = d <= 512 ? 65536u : (uint32_t)(((uint64_t)1 << 25) / d);
 }
 
+/* The model's tables that round_put reads, loaded once per block (the
+ * bytes written could alias them: the compiler cannot hoist the loads). */
+typedef struct round_tabs {
+    const uint8_t *pool;
+    const uint32_t *start, *mem;
+} round_tabs;
+
+/* Token t of base block b in round R->j written at out + t.pos (32 bytes,
+ * the word's and what follows); its length. */
+static inline __attribute__((always_inline)) uint32_t
+round_put(const text_state *st, round_tabs T, text_round *R, const text_base *b, base_tok t,
+          uint8_t *out)
+{
+    if (t.cls != TAIL_CLASS) {
+        uint32_t lo = T.start[t.cls], hi = T.start[t.cls + 1];
+        uint32_t g = (t.g & 0xFFFFFF) + R->rot[t.cls];
+        if (g >= hi)
+            g -= hi - lo;
+        memcpy(out + t.pos, T.pool + T.mem[g], 32);
+        return t.g >> 24;
+    }
+    const base_tail *e = &b->tails[t.g & 0xFFFFFF];
+    const uint8_t *w = e->s;
+    uint8_t cw[32];
+    uint64_t h = td__wymix(st->k[3] ^ R->j, st->k[1] ^ e->rank);
+    if ((uint32_t)(h >> 48) < R->thr) {
+        /* the same rank may come back in the round: spelled once */
+        unsigned slot = e->rank % RESPELL_CACHE;
+        if (R->key[slot] != e->rank + 1) {
+            R->key[slot] = e->rank + 1;
+            R->len[slot] = (uint8_t)td__tm_respell(st->m, h, e->s, e->len, R->word[slot]);
+        }
+        if (R->len[slot]) {
+            memcpy(cw, R->word[slot], 32);
+            if (e->cap)
+                td__tm_cap(cw, e->len);
+            w = cw;
+        }
+    }
+    memcpy(out + t.pos, w, 32);
+    return e->len;
+}
+
 /* Bytes [0, end) of block c of round R->j at out (at most 32 bytes written
  * past end): the base block's separators and layout, its words mapped. */
 static void round_block(const text_state *st, const tm_rot *rt, text_round *R,
                         const text_base *b, uint8_t *out, uint32_t end)
 {
-    const uint8_t *in = b->buf, *pool = st->m->pool;
-    const uint32_t *start = rt->start, *mem = rt->mem_off;
+    const uint8_t *in = b->buf;
+    const round_tabs T = {st->m->pool, rt->start, rt->mem_off};
     uint32_t p = 0;
     for (uint32_t i = 0; i < b->ntok; i++) {
         const base_tok t = b->tok[i];
@@ -754,40 +803,50 @@ static void round_block(const text_state *st, const tm_rot *rt, text_round *R,
             memcpy(out + p, in + p, 32);
             p += 32;
         } while (p < t.pos);
-        if (t.cls != TAIL_CLASS) {
-            uint32_t lo = start[t.cls], hi = start[t.cls + 1];
-            uint32_t g = (t.g & 0xFFFFFF) + R->rot[t.cls];
-            if (g >= hi)
-                g -= hi - lo;
-            memcpy(out + t.pos, pool + mem[g], 32);
-            p = t.pos + (t.g >> 24);
-        } else {
-            const base_tail *e = &b->tails[t.g & 0xFFFFFF];
-            const uint8_t *w = e->s;
-            uint8_t cw[32];
-            uint64_t h = td__wymix(st->k[3] ^ R->j, st->k[1] ^ e->rank);
-            if ((uint32_t)(h >> 48) < R->thr) {
-                /* the same rank may come back in the round: spelled once */
-                unsigned slot = e->rank % RESPELL_CACHE;
-                if (R->key[slot] != e->rank + 1) {
-                    R->key[slot] = e->rank + 1;
-                    R->len[slot] = (uint8_t)td__tm_respell(st->m, h, e->s, e->len, R->word[slot]);
-                }
-                if (R->len[slot]) {
-                    memcpy(cw, R->word[slot], 32);
-                    if (e->cap)
-                        td__tm_cap(cw, e->len);
-                    w = cw;
-                }
-            }
-            memcpy(out + t.pos, w, 32);
-            p = t.pos + e->len;
-        }
+        p = t.pos + round_put(st, T, R, b, t, out);
     }
     while (p < end) {
         memcpy(out + p, in + p, 32);
         p += 32;
     }
+}
+
+/* Exactly bytes [lo, hi) of round_block's, at out + lo (fill_lazy makes a
+ * block's bytes where they are wanted, in pieces): made as round_block
+ * makes them, with the 32 bytes on either side that its copies may pass
+ * over kept (out has TEXT_SLACK bytes past the block); a, a token at or
+ * before the first that may reach lo. */
+static void round_piece(const text_state *st, const tm_rot *rt, text_round *R,
+                        const text_base *b, uint8_t *out, uint32_t lo, uint32_t hi, uint32_t a)
+{
+    const uint8_t *in = b->buf;
+    const round_tabs T = {st->m->pool, rt->start, rt->mem_off};
+    uint8_t before[32], after[32];
+    uint32_t bl = lo < 32 ? lo : 32;
+    memcpy(before, out + lo - bl, bl);
+    memcpy(after, out + hi, 32);
+    /* the first word that may reach lo (words are at most TM_WORD_MAX) */
+    uint32_t p = lo;
+    while (a < b->ntok && b->tok[a].pos + TM_WORD_MAX <= lo)
+        a++;
+    for (uint32_t i = a; i < b->ntok; i++) {
+        const base_tok t = b->tok[i];
+        if (t.pos >= hi)
+            break;
+        if (t.pos >= p) {
+            do { /* the separators since the last word */
+                memcpy(out + p, in + p, 32);
+                p += 32;
+            } while (p < t.pos);
+        }
+        p = TD_MAX(lo, t.pos + round_put(st, T, R, b, t, out));
+    }
+    while (p < hi) {
+        memcpy(out + p, in + p, 32);
+        p += 32;
+    }
+    memcpy(out + lo - bl, before, bl);
+    memcpy(out + hi, after, 32);
 }
 
 /* One call's view of the rounds: the generic block loop (td__kind_fill)
@@ -953,11 +1012,11 @@ static uint32_t line_from(const uint8_t *t, uint32_t from, uint32_t to)
     return q ? TD_MIN((uint32_t)(q - t) + 1, to) : lim;
 }
 
-/* Bit i of nl (GROUP_BYTES / 64 words): t[i] is '\n'.  Lines are found
+/* Bit i of nl (words 64-byte pieces of t): t[i] is '\n'.  Lines are found
  * through it: a memchr per line cost more than the draws. */
-static void nl_map(const uint8_t *t, uint64_t *nl)
+static void nl_map_n(const uint8_t *t, uint64_t *nl, size_t words)
 {
-    for (size_t w = 0; w < GROUP_BYTES / 64; w++, t += 64) {
+    for (size_t w = 0; w < words; w++, t += 64) {
 #if defined(__SSE2__)
         const __m128i lf = _mm_set1_epi8('\n');
         uint64_t m = 0;
@@ -972,6 +1031,12 @@ static void nl_map(const uint8_t *t, uint64_t *nl)
 #endif
         nl[w] = m;
     }
+}
+
+/* A group's line ends (GROUP_BYTES / 64 words). */
+static void nl_map(const uint8_t *t, uint64_t *nl)
+{
+    nl_map_n(t, nl, GROUP_BYTES / 64);
 }
 
 /* The first '\n' of the group at or after i, or GROUP_BYTES. */
@@ -1010,23 +1075,38 @@ static uint32_t line_end(const uint64_t *nl, uint32_t i)
     return TD_MIN(nl_next(nl, i) + 1, (i / TEXT_BLOCK + 1) * TEXT_BLOCK);
 }
 
-/* The copies of group gi, from its text without runs at t[0, GROUP_BYTES)
- * (positions relative to the group; nl, scratch for its line ends):
- * appended to c[*nc], in order.  A copy may run on over the group's later
- * blocks, as the corpus's long runs (a page repeated whole) do. */
-static void run_plan(const text_state *st, uint64_t gi, const uint8_t *t, uint64_t *nl,
-                     run_copy *c, size_t *nc)
+/* The walk of run_plan over a group: the draws (s), the place (p), the
+ * line ends not passed yet (bits m of nl[w]) and the copies made. */
+typedef struct run_walk {
+    uint64_t s, m;
+    uint32_t p, w;
+    unsigned made;
+} run_walk;
+
+static void run_walk_init(const text_state *st, uint64_t gi, const uint64_t *nl, run_walk *k)
+{
+    *k = (run_walk){.s = td__wymix(st->k[2] ^ gi, st->k[3] ^ RUN_SALT), .m = nl[0]};
+}
+
+/* The copies of walk k's group from where it is to stop (positions relative
+ * to the group; nl, the line ends of its text without runs, nl_map):
+ * appended to c[*nc], in order; the walk then stands at or past stop, with
+ * every copy that starts before it made.  A copy may run on over the
+ * group's later blocks, as the corpus's long runs (a page repeated whole)
+ * do. */
+static inline __attribute__((always_inline)) void run_walk_to(const text_state *st,
+                                                              const uint64_t *nl, run_walk *k,
+                                                              uint32_t stop, run_copy *c,
+                                                              size_t *nc)
 {
     const tm_runs *u = &st->m->runs;
     const unsigned eol = st->m->p.eol ? 2u : 1u;
-    nl_map(t, nl);
-    uint64_t s = td__wymix(st->k[2] ^ gi, st->k[3] ^ RUN_SALT);
-    unsigned made = 0;
+    uint64_t s = k->s, m = k->m;
+    uint32_t p = k->p, w = k->w;
+    unsigned made = k->made;
     /* the line ends are walked as the bits of nl (w, m: those not passed
      * yet), a line per draw; a copy moves the walk to its end */
-    uint32_t w = 0;
-    uint64_t m = nl[0];
-    for (uint32_t p = 0; p < GROUP_BYTES && made < RUN_MAX;) {
+    while (p < stop && made < RUN_MAX) {
         while (!m && w < GROUP_BYTES / 64 - 1)
             m = nl[++w];
         uint32_t e = m ? w * 64 + (uint32_t)__builtin_ctzll(m) + 1 : GROUP_BYTES;
@@ -1059,6 +1139,20 @@ static void run_plan(const text_state *st, uint64_t gi, const uint8_t *t, uint64
             m = nl[w] & (~0ull << (p % 64));
         }
     }
+    if (made == RUN_MAX)
+        p = GROUP_BYTES; /* no more copies */
+    *k = (run_walk){.s = s, .m = m, .p = p, .w = w, .made = made};
+}
+
+/* The copies of group gi from its text without runs at t[0, GROUP_BYTES)
+ * (nl: scratch for its line ends). */
+static void run_plan(const text_state *st, uint64_t gi, const uint8_t *t, uint64_t *nl,
+                     run_copy *c, size_t *nc)
+{
+    run_walk k;
+    nl_map(t, nl);
+    run_walk_init(st, gi, nl, &k);
+    run_walk_to(st, nl, &k, GROUP_BYTES, c, nc);
 }
 
 /* Make copy r at p (its place in s, which starts at a block start and is
@@ -1160,6 +1254,455 @@ static int run_pre(const text_state *st, uint64_t offset, uint8_t *buf, size_t l
     return len ? fill_pre(st, offset, buf, len, use_cache) : TD_OK;
 }
 
+/* ---- a block's prefix of a model with runs, made lazily ------------------ */
+
+/* A duplicate of the dedup layer is the first few KiB of a random earlier
+ * block (docs/format.md, "dedup").  fill_runs makes it from its group's
+ * whole view, eight blocks of text without runs with their copies planned
+ * and made, about 0.45 ms for 4 KiB, so `--dedup 2` ran at 18 MB/s.
+ * fill_lazy makes only what the prefix depends on: the copies that land in
+ * it, the bytes those read (recursively), and the text without runs under
+ * the rest, in pieces (round_piece).  The bytes are fill_runs's: a byte of
+ * the view is made by the one copy that covers it or is the text without
+ * runs, and a copy reads only bytes before it, which are final by then
+ * (run_make).  Plans need no text: a round keeps every byte of its base
+ * block but the words, and no word holds a '\n', so the line ends of the
+ * base blocks are every round's; a group's plan is walked only as far as
+ * bytes are wanted. */
+#define LZ_BLOCKS (RUN_VIEW_MAX + 1)
+#define LZ_BYTES ((size_t)LZ_BLOCKS * TEXT_BLOCK)
+#define LZ_SLOT ((size_t)TEXT_BLOCK + TEXT_SLACK)
+#define LZ_NLW (TEXT_BLOCK / 64)  /* words of a block's line ends */
+#define LZ_PIECE 64u              /* the text without runs is made in pieces of this */
+#define LZ_PW (TEXT_BLOCK / LZ_PIECE / 64) /* words of a block's bits of pieces */
+#define LZ_TIDX 64u   /* a base block's first token at or after each such piece */
+#define LZ_SCAN 64u   /* bytes made at a time where a line end is looked for */
+#define LZ_IDX 512u   /* copies are found from the first of each such piece */
+#define LZ_NIDX (GROUP_BYTES / LZ_IDX)
+#define LZ_STEP 4096u /* a plan is walked on this far past the byte wanted */
+#define LZ_DEPTH 64   /* copies of copies nested deeper: fill_runs makes it */
+#define LZ_DEEP 1     /* fill_lazy's "not made: use fill_runs" (codes are <= 0) */
+_Static_assert(TM_RUN_BACK == RUN_GROUP, "a view is the group and the one before it");
+
+enum { LZ_OPEN, LZ_NONE, LZ_FULL, LZ_PART };
+
+typedef struct lz_copy {
+    uint32_t p, n, d;  /* a copy (run_copy) at p of the view */
+    uint32_t src, k;   /* once resolved: k bytes from src */
+    unsigned how;      /* LZ_OPEN (not resolved), LZ_NONE (not made), LZ_FULL, LZ_PART */
+} lz_copy;
+
+/* One view (up to two groups) being made: s, its bytes, final where fin
+ * says; t, each block's text without runs (a base block, or a round's made
+ * in pb where its bit of made is set, a bit per piece); per group g, its
+ * plan walked as far as wanted (wk[g], from the line ends nl[g]; walked[g]
+ * once started), its copies so far in c[g], and idx[g][x], the first copy
+ * that starts at or after x * LZ_IDX (set up to piece nidx[g] - 1).  The
+ * rounds, with their respellings, and the base blocks' line ends (nlb, bit
+ * c of nl_ok) and token indexes (tidx, bit c of tidx_ok) stay for the next
+ * call; pid says which process made them (a fork's child may find them
+ * half made). */
+typedef struct lz_scratch {
+    pid_t pid;
+    uint8_t *s, *pb;
+    uint64_t *fin;
+    uint32_t fin_lo, fin_hi; /* words of fin that may be set */
+    const uint8_t *t[LZ_BLOCKS];
+    uint64_t made[LZ_BLOCKS][LZ_PW];
+    text_round R[2]; /* rounds by parity (a view spans two at most); j 0: none */
+    const tm_rot *rt;
+    uint64_t *nlb, *nl[2];
+    uint32_t nl_ok, tidx_ok;
+    uint16_t *tidx; /* base block c's at tidx + c * (TEXT_BLOCK / LZ_TIDX) */
+    run_walk wk[2];
+    int walked[2];
+    lz_copy *c[2];
+    run_copy *tmp;
+    size_t nc[2];
+    uint32_t *idx[2], nidx[2];
+    uint64_t vb; /* the view's first block */
+    int depth, rc; /* rc: LZ_DEEP or an error stops the call */
+} lz_scratch;
+
+static void lz_scratch_free(lz_scratch *z)
+{
+    if (z) {
+        free(z->s);
+        free(z->pb);
+        free(z->fin);
+        free(z->R[0].rot);
+        free(z->R[1].rot);
+        free(z->nlb);
+        free(z->tidx);
+        for (int g = 0; g < 2; g++) {
+            free(z->nl[g]);
+            free(z->c[g]);
+            free(z->idx[g]);
+        }
+        free(z->tmp);
+        free(z);
+    }
+}
+
+/* Mostly untouched: malloc, not huge pages (a call touches a few pages). */
+static lz_scratch *lz_scratch_new(const text_state *st)
+{
+    lz_scratch *z = calloc(1, sizeof *z);
+    const tm_rot *rt = td__tm_rot(st->m);
+    if (!z || !rt) {
+        free(z);
+        return NULL;
+    }
+    z->rt = rt;
+    if (!(z->s = malloc(LZ_BYTES)) || !(z->pb = malloc(LZ_BLOCKS * LZ_SLOT)) ||
+        !(z->fin = calloc(LZ_BYTES / 64, sizeof *z->fin)) ||
+        !(z->R[0].rot = malloc(sizeof *z->R[0].rot * (rt->nc + 1))) ||
+        !(z->R[1].rot = malloc(sizeof *z->R[1].rot * (rt->nc + 1))) ||
+        !(z->nlb = malloc(sizeof *z->nlb * LZ_NLW * ROUND_BLOCKS)) ||
+        !(z->tidx = malloc(sizeof *z->tidx * (TEXT_BLOCK / LZ_TIDX) * ROUND_BLOCKS)) ||
+        !(z->nl[0] = malloc(GROUP_BYTES / 8)) || !(z->nl[1] = malloc(GROUP_BYTES / 8)) ||
+        !(z->c[0] = malloc(sizeof *z->c[0] * RUN_MAX)) ||
+        !(z->c[1] = malloc(sizeof *z->c[1] * RUN_MAX)) ||
+        !(z->idx[0] = malloc(sizeof *z->idx[0] * LZ_NIDX)) ||
+        !(z->idx[1] = malloc(sizeof *z->idx[1] * LZ_NIDX)) ||
+        !(z->tmp = malloc(sizeof *z->tmp * RUN_MAX))) {
+        lz_scratch_free(z);
+        return NULL;
+    }
+    return z;
+}
+
+static void lz_need(const text_state *st, lz_scratch *z, uint32_t lo, uint32_t hi);
+
+/* Stop the call with rc (LZ_DEEP or an error). */
+static void lz_stop(lz_scratch *z, int rc)
+{
+    if (z->rc == TD_OK)
+        z->rc = rc;
+}
+
+static void lz_done(lz_scratch *z, uint32_t a, uint32_t b)
+{
+    if (a >= b)
+        return;
+    z->fin_lo = TD_MIN(z->fin_lo, a / 64);
+    z->fin_hi = TD_MAX(z->fin_hi, (b - 1) / 64 + 1);
+    for (uint32_t w = a / 64; w <= (b - 1) / 64; w++) {
+        uint32_t lo = w == a / 64 ? a % 64 : 0, hi = w == (b - 1) / 64 ? (b - 1) % 64 + 1 : 64;
+        z->fin[w] |= (hi - lo == 64 ? ~0ull : (((uint64_t)1 << (hi - lo)) - 1)) << lo;
+    }
+}
+
+/* The first byte of [pos, hi) that is not final, or hi. */
+static uint32_t lz_open(const lz_scratch *z, uint32_t pos, uint32_t hi)
+{
+    while (pos < hi) {
+        uint64_t w = ~z->fin[pos / 64] >> (pos % 64);
+        if (w)
+            return TD_MIN(hi, pos + (uint32_t)__builtin_ctzll(w));
+        pos = (pos / 64 + 1) * 64;
+    }
+    return hi;
+}
+
+/* View block i's text without runs made over [a, b). */
+static void lz_text_make(const text_state *st, lz_scratch *z, unsigned i, uint32_t a, uint32_t b)
+{
+    uint32_t k0 = a / LZ_PIECE, k1 = (b - 1) / LZ_PIECE + 1;
+    for (; k0 < k1 && (z->made[i][k0 / 64] >> (k0 % 64) & 1); k0++)
+        ;
+    for (; k1 > k0 && (z->made[i][(k1 - 1) / 64] >> ((k1 - 1) % 64) & 1); k1--)
+        ;
+    if (k0 == k1)
+        return;
+    uint64_t blk = z->vb + i, j = blk >> ROUND_SHIFT;
+    unsigned c = (unsigned)(blk & (ROUND_BLOCKS - 1));
+    int rc = base_need(st, c);
+    if (rc != TD_OK) {
+        lz_stop(z, rc);
+        return;
+    }
+    const text_base *bb = &st->base[c];
+    uint16_t *tx = z->tidx + (size_t)c * (TEXT_BLOCK / LZ_TIDX);
+    if (!(z->tidx_ok >> c & 1)) { /* tokens are in place order */
+        uint32_t t = 0;
+        for (uint32_t x = 0; x < TEXT_BLOCK / LZ_TIDX; x++) {
+            while (t < bb->ntok && bb->tok[t].pos < x * LZ_TIDX)
+                t++;
+            tx[x] = (uint16_t)t;
+        }
+        z->tidx_ok |= 1u << c;
+    }
+    text_round *R = &z->R[j & 1];
+    if (R->j != j)
+        round_init(st, z->rt, j, R);
+    uint32_t lo = k0 * LZ_PIECE, from = lo > TM_WORD_MAX ? lo - TM_WORD_MAX : 0;
+    /* the pieces from the first missing to the last (any made between
+     * are made again: the same bytes) */
+    round_piece(st, z->rt, R, bb, z->pb + i * LZ_SLOT, lo, k1 * LZ_PIECE, tx[from / LZ_TIDX]);
+    for (uint32_t k = k0; k < k1; k++)
+        z->made[i][k / 64] |= (uint64_t)1 << (k % 64);
+}
+
+/* Bytes [a, b) of the view final as the text without runs. */
+static void lz_text(const text_state *st, lz_scratch *z, uint32_t a, uint32_t b)
+{
+    while (a < b && z->rc == TD_OK) {
+        unsigned i = a / TEXT_BLOCK;
+        uint32_t o = a % TEXT_BLOCK, e = TD_MIN(b - a, TEXT_BLOCK - o);
+        lz_text_make(st, z, i, o, o + e);
+        memcpy(z->s + a, z->t[i] + o, e);
+        lz_done(z, a, a + e);
+        a += e;
+    }
+}
+
+/* Group g of the view's plan walked past pos (its start: the line ends of
+ * its base blocks), and the index of its copies brought up to date. */
+static void lz_walk(const text_state *st, lz_scratch *z, unsigned g, uint32_t pos)
+{
+    uint64_t gb = z->vb + (uint64_t)g * RUN_GROUP;
+    if (!z->walked[g]) {
+        for (unsigned i = 0; i < RUN_GROUP; i++) {
+            unsigned c = (unsigned)((gb + i) & (ROUND_BLOCKS - 1));
+            if (!(z->nl_ok >> c & 1)) {
+                int rc = base_need(st, c);
+                if (rc != TD_OK) {
+                    lz_stop(z, rc);
+                    return;
+                }
+                nl_map_n(st->base[c].buf, z->nlb + (size_t)c * LZ_NLW, LZ_NLW);
+                z->nl_ok |= 1u << c;
+            }
+            memcpy(z->nl[g] + (size_t)i * LZ_NLW, z->nlb + (size_t)c * LZ_NLW,
+                   LZ_NLW * sizeof *z->nl[g]);
+        }
+        run_walk_init(st, gb / RUN_GROUP, z->nl[g], &z->wk[g]);
+        z->walked[g] = 1;
+        z->nc[g] = 0;
+        z->nidx[g] = 0;
+    }
+    if (z->wk[g].p > pos)
+        return;
+    size_t n = 0, k0 = z->nc[g];
+    run_walk_to(st, z->nl[g], &z->wk[g], TD_MIN(GROUP_BYTES, pos + LZ_STEP), z->tmp, &n);
+    for (size_t k = 0; k < n; k++) {
+        lz_copy *C = &z->c[g][k0 + k];
+        *C = (lz_copy){.p = g * GROUP_BYTES + z->tmp[k].dst, .n = z->tmp[k].n, .d = z->tmp[k].d,
+                       .how = LZ_OPEN};
+        for (; z->nidx[g] <= z->tmp[k].dst / LZ_IDX; z->nidx[g]++)
+            z->idx[g][z->nidx[g]] = (uint32_t)(k0 + k);
+    }
+    z->nc[g] = k0 + n;
+}
+
+/* The byte of the text without runs at p. */
+static uint8_t lz_text_byte(const text_state *st, lz_scratch *z, uint32_t p)
+{
+    unsigned i = p / TEXT_BLOCK;
+    lz_text_make(st, z, i, p % TEXT_BLOCK, p % TEXT_BLOCK + 1);
+    return z->rc == TD_OK ? z->t[i][p % TEXT_BLOCK] : 0;
+}
+
+/* Where copy C reads and how much (run_make's choices, on the bytes before
+ * it, made as they are looked at). */
+static void lz_resolve(const text_state *st, lz_scratch *z, lz_copy *C)
+{
+    const uint32_t p = C->p, eol = st->m->p.eol ? 2u : 1u;
+    const uint8_t *s = z->s;
+    C->how = LZ_NONE;
+    if (C->d > p)
+        return;
+    uint32_t from = p - C->d, src = from; /* line_from(s, from, p) */
+    if (from % TEXT_BLOCK != 0) {
+        lz_need(st, z, from - 1, from);
+        if (z->rc != TD_OK)
+            return;
+        if (s[from - 1] != '\n') {
+            uint32_t lim = TD_MIN(p, (from / TEXT_BLOCK + 1) * TEXT_BLOCK);
+            src = lim;
+            for (uint32_t x = from; x < lim;) {
+                uint32_t y = TD_MIN(lim, x + LZ_SCAN);
+                lz_need(st, z, x, y);
+                if (z->rc != TD_OK)
+                    return;
+                const uint8_t *q = memchr(s + x, '\n', y - x);
+                if (q) {
+                    src = TD_MIN((uint32_t)(q - s) + 1, p);
+                    break;
+                }
+                x = y;
+            }
+        }
+    }
+    if (src >= p)
+        return;
+    uint32_t k = C->n - eol;
+    if (k <= p - src) { /* back to a code point's start; s[p] is still the text's */
+        while (k) {
+            uint32_t at = src + k;
+            uint8_t v;
+            if (at == p) {
+                v = lz_text_byte(st, z, p);
+            } else {
+                lz_need(st, z, at, at + 1);
+                v = s[at];
+            }
+            if (z->rc != TD_OK)
+                return;
+            if ((v & 0xC0) != 0x80)
+                break;
+            k--;
+        }
+        C->how = LZ_FULL;
+    } else { /* the whole lines that fit before p */
+        k = p - src;
+        while (k) {
+            uint32_t y = src + k, x = y - TD_MIN(k, LZ_SCAN);
+            lz_need(st, z, x, y);
+            if (z->rc != TD_OK)
+                return;
+            while (y > x && s[y - 1] != '\n')
+                y--;
+            k = y - src;
+            if (y > x)
+                break;
+        }
+        C->how = LZ_PART;
+    }
+    C->src = src;
+    C->k = k;
+}
+
+/* Bytes [a, b) of copy C's place, final. */
+static void lz_copy_fill(const text_state *st, lz_scratch *z, const lz_copy *C, uint32_t a,
+                         uint32_t b)
+{
+    const uint32_t p = C->p, eol = st->m->p.eol ? 2u : 1u;
+    if (C->how == LZ_NONE) {
+        lz_text(st, z, a, b);
+        return;
+    }
+    uint32_t ce = p + C->k;
+    if (a < ce) { /* the copied bytes, from before p */
+        uint32_t e = TD_MIN(b, ce);
+        lz_need(st, z, C->src + (a - p), C->src + (e - p));
+        if (z->rc != TD_OK)
+            return;
+        memcpy(z->s + a, z->s + C->src + (a - p), e - a);
+        lz_done(z, a, e);
+        a = e;
+    }
+    if (a >= b)
+        return;
+    if (C->how == LZ_PART) {
+        lz_text(st, z, a, b);
+        return;
+    }
+    uint32_t sp = p + C->n - eol; /* spaces to the line end, then it */
+    for (uint32_t x = a; x < b; x++)
+        z->s[x] = x < sp ? ' ' : eol == 2 && x == sp ? '\r' : '\n';
+    lz_done(z, a, b);
+}
+
+/* Bytes [lo, hi) of the view final. */
+static void lz_need(const text_state *st, lz_scratch *z, uint32_t lo, uint32_t hi)
+{
+    if (++z->depth > LZ_DEPTH)
+        lz_stop(z, LZ_DEEP);
+    for (uint32_t pos = lz_open(z, lo, hi); z->rc == TD_OK && pos < hi; pos = lz_open(z, pos, hi)) {
+        unsigned g = pos / GROUP_BYTES;
+        uint32_t r = pos % GROUP_BYTES;
+        lz_walk(st, z, g, r);
+        if (z->rc != TD_OK)
+            break;
+        /* the first copy after pos: from the index of pos's piece on */
+        const lz_copy *c = z->c[g];
+        size_t n = z->nc[g], a = r / LZ_IDX < z->nidx[g] ? z->idx[g][r / LZ_IDX] : n;
+        while (a < n && c[a].p <= pos)
+            a++;
+        if (a && pos < c[a - 1].p + c[a - 1].n) {
+            lz_copy *C = &z->c[g][a - 1];
+            if (C->how == LZ_OPEN)
+                lz_resolve(st, z, C);
+            if (z->rc != TD_OK)
+                break;
+            uint32_t e = TD_MIN(hi, C->p + C->n);
+            lz_copy_fill(st, z, C, pos, e);
+            pos = e;
+        } else {
+            /* to the next copy, which may not be walked to yet */
+            uint32_t e = TD_MIN(hi, a < n ? c[a].p : g * GROUP_BYTES + z->wk[g].p);
+            lz_text(st, z, pos, e);
+            pos = e;
+        }
+    }
+    z->depth--;
+}
+
+/* The first end bytes of block b0 into out, as fill_runs makes them;
+ * LZ_DEEP when copies nest too deep for it (fill_runs then makes them). */
+static int lz_block(const text_state *st, lz_scratch *z, uint64_t b0, uint8_t *out, uint32_t end)
+{
+    pid_t pid = getpid();
+    if (z->pid != pid) { /* a fork's child: nothing kept is sure */
+        z->pid = pid;
+        z->nl_ok = z->tidx_ok = 0;
+        z->R[0].j = z->R[1].j = 0;
+    }
+    uint64_t g0 = b0 / RUN_GROUP * RUN_GROUP;
+    z->vb = run_view(b0);
+    for (unsigned i = 0; i < g0 + RUN_GROUP - z->vb; i++) {
+        uint64_t blk = z->vb + i;
+        if (blk < ROUND_BLOCKS) { /* round 0: the base blocks */
+            int rc = base_need(st, (unsigned)blk);
+            if (rc != TD_OK)
+                return rc;
+            z->t[i] = st->base[blk].buf;
+            memset(z->made[i], 0xFF, sizeof z->made[i]);
+        } else {
+            z->t[i] = z->pb + i * LZ_SLOT;
+            memset(z->made[i], 0, sizeof z->made[i]);
+        }
+    }
+    uint32_t x = (uint32_t)((b0 - z->vb) * TEXT_BLOCK);
+    z->walked[0] = z->walked[1] = 0;
+    z->depth = 0;
+    z->rc = TD_OK;
+    z->fin_lo = UINT32_MAX;
+    z->fin_hi = 0;
+    lz_need(st, z, x, x + end);
+    if (z->rc == TD_OK)
+        memcpy(out, z->s + x, end);
+    if (z->fin_hi > z->fin_lo)
+        memset(z->fin + z->fin_lo, 0, (z->fin_hi - z->fin_lo) * sizeof *z->fin);
+    return z->rc;
+}
+
+/* fill_block's prefix of block b0 of a model with runs (lz_block), with one
+ * of the state's lazy scratches that no other thread holds, else one's own. */
+static int fill_lazy(const text_state *st, uint64_t b0, uint8_t *out, uint32_t end)
+{
+    text_state *w = (text_state *)st; /* only its buffers change */
+    unsigned slot = 0;
+    while (slot < TEXT_LZ_SLOTS && !td__once_take(&w->lz_lock[slot], UINT32_MAX, 0))
+        slot++;
+    lz_scratch *z = slot < TEXT_LZ_SLOTS ? w->lz_sc[slot] : NULL;
+    if (!z && !(z = lz_scratch_new(st))) {
+        if (slot < TEXT_LZ_SLOTS)
+            td__once_done(&w->lz_lock[slot], 0);
+        return TD_ENOMEM;
+    }
+    int rc = lz_block(st, z, b0, out, end);
+    if (slot < TEXT_LZ_SLOTS) {
+        w->lz_sc[slot] = z;
+        td__once_done(&w->lz_lock[slot], 0);
+    } else {
+        lz_scratch_free(z);
+    }
+    return rc;
+}
+
 /* Bytes [offset, offset + len) of a model with runs: up to RUN_WIN blocks
  * at a time, made without runs from the first block's view to the last
  * group's end and their groups' copies placed (the part the pass before
@@ -1168,13 +1711,22 @@ static int run_pre(const text_state *st, uint64_t offset, uint8_t *buf, size_t l
  * The state's buffers (and what the last pass left in them) serve one
  * thread at a time; another makes its own. */
 static int fill_runs(const text_state *st, uint64_t offset, uint8_t *buf, size_t len,
-                     int use_cache)
+                     int use_cache, int lazy)
 {
     const unsigned eol = st->m->p.eol ? 2u : 1u;
     text_state *w = (text_state *)st; /* only its buffers change */
     td_once *lk = &w->run_lock;
     int mine = td__once_take(lk, UINT32_MAX, 0);
     run_scratch *r = mine ? w->run_sc : NULL;
+    /* a prefix of one block (lazy), unless it is in the group made last */
+    if (lazy && !(r && r->made_g && offset / GROUP_BYTES * RUN_GROUP + 1 == r->made_g)) {
+        int rc = fill_lazy(st, offset / TEXT_BLOCK, buf, (uint32_t)len);
+        if (rc != LZ_DEEP) {
+            if (mine)
+                td__once_done(lk, 0);
+            return rc;
+        }
+    }
     if (!r && !(r = run_scratch_new())) {
         if (mine)
             td__once_done(lk, 0);
@@ -1286,7 +1838,7 @@ static int fill_range(const text_state *st, uint64_t offset, uint8_t *buf, size_
                       int use_cache)
 {
     if (st->m->runs.rate)
-        return fill_runs(st, offset, buf, len, use_cache);
+        return fill_runs(st, offset, buf, len, use_cache, 0);
     return fill_pre(st, offset, buf, len, use_cache);
 }
 
@@ -1308,7 +1860,7 @@ static int text_fill_block(const void *state, uint64_t bi, uint8_t *out, uint32_
 {
     const text_state *st = state;
     if (st->m->runs.rate)
-        return fill_runs(st, bi * TEXT_BLOCK, out, end, 0);
+        return fill_runs(st, bi * TEXT_BLOCK, out, end, 0, end < TEXT_BLOCK);
     if (bi >= ROUND_BLOCKS)
         return round_range(st, bi * TEXT_BLOCK, out, end);
     int rc = base_need(st, (unsigned)bi);
@@ -1341,6 +1893,8 @@ static int text_prepare(const td_options *o, uint64_t end, void **state)
     for (unsigned c = 0; c < ROUND_BLOCKS; c++)
         td__once_init(&st->base[c].once);
     td__once_init(&st->run_lock);
+    for (unsigned i = 0; i < TEXT_LZ_SLOTS; i++)
+        td__once_init(&st->lz_lock[i]);
     /* The model is part of the key: its hash goes into the domain. */
     memcpy(domain, "libtestdata/text/2/", 19);
     for (int i = 0; i < 32; i++)
@@ -1363,6 +1917,8 @@ static void text_release(void *state)
         base_drop(st, &st->base[c]);
     free(atomic_load_explicit(&st->arena, memory_order_relaxed));
     run_scratch_free(st->run_sc);
+    for (unsigned i = 0; i < TEXT_LZ_SLOTS; i++)
+        lz_scratch_free(st->lz_sc[i]);
     td__tm_unref(st->m);
     free(st);
 }

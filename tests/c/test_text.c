@@ -1719,10 +1719,8 @@ Test(text, builder_runs, .timeout = 120, TD_ONE_THREAD)
     free(c);
 }
 
-/* Text with runs is made from each block's text without runs and that of
- * the blocks before it: the same bytes under any chunking, seek, fill and
- * thread count, and pinned (golden vectors of the model and its text). */
-Test(text, runs_invariance, .timeout = 120)
+/* The model of runs_corpus(384 KiB), with runs (pinned in runs_invariance). */
+static td_model *runs_model(void)
 {
     const size_t n = 384 * 1024;
     uint8_t *c = runs_corpus(n);
@@ -1730,6 +1728,15 @@ Test(text, runs_invariance, .timeout = 120)
     const char *note;
     td_model *m = build_runs(c, n, 1, f, &note);
     free(c);
+    return m;
+}
+
+/* Text with runs is made from each block's text without runs and that of
+ * the blocks before it: the same bytes under any chunking, seek, fill and
+ * thread count, and pinned (golden vectors of the model and its text). */
+Test(text, runs_invariance, .timeout = 120)
+{
+    td_model *m = runs_model();
     check_model_golden(m, "runs", "0f43671ec5237fc53c4f7ae271b448b81e866414afc92cef9b8a8247eff7a7eb",
                        "9866b0308268204d9c49b52dce7d095dfc9ca838b22e234dff1c4c2391bf6a76",
                        "bec36f974251c02886915b9cff512f0725634e46ae86c1dda9c6110a2d235dd0");
@@ -1756,6 +1763,62 @@ Test(text, runs_invariance, .timeout = 120)
     free(t1);
     free(t2);
     free(t5);
+    td_model_free(m);
+}
+
+/* A duplicate of the dedup layer is a prefix of one block (fill_block with
+ * end < 64 KiB), made from the copies it depends on alone (fill_lazy), not
+ * from its whole view: the bytes are the stream's for any block and end,
+ * in round 0, across rounds (views over two), far out, and in any order
+ * (its caches: rounds, line ends); and a dedup stream of a model with runs
+ * is made of the stream's blocks, whatever the threads and chunks. */
+Test(text, runs_fill_block_lazy, .timeout = 120)
+{
+    td_model *m = runs_model();
+    uint64_t bl[96] = {0, 1, 3, 4, 7, 8, 15, 16, 17, 19, 20, 23, 31, 32, 35, 36, 1u << 20, (1u << 30) + 5};
+    size_t nb = 18;
+    while (nb < sizeof bl / sizeof bl[0])
+        bl[nb++] = rnd() % 512;
+    static const uint32_t ends[] = {1, 2, 63, 64, 65, 100, 512, 4096, 4097, 30000, 65535};
+    fill_block_matches(m, 6, bl, nb, ends, sizeof ends / sizeof ends[0]);
+
+    /* dedup 2 over 8 MiB: every 4 KiB block is the stream's next new one or
+     * the first 4 KiB of an earlier 64 KiB block */
+    const size_t tl = 8 * MIB, D = 4096;
+    uint8_t *u = gen_m(m, 6, 0, tl, 1);
+    td_options o;
+    td_options_init(&o);
+    o.seed = 6;
+    o.model = m;
+    o.dedup = 2;
+    uint8_t *d1 = malloc(tl), *d2 = malloc(tl);
+    cr_assert(d1 && d2);
+    o.threads = 1;
+    cr_assert_eq(td_fill(TD_TEXT, &o, 0, d1, tl), TD_OK);
+    o.threads = 3;
+    for (size_t at = 0; at < tl;) { /* odd chunks, three threads */
+        size_t k = TD_MIN(tl - at, (size_t)(rnd() % (3 * D)) + 1);
+        cr_assert_eq(td_fill(TD_TEXT, &o, at, d2 + at, k), TD_OK);
+        at += k;
+    }
+    cr_assert_eq(memcmp(d1, d2, tl), 0, "dedup text differs with threads and chunks");
+    size_t next = 0, dups = 0;
+    for (size_t i = 0; i < tl / D; i++) {
+        const uint8_t *b = d1 + i * D;
+        if (next + D <= tl && memcmp(b, u + next, D) == 0) {
+            next += D;
+            continue;
+        }
+        size_t k = 0;
+        while (k * TEXT_BLOCK < next && memcmp(b, u + k * TEXT_BLOCK, D) != 0)
+            k++;
+        cr_assert(k * TEXT_BLOCK < next, "dedup block %zu is no block of the stream", i);
+        dups++;
+    }
+    cr_assert(dups > tl / D / 2 - 2 && dups < tl / D / 2 + 2, "%zu duplicates", dups);
+    free(u);
+    free(d1);
+    free(d2);
     td_model_free(m);
 }
 
