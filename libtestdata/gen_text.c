@@ -1265,10 +1265,11 @@ static int run_pre(const text_state *st, uint64_t offset, uint8_t *buf, size_t l
  * the rest, in pieces (round_piece).  The bytes are fill_runs's: a byte of
  * the view is made by the one copy that covers it or is the text without
  * runs, and a copy reads only bytes before it, which are final by then
- * (run_make).  Plans need no text: a round keeps every byte of its base
- * block but the words, and no word holds a '\n', so the line ends of the
- * base blocks are every round's; a group's plan is walked only as far as
- * bytes are wanted. */
+ * (run_make).  Line ends need no text: a round keeps every byte of its
+ * base block but the words, and no word holds a '\n', so the base blocks'
+ * line ends are every round's; so plans are walked from them (only as far
+ * as bytes are wanted), and where a copy starts (line_from) is found from
+ * them and the copies' sources (lz_nl_next), without making those bytes. */
 #define LZ_BLOCKS (RUN_VIEW_MAX + 1)
 #define LZ_BYTES ((size_t)LZ_BLOCKS * TEXT_BLOCK)
 #define LZ_SLOT ((size_t)TEXT_BLOCK + TEXT_SLACK)
@@ -1373,6 +1374,7 @@ static lz_scratch *lz_scratch_new(const text_state *st)
 }
 
 static void lz_need(const text_state *st, lz_scratch *z, uint32_t lo, uint32_t hi);
+static uint32_t lz_nl_next(const text_state *st, lz_scratch *z, uint32_t a, uint32_t b);
 
 /* Stop the call with rc (LZ_DEEP or an error). */
 static void lz_stop(lz_scratch *z, int rc)
@@ -1451,6 +1453,8 @@ static void lz_text(const text_state *st, lz_scratch *z, uint32_t a, uint32_t b)
         unsigned i = a / TEXT_BLOCK;
         uint32_t o = a % TEXT_BLOCK, e = TD_MIN(b - a, TEXT_BLOCK - o);
         lz_text_make(st, z, i, o, o + e);
+        if (z->rc != TD_OK)
+            break;
         memcpy(z->s + a, z->t[i] + o, e);
         lz_done(z, a, a + e);
         a += e;
@@ -1513,29 +1517,13 @@ static void lz_resolve(const text_state *st, lz_scratch *z, lz_copy *C)
     C->how = LZ_NONE;
     if (C->d > p)
         return;
-    uint32_t from = p - C->d, src = from; /* line_from(s, from, p) */
-    if (from % TEXT_BLOCK != 0) {
-        lz_need(st, z, from - 1, from);
-        if (z->rc != TD_OK)
-            return;
-        if (s[from - 1] != '\n') {
-            uint32_t lim = TD_MIN(p, (from / TEXT_BLOCK + 1) * TEXT_BLOCK);
-            src = lim;
-            for (uint32_t x = from; x < lim;) {
-                uint32_t y = TD_MIN(lim, x + LZ_SCAN);
-                lz_need(st, z, x, y);
-                if (z->rc != TD_OK)
-                    return;
-                const uint8_t *q = memchr(s + x, '\n', y - x);
-                if (q) {
-                    src = TD_MIN((uint32_t)(q - s) + 1, p);
-                    break;
-                }
-                x = y;
-            }
-        }
+    uint32_t from = p - C->d, src = from; /* line_from(s, from, p), from the line ends */
+    if (from % TEXT_BLOCK != 0 && lz_nl_next(st, z, from - 1, from) != from - 1) {
+        uint32_t lim = TD_MIN(p, (from / TEXT_BLOCK + 1) * TEXT_BLOCK);
+        uint32_t x = lz_nl_next(st, z, from, lim);
+        src = x < lim ? TD_MIN(x + 1, p) : lim;
     }
-    if (src >= p)
+    if (z->rc != TD_OK || src >= p)
         return;
     uint32_t k = C->n - eol;
     if (k <= p - src) { /* back to a code point's start; s[p] is still the text's */
@@ -1605,37 +1593,120 @@ static void lz_copy_fill(const text_state *st, lz_scratch *z, const lz_copy *C, 
     lz_done(z, a, b);
 }
 
+/* The copy that covers byte pos of the view, resolved; or NULL, with the
+ * text without runs there up to *e (the next copy, or as far as the plan
+ * is walked).  A copy's end in *e. */
+static lz_copy *lz_at(const text_state *st, lz_scratch *z, uint32_t pos, uint32_t *e)
+{
+    unsigned g = pos / GROUP_BYTES;
+    uint32_t r = pos % GROUP_BYTES;
+    lz_walk(st, z, g, r);
+    if (z->rc != TD_OK)
+        return NULL;
+    /* the first copy after pos: from the index of pos's piece on */
+    lz_copy *c = z->c[g];
+    size_t n = z->nc[g], a = r / LZ_IDX < z->nidx[g] ? z->idx[g][r / LZ_IDX] : n;
+    while (a < n && c[a].p <= pos)
+        a++;
+    if (a && pos < c[a - 1].p + c[a - 1].n) {
+        lz_copy *C = &c[a - 1]; /* (c does not move as the plan grows) */
+        if (C->how == LZ_OPEN)
+            lz_resolve(st, z, C);
+        *e = C->p + C->n;
+        return C;
+    }
+    *e = a < n ? c[a].p : g * GROUP_BYTES + z->wk[g].p;
+    return NULL;
+}
+
+/* The first '\n' of the text without runs in [a, e) of the view, or e:
+ * its base blocks' line ends (lz_walk has made them for the groups
+ * looked at). */
+static uint32_t lz_text_nl(const lz_scratch *z, uint32_t a, uint32_t e)
+{
+    while (a < e) {
+        uint32_t i = a / TEXT_BLOCK, o = a % TEXT_BLOCK;
+        uint32_t be = TD_MIN(e - i * TEXT_BLOCK, TEXT_BLOCK);
+        const uint64_t *nl = z->nlb + (size_t)((z->vb + i) & (ROUND_BLOCKS - 1)) * LZ_NLW;
+        for (uint32_t w = o / 64; w * 64 < be; w++) {
+            uint64_t m = nl[w] & (w == o / 64 ? ~0ull << (o % 64) : ~0ull);
+            if (m) {
+                uint32_t x = w * 64 + (uint32_t)__builtin_ctzll(m);
+                return x < be ? i * TEXT_BLOCK + x : e;
+            }
+        }
+        a = i * TEXT_BLOCK + be;
+    }
+    return e;
+}
+
+/* The first '\n' of the view's final bytes in [a, b), or b: found through
+ * the copies and the line ends of the text without runs, without making
+ * the bytes (the copies' sources are looked at the same way). */
+static uint32_t lz_nl_next(const text_state *st, lz_scratch *z, uint32_t a, uint32_t b)
+{
+    uint32_t r = b;
+    if (++z->depth > LZ_DEPTH)
+        lz_stop(z, LZ_DEEP);
+    while (a < b && z->rc == TD_OK) {
+        uint32_t f = lz_open(z, a, b); /* bytes made already: read */
+        if (f > a) {
+            const uint8_t *q = memchr(z->s + a, '\n', f - a);
+            if (q) {
+                r = (uint32_t)(q - z->s);
+                break;
+            }
+            a = f;
+            continue;
+        }
+        uint32_t e, x;
+        const lz_copy *C = lz_at(st, z, a, &e);
+        if (z->rc != TD_OK)
+            break;
+        e = TD_MIN(e, b);
+        if (!C || C->how == LZ_NONE) {
+            x = lz_text_nl(z, a, e);
+        } else {
+            uint32_t ce = TD_MIN(e, C->p + C->k);
+            x = e;
+            if (a < ce) { /* the copied bytes: their source's */
+                uint32_t s0 = C->src + (a - C->p), s1 = C->src + (ce - C->p);
+                uint32_t y = lz_nl_next(st, z, s0, s1);
+                if (y < s1)
+                    x = C->p + (y - C->src);
+                a = ce;
+            }
+            if (x == e && a < e) { /* the rest: spaces and the line end, or the text's */
+                uint32_t le = C->p + C->n - 1;
+                x = C->how == LZ_PART ? lz_text_nl(z, a, e) : le >= a && le < e ? le : e;
+            }
+        }
+        if (x < e) {
+            r = x;
+            break;
+        }
+        a = e;
+    }
+    z->depth--;
+    return r;
+}
+
 /* Bytes [lo, hi) of the view final. */
 static void lz_need(const text_state *st, lz_scratch *z, uint32_t lo, uint32_t hi)
 {
     if (++z->depth > LZ_DEPTH)
         lz_stop(z, LZ_DEEP);
     for (uint32_t pos = lz_open(z, lo, hi); z->rc == TD_OK && pos < hi; pos = lz_open(z, pos, hi)) {
-        unsigned g = pos / GROUP_BYTES;
-        uint32_t r = pos % GROUP_BYTES;
-        lz_walk(st, z, g, r);
+        uint32_t e;
+        const lz_copy *C = lz_at(st, z, pos, &e);
         if (z->rc != TD_OK)
             break;
-        /* the first copy after pos: from the index of pos's piece on */
-        const lz_copy *c = z->c[g];
-        size_t n = z->nc[g], a = r / LZ_IDX < z->nidx[g] ? z->idx[g][r / LZ_IDX] : n;
-        while (a < n && c[a].p <= pos)
-            a++;
-        if (a && pos < c[a - 1].p + c[a - 1].n) {
-            lz_copy *C = &z->c[g][a - 1];
-            if (C->how == LZ_OPEN)
-                lz_resolve(st, z, C);
-            if (z->rc != TD_OK)
-                break;
-            uint32_t e = TD_MIN(hi, C->p + C->n);
+        e = TD_MIN(hi, e);
+        if (C)
             lz_copy_fill(st, z, C, pos, e);
-            pos = e;
-        } else {
-            /* to the next copy, which may not be walked to yet */
-            uint32_t e = TD_MIN(hi, a < n ? c[a].p : g * GROUP_BYTES + z->wk[g].p);
+        else
             lz_text(st, z, pos, e);
-            pos = e;
-        }
+        pos = e;
     }
     z->depth--;
 }
@@ -1649,6 +1720,7 @@ static int lz_block(const text_state *st, lz_scratch *z, uint64_t b0, uint8_t *o
         z->pid = pid;
         z->nl_ok = z->tidx_ok = 0;
         z->R[0].j = z->R[1].j = 0;
+        memset(z->fin, 0, LZ_BYTES / 8);
     }
     uint64_t g0 = b0 / RUN_GROUP * RUN_GROUP;
     z->vb = run_view(b0);
