@@ -5,9 +5,11 @@ ten codec settings, for a model built by each of two builds' text_tool (or
 one build with `-p runs=0` for the second), per corpus.
 
 usage: text_runs_compare.py [--old BUILD | --runs0] [--new BUILD] [--only a,b] [--size N]
+       text_runs_compare.py --write DIR [--only a,b]
 
 --size N: text of N bytes (ratio against the corpus's ratio) instead of the
-corpus's size.
+corpus's size.  --write DIR: only write each corpus to DIR/NAME.txt (for
+other measurements, e.g. docs/benchmarks.md, text, "--dedup with runs").
 
 Corpora, each made one file from files this machine has (Debian 12):
   en        ../shared/corpus/* (the built-in model's corpus)
@@ -92,8 +94,15 @@ def main():
     ap.add_argument("--runs0", action="store_true", help="compare with -p runs=0 of --new")
     ap.add_argument("--only")
     ap.add_argument("--size", type=int)
+    ap.add_argument("--write", metavar="DIR", help="write the corpora to DIR and stop")
     a = ap.parse_args()
     names = a.only.split(",") if a.only else list(CORPORA)
+    if a.write:
+        os.makedirs(a.write, exist_ok=True)
+        for name in names:
+            with open(os.path.join(a.write, name + ".txt"), "wb") as f:
+                f.write(CORPORA[name]())
+        return
     new = os.path.join(a.new, "tests", "c", "text_tool")
     with tempfile.TemporaryDirectory() as tmp:
         for name in names:
