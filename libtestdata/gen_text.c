@@ -787,17 +787,22 @@ round_put(const text_state *st, round_tabs T, text_round *R, const text_base *b,
     return e->len;
 }
 
-/* Bytes [0, end) of block c of round R->j at out (at most 32 bytes written
- * past end): the base block's separators and layout, its words mapped. */
-static void round_block(const text_state *st, const tm_rot *rt, text_round *R,
-                        const text_base *b, uint8_t *out, uint32_t end)
+/* Bytes [lo, hi) of block c of round R->j at out (and up to 32 bytes on
+ * either side): the base block's separators and layout, its words mapped,
+ * from token a on (at or before the first that may reach lo). */
+static inline __attribute__((always_inline)) void
+round_span(const text_state *st, const tm_rot *rt, text_round *R, const text_base *b,
+           uint8_t *out, uint32_t lo, uint32_t hi, uint32_t a)
 {
     const uint8_t *in = b->buf;
     const round_tabs T = {st->m->pool, rt->start, rt->mem_off};
-    uint32_t p = 0;
-    for (uint32_t i = 0; i < b->ntok; i++) {
+    uint32_t p = lo;
+    for (; a < b->ntok && b->tok[a].pos < lo; a++) /* words that may reach lo */
+        if (b->tok[a].pos + TM_WORD_MAX > lo)
+            p = TD_MAX(p, b->tok[a].pos + round_put(st, T, R, b, b->tok[a], out));
+    for (uint32_t i = a; i < b->ntok; i++) {
         const base_tok t = b->tok[i];
-        if (t.pos >= end)
+        if (t.pos >= hi)
             break;
         do { /* the separators since the last word */
             memcpy(out + p, in + p, 32);
@@ -805,46 +810,32 @@ static void round_block(const text_state *st, const tm_rot *rt, text_round *R,
         } while (p < t.pos);
         p = t.pos + round_put(st, T, R, b, t, out);
     }
-    while (p < end) {
+    while (p < hi) {
         memcpy(out + p, in + p, 32);
         p += 32;
     }
 }
 
+/* Bytes [0, end) of block c of round R->j at out (at most 32 bytes written
+ * past end). */
+static void round_block(const text_state *st, const tm_rot *rt, text_round *R,
+                        const text_base *b, uint8_t *out, uint32_t end)
+{
+    round_span(st, rt, R, b, out, 0, end, 0);
+}
+
 /* Exactly bytes [lo, hi) of round_block's, at out + lo (fill_lazy makes a
- * block's bytes where they are wanted, in pieces): made as round_block
- * makes them, with the 32 bytes on either side that its copies may pass
- * over kept (out has TEXT_SLACK bytes past the block); a, a token at or
- * before the first that may reach lo. */
+ * block's bytes where they are wanted, in pieces): round_span with the 32
+ * bytes on either side that its copies may pass over kept (out has
+ * TEXT_SLACK bytes past the block); a, as round_span's. */
 static void round_piece(const text_state *st, const tm_rot *rt, text_round *R,
                         const text_base *b, uint8_t *out, uint32_t lo, uint32_t hi, uint32_t a)
 {
-    const uint8_t *in = b->buf;
-    const round_tabs T = {st->m->pool, rt->start, rt->mem_off};
     uint8_t before[32], after[32];
     uint32_t bl = lo < 32 ? lo : 32;
     memcpy(before, out + lo - bl, bl);
     memcpy(after, out + hi, 32);
-    /* the first word that may reach lo (words are at most TM_WORD_MAX) */
-    uint32_t p = lo;
-    while (a < b->ntok && b->tok[a].pos + TM_WORD_MAX <= lo)
-        a++;
-    for (uint32_t i = a; i < b->ntok; i++) {
-        const base_tok t = b->tok[i];
-        if (t.pos >= hi)
-            break;
-        if (t.pos >= p) {
-            do { /* the separators since the last word */
-                memcpy(out + p, in + p, 32);
-                p += 32;
-            } while (p < t.pos);
-        }
-        p = TD_MAX(lo, t.pos + round_put(st, T, R, b, t, out));
-    }
-    while (p < hi) {
-        memcpy(out + p, in + p, 32);
-        p += 32;
-    }
+    round_span(st, rt, R, b, out, lo, hi, a);
     memcpy(out + lo - bl, before, bl);
     memcpy(out + hi, after, 32);
 }
@@ -1277,13 +1268,14 @@ static int run_pre(const text_state *st, uint64_t offset, uint8_t *buf, size_t l
 #define LZ_PIECE 64u              /* the text without runs is made in pieces of this */
 #define LZ_PW (TEXT_BLOCK / LZ_PIECE / 64) /* words of a block's bits of pieces */
 #define LZ_TIDX 64u   /* a base block's first token at or after each such piece */
-#define LZ_SCAN 64u   /* bytes made at a time where a line end is looked for */
+#define LZ_SCAN 64u   /* bytes made at a time where a copy looks back for a line end */
 #define LZ_IDX 512u   /* copies are found from the first of each such piece */
 #define LZ_NIDX (GROUP_BYTES / LZ_IDX)
 #define LZ_STEP 4096u /* a plan is walked on this far past the byte wanted */
 #define LZ_DEPTH 64   /* copies of copies nested deeper: fill_runs makes it */
 #define LZ_DEEP 1     /* fill_lazy's "not made: use fill_runs" (codes are <= 0) */
 _Static_assert(TM_RUN_BACK == RUN_GROUP, "a view is the group and the one before it");
+_Static_assert(ROUND_BLOCKS % RUN_GROUP == 0, "a group's base blocks follow one another");
 
 enum { LZ_OPEN, LZ_NONE, LZ_FULL, LZ_PART };
 
@@ -1294,10 +1286,9 @@ typedef struct lz_copy {
 } lz_copy;
 
 /* One view (up to two groups) being made: s, its bytes, final where fin
- * says; t, each block's text without runs (a base block, or a round's made
- * in pb where its bit of made is set, a bit per piece); per group g, its
- * plan walked as far as wanted (wk[g], from the line ends nl[g]; walked[g]
- * once started), its copies so far in c[g], and idx[g][x], the first copy
+ * says; each block's text without runs (lz_t: a base block, or a round's
+ * made in pb where its bit of made is set, a bit per piece); per group g, its
+ * plan walked as far as wanted (wk[g]; walked[g] once started), its copies so far in c[g], and idx[g][x], the first copy
  * that starts at or after x * LZ_IDX (set up to piece nidx[g] - 1).  The
  * rounds, with their respellings, and the base blocks' line ends (nlb, bit
  * c of nl_ok) and token indexes (tidx, bit c of tidx_ok) stay for the next
@@ -1308,11 +1299,10 @@ typedef struct lz_scratch {
     uint8_t *s, *pb;
     uint64_t *fin;
     uint32_t fin_lo, fin_hi; /* words of fin that may be set */
-    const uint8_t *t[LZ_BLOCKS];
     uint64_t made[LZ_BLOCKS][LZ_PW];
     text_round R[2]; /* rounds by parity (a view spans two at most); j 0: none */
     const tm_rot *rt;
-    uint64_t *nlb, *nl[2];
+    uint64_t *nlb;
     uint32_t nl_ok, tidx_ok;
     uint16_t *tidx; /* base block c's at tidx + c * (TEXT_BLOCK / LZ_TIDX) */
     run_walk wk[2];
@@ -1336,7 +1326,6 @@ static void lz_scratch_free(lz_scratch *z)
         free(z->nlb);
         free(z->tidx);
         for (int g = 0; g < 2; g++) {
-            free(z->nl[g]);
             free(z->c[g]);
             free(z->idx[g]);
         }
@@ -1361,7 +1350,6 @@ static lz_scratch *lz_scratch_new(const text_state *st)
         !(z->R[1].rot = malloc(sizeof *z->R[1].rot * (rt->nc + 1))) ||
         !(z->nlb = malloc(sizeof *z->nlb * LZ_NLW * ROUND_BLOCKS)) ||
         !(z->tidx = malloc(sizeof *z->tidx * (TEXT_BLOCK / LZ_TIDX) * ROUND_BLOCKS)) ||
-        !(z->nl[0] = malloc(GROUP_BYTES / 8)) || !(z->nl[1] = malloc(GROUP_BYTES / 8)) ||
         !(z->c[0] = malloc(sizeof *z->c[0] * RUN_MAX)) ||
         !(z->c[1] = malloc(sizeof *z->c[1] * RUN_MAX)) ||
         !(z->idx[0] = malloc(sizeof *z->idx[0] * LZ_NIDX)) ||
@@ -1407,9 +1395,22 @@ static uint32_t lz_open(const lz_scratch *z, uint32_t pos, uint32_t hi)
     return hi;
 }
 
+/* View block i's text without runs: round 0's is its base block. */
+static const uint8_t *lz_t(const text_state *st, const lz_scratch *z, unsigned i)
+{
+    uint64_t blk = z->vb + i;
+    return blk < ROUND_BLOCKS ? st->base[blk].buf : z->pb + i * LZ_SLOT;
+}
+
 /* View block i's text without runs made over [a, b). */
 static void lz_text_make(const text_state *st, lz_scratch *z, unsigned i, uint32_t a, uint32_t b)
 {
+    if (z->vb + i < ROUND_BLOCKS) {
+        int rc = base_need(st, (unsigned)(z->vb + i));
+        if (rc != TD_OK)
+            lz_stop(z, rc);
+        return;
+    }
     uint32_t k0 = a / LZ_PIECE, k1 = (b - 1) / LZ_PIECE + 1;
     for (; k0 < k1 && (z->made[i][k0 / 64] >> (k0 % 64) & 1); k0++)
         ;
@@ -1455,17 +1456,19 @@ static void lz_text(const text_state *st, lz_scratch *z, uint32_t a, uint32_t b)
         lz_text_make(st, z, i, o, o + e);
         if (z->rc != TD_OK)
             break;
-        memcpy(z->s + a, z->t[i] + o, e);
+        memcpy(z->s + a, lz_t(st, z, i) + o, e);
         lz_done(z, a, a + e);
         a += e;
     }
 }
 
-/* Group g of the view's plan walked past pos (its start: the line ends of
- * its base blocks), and the index of its copies brought up to date. */
+/* Group g of the view's plan walked past pos (from the line ends of its
+ * base blocks, which follow one another in nlb: a group is aligned), and
+ * the index of its copies brought up to date. */
 static void lz_walk(const text_state *st, lz_scratch *z, unsigned g, uint32_t pos)
 {
     uint64_t gb = z->vb + (uint64_t)g * RUN_GROUP;
+    const uint64_t *nl = z->nlb + (size_t)(gb & (ROUND_BLOCKS - 1)) * LZ_NLW;
     if (!z->walked[g]) {
         for (unsigned i = 0; i < RUN_GROUP; i++) {
             unsigned c = (unsigned)((gb + i) & (ROUND_BLOCKS - 1));
@@ -1478,10 +1481,8 @@ static void lz_walk(const text_state *st, lz_scratch *z, unsigned g, uint32_t po
                 nl_map_n(st->base[c].buf, z->nlb + (size_t)c * LZ_NLW, LZ_NLW);
                 z->nl_ok |= 1u << c;
             }
-            memcpy(z->nl[g] + (size_t)i * LZ_NLW, z->nlb + (size_t)c * LZ_NLW,
-                   LZ_NLW * sizeof *z->nl[g]);
         }
-        run_walk_init(st, gb / RUN_GROUP, z->nl[g], &z->wk[g]);
+        run_walk_init(st, gb / RUN_GROUP, nl, &z->wk[g]);
         z->walked[g] = 1;
         z->nc[g] = 0;
         z->nidx[g] = 0;
@@ -1489,7 +1490,7 @@ static void lz_walk(const text_state *st, lz_scratch *z, unsigned g, uint32_t po
     if (z->wk[g].p > pos)
         return;
     size_t n = 0, k0 = z->nc[g];
-    run_walk_to(st, z->nl[g], &z->wk[g], TD_MIN(GROUP_BYTES, pos + LZ_STEP), z->tmp, &n);
+    run_walk_to(st, nl, &z->wk[g], TD_MIN(GROUP_BYTES, pos + LZ_STEP), z->tmp, &n);
     for (size_t k = 0; k < n; k++) {
         lz_copy *C = &z->c[g][k0 + k];
         *C = (lz_copy){.p = g * GROUP_BYTES + z->tmp[k].dst, .n = z->tmp[k].n, .d = z->tmp[k].d,
@@ -1505,7 +1506,7 @@ static uint8_t lz_text_byte(const text_state *st, lz_scratch *z, uint32_t p)
 {
     unsigned i = p / TEXT_BLOCK;
     lz_text_make(st, z, i, p % TEXT_BLOCK, p % TEXT_BLOCK + 1);
-    return z->rc == TD_OK ? z->t[i][p % TEXT_BLOCK] : 0;
+    return z->rc == TD_OK ? lz_t(st, z, i)[p % TEXT_BLOCK] : 0;
 }
 
 /* Where copy C reads and how much (run_make's choices, on the bytes before
@@ -1722,21 +1723,8 @@ static int lz_block(const text_state *st, lz_scratch *z, uint64_t b0, uint8_t *o
         z->R[0].j = z->R[1].j = 0;
         memset(z->fin, 0, LZ_BYTES / 8);
     }
-    uint64_t g0 = b0 / RUN_GROUP * RUN_GROUP;
     z->vb = run_view(b0);
-    for (unsigned i = 0; i < g0 + RUN_GROUP - z->vb; i++) {
-        uint64_t blk = z->vb + i;
-        if (blk < ROUND_BLOCKS) { /* round 0: the base blocks */
-            int rc = base_need(st, (unsigned)blk);
-            if (rc != TD_OK)
-                return rc;
-            z->t[i] = st->base[blk].buf;
-            memset(z->made[i], 0xFF, sizeof z->made[i]);
-        } else {
-            z->t[i] = z->pb + i * LZ_SLOT;
-            memset(z->made[i], 0, sizeof z->made[i]);
-        }
-    }
+    memset(z->made, 0, sizeof z->made);
     uint32_t x = (uint32_t)((b0 - z->vb) * TEXT_BLOCK);
     z->walked[0] = z->walked[1] = 0;
     z->depth = 0;
