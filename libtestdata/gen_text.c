@@ -958,6 +958,11 @@ static int fill_pre(const text_state *st, uint64_t offset, uint8_t *buf, size_t 
 /* blocks of t: a pass's view and blocks, up to its last group's end */
 #define RUN_T_BLOCKS (RUN_VIEW_MAX + RUN_WIN + RUN_GROUP - 1)
 #define RUN_SALT 0x52554e5354455854ull     /* "RUNSTEXT" */
+/* A view whose blocks before its group hold more copies than this makes
+ * their bytes as it passes them, not as its copies read them (run_cur):
+ * finding what so many short copies read costs more than it saves (the
+ * comments of /usr/include, about 700 copies; manual pages, about 120) */
+#define RUN_DENSE 256u
 
 /* The first block of block b's view. */
 static uint64_t run_view(uint64_t b)
@@ -992,17 +997,6 @@ static unsigned run_pair(const tm_runs *u, uint64_t r)
     return k;
 }
 
-/* The first line start in t[from, to]: a block start (t starts at one) or
- * a byte after '\n'; to if none comes before it. */
-static uint32_t line_from(const uint8_t *t, uint32_t from, uint32_t to)
-{
-    if (from % TEXT_BLOCK == 0 || from >= to || t[from - 1] == '\n')
-        return TD_MIN(from, to);
-    uint32_t lim = TD_MIN(to, (from / TEXT_BLOCK + 1) * TEXT_BLOCK);
-    const uint8_t *q = memchr(t + from, '\n', lim - from);
-    return q ? TD_MIN((uint32_t)(q - t) + 1, to) : lim;
-}
-
 /* Bit i of nl (words 64-byte pieces of t): t[i] is '\n'.  Lines are found
  * through it: a memchr per line cost more than the draws. */
 static void nl_map_n(const uint8_t *t, uint64_t *nl, size_t words)
@@ -1022,12 +1016,6 @@ static void nl_map_n(const uint8_t *t, uint64_t *nl, size_t words)
 #endif
         nl[w] = m;
     }
-}
-
-/* A group's line ends (GROUP_BYTES / 64 words). */
-static void nl_map(const uint8_t *t, uint64_t *nl)
-{
-    nl_map_n(t, nl, GROUP_BYTES / 64);
 }
 
 /* The first '\n' of the group at or after i, or GROUP_BYTES. */
@@ -1066,8 +1054,121 @@ static uint32_t line_end(const uint64_t *nl, uint32_t i)
     return TD_MIN(nl_next(nl, i) + 1, (i / TEXT_BLOCK + 1) * TEXT_BLOCK);
 }
 
-/* The walk of run_plan over a group: the draws (s), the place (p), the
- * line ends not passed yet (bits m of nl[w]) and the copies made. */
+/* ---- the text without runs, in pieces ----------------------------------- */
+
+/* Under a copy the text without runs is mostly overwritten (copies cover
+ * 46-72% of the text of the models with runs measured), so fill_runs and
+ * fill_lazy make it in pieces, where it is read.  A round keeps every byte
+ * of its base block but the words, and no word holds a '\n', so the base
+ * blocks' line ends are every round's: copies are planned from them. */
+#define PIECE 64u
+#define PIECE_W (TEXT_BLOCK / PIECE / 64) /* words of a block's bits of pieces */
+#define BLOCK_NLW (TEXT_BLOCK / 64)       /* words of a block's line ends */
+
+/* Bits [a, b) of m set. */
+static void bits_set(uint64_t *m, uint32_t a, uint32_t b)
+{
+    if (a >= b)
+        return;
+    for (uint32_t w = a / 64; w <= (b - 1) / 64; w++) {
+        uint32_t lo = w == a / 64 ? a % 64 : 0, hi = w == (b - 1) / 64 ? (b - 1) % 64 + 1 : 64;
+        m[w] |= (hi - lo == 64 ? ~0ull : (((uint64_t)1 << (hi - lo)) - 1)) << lo;
+    }
+}
+
+/* The first bit of [a, b) of m that is v, or b. */
+static uint32_t bits_next(const uint64_t *m, uint32_t a, uint32_t b, int v)
+{
+    while (a < b) {
+        uint64_t w = (v ? m[a / 64] : ~m[a / 64]) >> (a % 64);
+        if (w)
+            return TD_MIN(b, a + (uint32_t)__builtin_ctzll(w));
+        a = (a / 64 + 1) * 64;
+    }
+    return b;
+}
+
+/* What is derived from the base blocks and kept for the next call: their
+ * line ends (bit c of nl_ok) and, per piece, the first token at or after
+ * it (tidx_ok); pid, the process that derived them (a fork's child may
+ * find them half made). */
+typedef struct base_idx {
+    pid_t pid;
+    uint32_t nl_ok, tidx_ok;
+    uint64_t *nl;   /* block c's at nl + c * BLOCK_NLW */
+    uint16_t *tidx; /* block c's at tidx + c * (TEXT_BLOCK / PIECE) */
+} base_idx;
+
+static int base_idx_init(base_idx *x)
+{
+    *x = (base_idx){.nl = malloc(sizeof *x->nl * BLOCK_NLW * ROUND_BLOCKS),
+                    .tidx = malloc(sizeof *x->tidx * (TEXT_BLOCK / PIECE) * ROUND_BLOCKS)};
+    return x->nl && x->tidx;
+}
+
+static void base_idx_free(base_idx *x)
+{
+    free(x->nl);
+    free(x->tidx);
+}
+
+/* Forgets what another process derived; 1 if it did. */
+static int base_idx_check(base_idx *x)
+{
+    pid_t pid = getpid();
+    if (x->pid == pid)
+        return 0;
+    x->pid = pid;
+    x->nl_ok = x->tidx_ok = 0;
+    return 1;
+}
+
+/* The line ends of base blocks [c, c + n) (one after another in x->nl),
+ * the blocks made if need be; NULL and *rc on error. */
+static const uint64_t *base_nl(const text_state *st, base_idx *x, unsigned c, unsigned n, int *rc)
+{
+    for (unsigned i = c; i < c + n; i++) {
+        if (x->nl_ok >> i & 1)
+            continue;
+        int e = base_need(st, i);
+        if (e != TD_OK) {
+            *rc = e;
+            return NULL;
+        }
+        nl_map_n(st->base[i].buf, x->nl + (size_t)i * BLOCK_NLW, BLOCK_NLW);
+        x->nl_ok |= 1u << i;
+    }
+    return x->nl + (size_t)c * BLOCK_NLW;
+}
+
+/* Pieces [k0, k1) of round R->j's block over base block c (made) that made
+ * does not have, into blk (a block with TEXT_SLACK bytes past it); made
+ * gets them. */
+static void piece_make(const text_state *st, const tm_rot *rt, text_round *R, base_idx *x,
+                       unsigned c, uint64_t *made, uint8_t *blk, uint32_t k0, uint32_t k1)
+{
+    const text_base *bb = &st->base[c];
+    uint16_t *tx = x->tidx + (size_t)c * (TEXT_BLOCK / PIECE);
+    if (!(x->tidx_ok >> c & 1)) { /* tokens are in place order */
+        uint32_t t = 0;
+        for (uint32_t i = 0; i < TEXT_BLOCK / PIECE; i++) {
+            while (t < bb->ntok && bb->tok[t].pos < i * PIECE)
+                t++;
+            tx[i] = (uint16_t)t;
+        }
+        x->tidx_ok |= 1u << c;
+    }
+    while ((k0 = bits_next(made, k0, k1, 0)) < k1) {
+        uint32_t e = bits_next(made, k0, k1, 1);
+        uint32_t lo = k0 * PIECE, from = lo > TM_WORD_MAX ? lo - TM_WORD_MAX : 0;
+        round_piece(st, rt, R, bb, blk, lo, e * PIECE, tx[from / PIECE]);
+        bits_set(made, k0, e);
+        k0 = e;
+    }
+}
+
+/* The walk of a group's plan: the draws (s), the place (p), the line ends
+ * not passed yet (bits m of nl[w]) and the copies made. */
 typedef struct run_walk {
     uint64_t s, m;
     uint32_t p, w;
@@ -1135,60 +1236,28 @@ static inline __attribute__((always_inline)) void run_walk_to(const text_state *
     *k = (run_walk){.s = s, .m = m, .p = p, .w = w, .made = made};
 }
 
-/* The copies of group gi from its text without runs at t[0, GROUP_BYTES)
- * (nl: scratch for its line ends). */
-static void run_plan(const text_state *st, uint64_t gi, const uint8_t *t, uint64_t *nl,
-                     run_copy *c, size_t *nc)
-{
-    run_walk k;
-    nl_map(t, nl);
-    run_walk_init(st, gi, nl, &k);
-    run_walk_to(st, nl, &k, GROUP_BYTES, c, nc);
-}
-
-/* Make copy r at p (its place in s, which starts at a block start and is
- * made up to p): from the first line start at or after p - d, the bytes up
- * to the last code point before its last line end, then spaces to that; or,
- * when the source is nearer than that, its whole lines that fit before p. */
-static void run_make(uint8_t *s, uint32_t p, const run_copy *r, unsigned eol)
-{
-    if (r->d > p)
-        return; /* before the stream, or too far back for this block */
-    uint32_t src = line_from(s, p - r->d, p), k = r->n - eol;
-    if (src >= p)
-        return;
-    if (k <= p - src) {
-        while (k && (s[src + k] & 0xC0) == 0x80)
-            k--;
-        memcpy(s + p, s + src, k);
-        memset(s + p + k, ' ', r->n - eol - k);
-        if (eol == 2)
-            s[p + r->n - 2] = '\r';
-        s[p + r->n - 1] = '\n';
-    } else {
-        k = p - src;
-        while (k && s[src + k - 1] != '\n')
-            k--;
-        memcpy(s + p, s + src, k);
-    }
-}
-
 /* fill_runs's buffers: t, the text without runs of a pass's groups and the
- * TM_RUN_BACK blocks before them; s, one group's view; c, the copies of t's
- * groups (run_plan), each with the block it starts in; nl, run_plan's line
- * ends.  After a pass, t and c start with its last blocks and their copies,
- * which the next pass of a stream read in order starts after (next_at: the
+ * TM_RUN_BACK blocks before them (t block i is block pb + i), made where
+ * tm[i] says, a bit per piece; s, one group's view;
+ * c, the copies of t's groups (run_walk), each with the block it starts in.
+ * After a pass, t and c start with its last blocks and their copies, which
+ * the next pass of a stream read in order starts after (next_at: the
  * offset they end at; 0: none), and s holds its last group, made (made_g:
  * its first block + 1; 0: none), which reads of one block at a time (the
- * dedup layer's) then take their blocks from. */
+ * dedup layer's) then take their blocks from.  The rounds (by j % 3: a
+ * pass spans three at most) and bx stay for the next call. */
 typedef struct run_scratch {
     uint8_t *t, *s;
+    uint64_t (*tm)[PIECE_W];
     run_copy *c;
-    uint64_t *nl;
+    uint64_t pb;
     uint64_t next_at;
     uint64_t made_g;
     uint64_t kept_from; /* the first block kept at the front of t */
     size_t kept_n;      /* copies of the kept blocks, at the front of c */
+    const tm_rot *rt;
+    base_idx bx;
+    text_round R[3];
 } run_scratch;
 
 static void run_scratch_free(run_scratch *r)
@@ -1196,53 +1265,233 @@ static void run_scratch_free(run_scratch *r)
     if (r) {
         free(r->t);
         free(r->s);
+        free(r->tm);
         free(r->c);
-        free(r->nl);
+        base_idx_free(&r->bx);
+        for (int i = 0; i < 3; i++)
+            free(r->R[i].rot);
         free(r);
     }
 }
 
-static run_scratch *run_scratch_new(void)
+static run_scratch *run_scratch_new(const text_state *st)
 {
     run_scratch *r = calloc(1, sizeof *r);
-    if (r && (!(r->t = malloc((size_t)RUN_T_BLOCKS * TEXT_BLOCK)) ||
-              !(r->s = malloc((size_t)(RUN_VIEW_MAX + 1) * TEXT_BLOCK)) ||
-              !(r->c = malloc(sizeof *r->c * RUN_MAX * (RUN_T_BLOCKS / RUN_GROUP + 1))) ||
-              !(r->nl = malloc(GROUP_BYTES / 8)))) {
+    if (!r)
+        return NULL;
+    int ok = base_idx_init(&r->bx) && (r->rt = td__tm_rot(st->m)) != NULL &&
+             (r->t = malloc((size_t)RUN_T_BLOCKS * TEXT_BLOCK + TEXT_SLACK)) &&
+             (r->s = malloc((size_t)(RUN_VIEW_MAX + 1) * TEXT_BLOCK)) &&
+             (r->tm = malloc(sizeof *r->tm * RUN_T_BLOCKS)) &&
+             (r->c = malloc(sizeof *r->c * RUN_MAX * (RUN_T_BLOCKS / RUN_GROUP + 1)));
+    for (int i = 0; ok && i < 3; i++)
+        ok = (r->R[i].rot = malloc(sizeof *r->R[i].rot * (r->rt->nc + 1))) != NULL;
+    if (!ok) {
         run_scratch_free(r);
         r = NULL;
     }
     return r;
 }
 
-/* Text without runs of whole blocks [offset, offset + len), for fill_runs:
- * round 0's blocks from the base blocks, taken when made and made whole and
- * kept when not (as text_fill_block's are for a model without runs: the
- * dedup layer's duplicates come back to the stream's first blocks, and each
- * needs its group's view), the rest by fill_pre. */
-static int run_pre(const text_state *st, uint64_t offset, uint8_t *buf, size_t len,
-                   int use_cache)
+/* t's blocks [i, i + n) about to be made: round 0's made whole from the base
+ * blocks, taken when made and made whole and kept when not (as
+ * text_fill_block's are for a model without runs: the dedup layer's
+ * duplicates come back to the stream's first blocks, and each needs its
+ * group's view); the later rounds' made in pieces as read (run_text). */
+static int run_pre(const text_state *st, run_scratch *r, uint64_t i, uint64_t n, int use_cache)
 {
-    while (len && offset < ROUND0_END) {
-        unsigned c = (unsigned)(offset / TEXT_BLOCK);
-        size_t n = TEXT_BLOCK;
+    for (uint64_t e = i + n; i < e;) {
+        uint64_t blk = r->pb + i;
+        uint64_t m = 1;
         int rc = TD_OK;
-        if (atomic_load_explicit(&st->base[c].once.ready, memory_order_acquire)) {
-            memcpy(buf, st->base[c].buf, TEXT_BLOCK);
+        if (blk >= ROUND_BLOCKS) {
+            memset(r->tm[i], 0, sizeof r->tm[i]);
+        } else if (atomic_load_explicit(&st->base[blk].once.ready, memory_order_acquire)) {
+            memcpy(r->t + i * TEXT_BLOCK, st->base[blk].buf, TEXT_BLOCK);
         } else {
-            while (n < len && c + n / TEXT_BLOCK < ROUND_BLOCKS &&
-                   !atomic_load_explicit(&st->base[c + n / TEXT_BLOCK].once.ready,
-                                         memory_order_acquire))
-                n += TEXT_BLOCK;
-            rc = gen_range(st, offset, buf, n, use_cache, 1);
+            while (i + m < e && blk + m < ROUND_BLOCKS &&
+                   !atomic_load_explicit(&st->base[blk + m].once.ready, memory_order_acquire))
+                m++;
+            rc = gen_range(st, blk * TEXT_BLOCK, r->t + i * TEXT_BLOCK, m * TEXT_BLOCK, use_cache, 1);
         }
         if (rc != TD_OK)
             return rc;
-        offset += n;
-        buf += n;
-        len -= n;
+        if (blk < ROUND_BLOCKS)
+            memset(r->tm[i], 0xFF, sizeof r->tm[i] * m);
+        i += m;
     }
-    return len ? fill_pre(st, offset, buf, len, use_cache) : TD_OK;
+    return TD_OK;
+}
+
+/* t block i's bytes [a, b) made. */
+static int run_text(const text_state *st, run_scratch *r, uint64_t i, uint32_t a, uint32_t b)
+{
+    uint32_t k0 = a / PIECE, k1 = (b - 1) / PIECE + 1;
+    if (bits_next(r->tm[i], k0, k1, 0) == k1)
+        return TD_OK;
+    uint64_t blk = r->pb + i, j = blk >> ROUND_SHIFT;
+    unsigned c = (unsigned)(blk & (ROUND_BLOCKS - 1));
+    int rc = base_need(st, c);
+    if (rc != TD_OK)
+        return rc;
+    text_round *R = &r->R[j % 3];
+    if (R->j != j)
+        round_init(st, r->rt, j, R);
+    piece_make(st, r->rt, R, &r->bx, c, r->tm[i], r->t + i * TEXT_BLOCK, k0, k1);
+    return TD_OK;
+}
+
+/* Bytes [a, b) of s (t block v on) the text without runs. */
+static int run_fill(const text_state *st, run_scratch *r, uint64_t v, uint32_t a, uint32_t b)
+{
+    while (a < b) { /* block by block */
+        uint64_t i = v + a / TEXT_BLOCK;
+        uint32_t o = a % TEXT_BLOCK, n = TD_MIN(b - a, TEXT_BLOCK - o);
+        int rc = run_text(st, r, i, o, o + n);
+        if (rc != TD_OK)
+            return rc;
+        memcpy(r->s + a, r->t + i * TEXT_BLOCK + o, n);
+        a += n;
+    }
+    return TD_OK;
+}
+
+/* A group's view being made in s: it starts at t block v; its bytes before
+ * the group (the first g) are final where sv says, a bit per piece, those
+ * whose text without runs is made as they are passed (up to pdone), the
+ * rest as they are read; the group's are final up to done. */
+typedef struct run_cur {
+    uint64_t v;
+    uint32_t g, done, pdone;
+    uint64_t sv[TM_RUN_BACK * PIECE_W];
+} run_cur;
+
+/* The pieces of s in [a, b) before the group that no copy has written and
+ * whose text without runs is made already, final (a copy each: the rest
+ * are made if they are read). */
+static void run_pass(run_scratch *r, run_cur *x, uint32_t a, uint32_t b)
+{
+    for (uint32_t w = a / PIECE / 64; w * 64 * PIECE < b; w++) {
+        uint64_t i = x->v + w / PIECE_W;
+        uint64_t m = ~x->sv[w] & r->tm[i][w % PIECE_W];
+        uint32_t k0 = w * 64;
+        if (k0 < a / PIECE)
+            m &= ~0ull << (a / PIECE - k0);
+        if ((b - 1) / PIECE < k0 + 63)
+            m &= ~0ull >> (63 - ((b - 1) / PIECE - k0));
+        x->sv[w] |= m;
+        while (m) { /* runs of set bits */
+            unsigned lo = (unsigned)__builtin_ctzll(m);
+            uint64_t rest = m >> lo;
+            unsigned n = ~rest ? (unsigned)__builtin_ctzll(~rest) : 64 - lo;
+            size_t at = (size_t)(k0 + lo) * PIECE;
+            memcpy(r->s + at, r->t + x->v * TEXT_BLOCK + at, (size_t)n * PIECE);
+            m &= n + lo >= 64 ? 0 : ~0ull << (lo + n);
+        }
+    }
+}
+
+/* Bytes [a, b) of s final (those in the group are, up to x->done): a piece
+ * that no copy has written yet is the text without runs. */
+static int run_need(const text_state *st, run_scratch *r, run_cur *x, uint32_t a, uint32_t b)
+{
+    uint32_t k1 = (TD_MIN(b, x->g) + PIECE - 1) / PIECE;
+    for (uint32_t k = a / PIECE; (k = bits_next(x->sv, k, k1, 0)) < k1;) {
+        uint32_t e = bits_next(x->sv, k, k1, 1);
+        int rc = run_fill(st, r, x->v, k * PIECE, e * PIECE);
+        if (rc != TD_OK)
+            return rc;
+        bits_set(x->sv, k, e);
+        k = e;
+    }
+    return TD_OK;
+}
+
+/* Make copy c at p of s (made up to p, as x says): from the first line start
+ * at or after p - d (a block start or a byte after '\n'), the bytes up to
+ * the last code point before its last line end, then spaces to that; or,
+ * when the source is nearer than that, its whole lines that fit before p.
+ * Only the bytes read are made: the text without runs under a copy is
+ * mostly never read. */
+static int run_make(const text_state *st, run_scratch *r, run_cur *x, uint32_t p,
+                    const run_copy *c, unsigned eol)
+{
+    uint8_t *s = r->s;
+    int rc = TD_OK;
+    if (p >= x->g) { /* the text without runs since the group's last copy */
+        if ((rc = run_fill(st, r, x->v, x->done, p)) != TD_OK)
+            return rc;
+        x->done = p;
+    } else if (p > x->pdone) {
+        run_pass(r, x, x->pdone, p);
+        x->pdone = p;
+    }
+    if (c->d > p)
+        return TD_OK; /* before the stream, or too far back for this block */
+    uint32_t src = p - c->d, k = c->n - eol, n;
+    if (src % TEXT_BLOCK) { /* to a line start */
+        if ((rc = run_need(st, r, x, src - 1, src)) != TD_OK)
+            return rc;
+        if (s[src - 1] != '\n') {
+            uint32_t lim = TD_MIN(p, (src / TEXT_BLOCK + 1) * TEXT_BLOCK), y = src;
+            for (src = lim; y < lim;) { /* a piece at a time */
+                uint32_t e = TD_MIN(lim, (y / PIECE + 1) * PIECE);
+                if ((rc = run_need(st, r, x, y, e)) != TD_OK)
+                    return rc;
+                const uint8_t *q = memchr(s + y, '\n', e - y);
+                if (q) {
+                    src = TD_MIN((uint32_t)(q - s) + 1, p);
+                    break;
+                }
+                y = e;
+            }
+        }
+    }
+    if (src >= p)
+        return TD_OK;
+    if (k <= p - src) { /* back to a code point's start */
+        if ((rc = run_need(st, r, x, src, TD_MIN(src + k + 1, p))) != TD_OK)
+            return rc;
+        if (src + k == p) { /* s[p] would be the text without runs */
+            uint64_t i = x->v + p / TEXT_BLOCK;
+            if ((rc = run_text(st, r, i, p % TEXT_BLOCK, p % TEXT_BLOCK + 1)) != TD_OK)
+                return rc;
+            if ((r->t[i * TEXT_BLOCK + p % TEXT_BLOCK] & 0xC0) == 0x80)
+                while (--k && (s[src + k] & 0xC0) == 0x80)
+                    ;
+        } else {
+            while (k && (s[src + k] & 0xC0) == 0x80)
+                k--;
+        }
+        n = c->n;
+    } else { /* the whole lines that fit before p */
+        k = p - src;
+        if ((rc = run_need(st, r, x, src, p)) != TD_OK)
+            return rc;
+        while (k && s[src + k - 1] != '\n')
+            k--;
+        n = k;
+    }
+    if (!n)
+        return TD_OK;
+    if (p < x->g) { /* the pieces it shares with bytes it leaves, made first */
+        if (p % PIECE && (rc = run_need(st, r, x, p, p + 1)) != TD_OK)
+            return rc;
+        if ((p + n) % PIECE && (rc = run_need(st, r, x, p + n - 1, p + n)) != TD_OK)
+            return rc;
+        bits_set(x->sv, p / PIECE, (p + n - 1) / PIECE + 1);
+        x->pdone = p + n;
+    } else {
+        x->done = p + n;
+    }
+    memcpy(s + p, s + src, k);
+    if (n > k) {
+        memset(s + p + k, ' ', n - eol - k);
+        if (eol == 2)
+            s[p + n - 2] = '\r';
+        s[p + n - 1] = '\n';
+    }
+    return TD_OK;
 }
 
 /* ---- a block's prefix of a model with runs, made lazily ------------------ */
@@ -1253,21 +1502,15 @@ static int run_pre(const text_state *st, uint64_t offset, uint8_t *buf, size_t l
  * and made, about 0.45 ms for 4 KiB, so `--dedup 2` ran at 18 MB/s.
  * fill_lazy makes only what the prefix depends on: the copies that land in
  * it, the bytes those read (recursively), and the text without runs under
- * the rest, in pieces (round_piece).  The bytes are fill_runs's: a byte of
- * the view is made by the one copy that covers it or is the text without
- * runs, and a copy reads only bytes before it, which are final by then
- * (run_make).  Line ends need no text: a round keeps every byte of its
- * base block but the words, and no word holds a '\n', so the base blocks'
- * line ends are every round's; so plans are walked from them (only as far
- * as bytes are wanted), and where a copy starts (line_from) is found from
- * them and the copies' sources (lz_nl_next), without making those bytes. */
+ * the rest, in pieces.  The bytes are fill_runs's: a byte of the view is
+ * made by the one copy that covers it or is the text without runs, and a
+ * copy reads only bytes before it, which are final by then (run_make).
+ * Plans are walked from the base blocks' line ends only as far as bytes
+ * are wanted, and where a copy starts is found from them and the copies'
+ * sources (lz_nl_next), without making those bytes. */
 #define LZ_BLOCKS (RUN_VIEW_MAX + 1)
 #define LZ_BYTES ((size_t)LZ_BLOCKS * TEXT_BLOCK)
 #define LZ_SLOT ((size_t)TEXT_BLOCK + TEXT_SLACK)
-#define LZ_NLW (TEXT_BLOCK / 64)  /* words of a block's line ends */
-#define LZ_PIECE 64u              /* the text without runs is made in pieces of this */
-#define LZ_PW (TEXT_BLOCK / LZ_PIECE / 64) /* words of a block's bits of pieces */
-#define LZ_TIDX 64u   /* a base block's first token at or after each such piece */
 #define LZ_SCAN 64u   /* bytes made at a time where a copy looks back for a line end */
 #define LZ_IDX 512u   /* copies are found from the first of each such piece */
 #define LZ_NIDX (GROUP_BYTES / LZ_IDX)
@@ -1287,24 +1530,19 @@ typedef struct lz_copy {
 
 /* One view (up to two groups) being made: s, its bytes, final where fin
  * says; each block's text without runs (lz_t: a base block, or a round's
- * made in pb where its bit of made is set, a bit per piece); per group g, its
- * plan walked as far as wanted (wk[g]; walked[g] once started), its copies so far in c[g], and idx[g][x], the first copy
- * that starts at or after x * LZ_IDX (set up to piece nidx[g] - 1).  The
- * rounds, with their respellings, and the base blocks' line ends (nlb, bit
- * c of nl_ok) and token indexes (tidx, bit c of tidx_ok) stay for the next
- * call; pid says which process made them (a fork's child may find them
- * half made). */
+ * made in pb where its bit of made is set, a bit per piece); per group g,
+ * its plan walked as far as wanted (wk[g]; walked[g] once started), its
+ * copies so far in c[g], and idx[g][x], the first copy that starts at or
+ * after x * LZ_IDX (set up to piece nidx[g] - 1).  The rounds, with their
+ * respellings, and bx stay for the next call. */
 typedef struct lz_scratch {
-    pid_t pid;
     uint8_t *s, *pb;
     uint64_t *fin;
     uint32_t fin_lo, fin_hi; /* words of fin that may be set */
-    uint64_t made[LZ_BLOCKS][LZ_PW];
+    uint64_t made[LZ_BLOCKS][PIECE_W];
     text_round R[2]; /* rounds by parity (a view spans two at most); j 0: none */
     const tm_rot *rt;
-    uint64_t *nlb;
-    uint32_t nl_ok, tidx_ok;
-    uint16_t *tidx; /* base block c's at tidx + c * (TEXT_BLOCK / LZ_TIDX) */
+    base_idx bx;
     run_walk wk[2];
     int walked[2];
     lz_copy *c[2];
@@ -1323,8 +1561,7 @@ static void lz_scratch_free(lz_scratch *z)
         free(z->fin);
         free(z->R[0].rot);
         free(z->R[1].rot);
-        free(z->nlb);
-        free(z->tidx);
+        base_idx_free(&z->bx);
         for (int g = 0; g < 2; g++) {
             free(z->c[g]);
             free(z->idx[g]);
@@ -1344,12 +1581,10 @@ static lz_scratch *lz_scratch_new(const text_state *st)
         return NULL;
     }
     z->rt = rt;
-    if (!(z->s = malloc(LZ_BYTES)) || !(z->pb = malloc(LZ_BLOCKS * LZ_SLOT)) ||
+    if (!base_idx_init(&z->bx) || !(z->s = malloc(LZ_BYTES)) || !(z->pb = malloc(LZ_BLOCKS * LZ_SLOT)) ||
         !(z->fin = calloc(LZ_BYTES / 64, sizeof *z->fin)) ||
         !(z->R[0].rot = malloc(sizeof *z->R[0].rot * (rt->nc + 1))) ||
         !(z->R[1].rot = malloc(sizeof *z->R[1].rot * (rt->nc + 1))) ||
-        !(z->nlb = malloc(sizeof *z->nlb * LZ_NLW * ROUND_BLOCKS)) ||
-        !(z->tidx = malloc(sizeof *z->tidx * (TEXT_BLOCK / LZ_TIDX) * ROUND_BLOCKS)) ||
         !(z->c[0] = malloc(sizeof *z->c[0] * RUN_MAX)) ||
         !(z->c[1] = malloc(sizeof *z->c[1] * RUN_MAX)) ||
         !(z->idx[0] = malloc(sizeof *z->idx[0] * LZ_NIDX)) ||
@@ -1377,22 +1612,13 @@ static void lz_done(lz_scratch *z, uint32_t a, uint32_t b)
         return;
     z->fin_lo = TD_MIN(z->fin_lo, a / 64);
     z->fin_hi = TD_MAX(z->fin_hi, (b - 1) / 64 + 1);
-    for (uint32_t w = a / 64; w <= (b - 1) / 64; w++) {
-        uint32_t lo = w == a / 64 ? a % 64 : 0, hi = w == (b - 1) / 64 ? (b - 1) % 64 + 1 : 64;
-        z->fin[w] |= (hi - lo == 64 ? ~0ull : (((uint64_t)1 << (hi - lo)) - 1)) << lo;
-    }
+    bits_set(z->fin, a, b);
 }
 
 /* The first byte of [pos, hi) that is not final, or hi. */
 static uint32_t lz_open(const lz_scratch *z, uint32_t pos, uint32_t hi)
 {
-    while (pos < hi) {
-        uint64_t w = ~z->fin[pos / 64] >> (pos % 64);
-        if (w)
-            return TD_MIN(hi, pos + (uint32_t)__builtin_ctzll(w));
-        pos = (pos / 64 + 1) * 64;
-    }
-    return hi;
+    return bits_next(z->fin, pos, hi, 0);
 }
 
 /* View block i's text without runs: round 0's is its base block. */
@@ -1405,46 +1631,22 @@ static const uint8_t *lz_t(const text_state *st, const lz_scratch *z, unsigned i
 /* View block i's text without runs made over [a, b). */
 static void lz_text_make(const text_state *st, lz_scratch *z, unsigned i, uint32_t a, uint32_t b)
 {
-    if (z->vb + i < ROUND_BLOCKS) {
-        int rc = base_need(st, (unsigned)(z->vb + i));
-        if (rc != TD_OK)
-            lz_stop(z, rc);
-        return;
-    }
-    uint32_t k0 = a / LZ_PIECE, k1 = (b - 1) / LZ_PIECE + 1;
-    for (; k0 < k1 && (z->made[i][k0 / 64] >> (k0 % 64) & 1); k0++)
-        ;
-    for (; k1 > k0 && (z->made[i][(k1 - 1) / 64] >> ((k1 - 1) % 64) & 1); k1--)
-        ;
-    if (k0 == k1)
-        return;
     uint64_t blk = z->vb + i, j = blk >> ROUND_SHIFT;
     unsigned c = (unsigned)(blk & (ROUND_BLOCKS - 1));
+    uint32_t k0 = a / PIECE, k1 = (b - 1) / PIECE + 1;
+    if (blk >= ROUND_BLOCKS && bits_next(z->made[i], k0, k1, 0) == k1)
+        return;
     int rc = base_need(st, c);
     if (rc != TD_OK) {
         lz_stop(z, rc);
         return;
     }
-    const text_base *bb = &st->base[c];
-    uint16_t *tx = z->tidx + (size_t)c * (TEXT_BLOCK / LZ_TIDX);
-    if (!(z->tidx_ok >> c & 1)) { /* tokens are in place order */
-        uint32_t t = 0;
-        for (uint32_t x = 0; x < TEXT_BLOCK / LZ_TIDX; x++) {
-            while (t < bb->ntok && bb->tok[t].pos < x * LZ_TIDX)
-                t++;
-            tx[x] = (uint16_t)t;
-        }
-        z->tidx_ok |= 1u << c;
-    }
+    if (blk < ROUND_BLOCKS)
+        return;
     text_round *R = &z->R[j & 1];
     if (R->j != j)
         round_init(st, z->rt, j, R);
-    uint32_t lo = k0 * LZ_PIECE, from = lo > TM_WORD_MAX ? lo - TM_WORD_MAX : 0;
-    /* the pieces from the first missing to the last (any made between
-     * are made again: the same bytes) */
-    round_piece(st, z->rt, R, bb, z->pb + i * LZ_SLOT, lo, k1 * LZ_PIECE, tx[from / LZ_TIDX]);
-    for (uint32_t k = k0; k < k1; k++)
-        z->made[i][k / 64] |= (uint64_t)1 << (k % 64);
+    piece_make(st, z->rt, R, &z->bx, c, z->made[i], z->pb + i * LZ_SLOT, k0, k1);
 }
 
 /* Bytes [a, b) of the view final as the text without runs. */
@@ -1463,24 +1665,18 @@ static void lz_text(const text_state *st, lz_scratch *z, uint32_t a, uint32_t b)
 }
 
 /* Group g of the view's plan walked past pos (from the line ends of its
- * base blocks, which follow one another in nlb: a group is aligned), and
+ * base blocks, which follow one another in bx.nl: a group is aligned), and
  * the index of its copies brought up to date. */
 static void lz_walk(const text_state *st, lz_scratch *z, unsigned g, uint32_t pos)
 {
     uint64_t gb = z->vb + (uint64_t)g * RUN_GROUP;
-    const uint64_t *nl = z->nlb + (size_t)(gb & (ROUND_BLOCKS - 1)) * LZ_NLW;
+    unsigned c = (unsigned)(gb & (ROUND_BLOCKS - 1));
+    const uint64_t *nl = z->bx.nl + (size_t)c * BLOCK_NLW;
     if (!z->walked[g]) {
-        for (unsigned i = 0; i < RUN_GROUP; i++) {
-            unsigned c = (unsigned)((gb + i) & (ROUND_BLOCKS - 1));
-            if (!(z->nl_ok >> c & 1)) {
-                int rc = base_need(st, c);
-                if (rc != TD_OK) {
-                    lz_stop(z, rc);
-                    return;
-                }
-                nl_map_n(st->base[c].buf, z->nlb + (size_t)c * LZ_NLW, LZ_NLW);
-                z->nl_ok |= 1u << c;
-            }
+        int rc = TD_OK;
+        if (!base_nl(st, &z->bx, c, RUN_GROUP, &rc)) {
+            lz_stop(z, rc);
+            return;
         }
         run_walk_init(st, gb / RUN_GROUP, nl, &z->wk[g]);
         z->walked[g] = 1;
@@ -1628,7 +1824,7 @@ static uint32_t lz_text_nl(const lz_scratch *z, uint32_t a, uint32_t e)
     while (a < e) {
         uint32_t i = a / TEXT_BLOCK, o = a % TEXT_BLOCK;
         uint32_t be = TD_MIN(e - i * TEXT_BLOCK, TEXT_BLOCK);
-        const uint64_t *nl = z->nlb + (size_t)((z->vb + i) & (ROUND_BLOCKS - 1)) * LZ_NLW;
+        const uint64_t *nl = z->bx.nl + (size_t)((z->vb + i) & (ROUND_BLOCKS - 1)) * BLOCK_NLW;
         for (uint32_t w = o / 64; w * 64 < be; w++) {
             uint64_t m = nl[w] & (w == o / 64 ? ~0ull << (o % 64) : ~0ull);
             if (m) {
@@ -1716,10 +1912,7 @@ static void lz_need(const text_state *st, lz_scratch *z, uint32_t lo, uint32_t h
  * LZ_DEEP when copies nest too deep for it (fill_runs then makes them). */
 static int lz_block(const text_state *st, lz_scratch *z, uint64_t b0, uint8_t *out, uint32_t end)
 {
-    pid_t pid = getpid();
-    if (z->pid != pid) { /* a fork's child: nothing kept is sure */
-        z->pid = pid;
-        z->nl_ok = z->tidx_ok = 0;
+    if (base_idx_check(&z->bx)) { /* a fork's child: nothing kept is sure */
         z->R[0].j = z->R[1].j = 0;
         memset(z->fin, 0, LZ_BYTES / 8);
     }
@@ -1764,12 +1957,12 @@ static int fill_lazy(const text_state *st, uint64_t b0, uint8_t *out, uint32_t e
 }
 
 /* Bytes [offset, offset + len) of a model with runs: up to RUN_WIN blocks
- * at a time, made without runs from the first block's view to the last
- * group's end and their groups' copies placed (the part the pass before
- * made kept, when it ended there); then each group's blocks with the
- * copies of their view made, in order, on a copy of its text without runs.
- * The state's buffers (and what the last pass left in them) serve one
- * thread at a time; another makes its own. */
+ * at a time, their groups' copies placed from the first block's view to
+ * the last group's end (the part the pass before placed kept, when it
+ * ended there); then each group's blocks with the copies of their view
+ * made, in order, over its text without runs, which is made only where it
+ * is read.  The state's buffers (and what the last pass left in them)
+ * serve one thread at a time; another makes its own. */
 static int fill_runs(const text_state *st, uint64_t offset, uint8_t *buf, size_t len,
                      int use_cache, int lazy)
 {
@@ -1787,14 +1980,17 @@ static int fill_runs(const text_state *st, uint64_t offset, uint8_t *buf, size_t
             return rc;
         }
     }
-    if (!r && !(r = run_scratch_new())) {
+    if (!r && !(r = run_scratch_new(st))) {
         if (mine)
             td__once_done(lk, 0);
         return TD_ENOMEM;
     }
     if (mine)
         w->run_sc = r;
+    if (base_idx_check(&r->bx)) /* a fork's child: nothing kept is sure */
+        r->R[0].j = r->R[1].j = r->R[2].j = 0;
     size_t first[RUN_T_BLOCKS + 1];
+    run_cur x;
     int rc = TD_OK;
     while (rc == TD_OK && len) {
         uint64_t b0 = offset / TEXT_BLOCK;
@@ -1823,6 +2019,7 @@ static int fill_runs(const text_state *st, uint64_t offset, uint8_t *buf, size_t
             while (k0 < r->kept_n && r->c[k0].blk < drop)
                 k0++;
             memmove(r->t, r->t + drop * TEXT_BLOCK, (size_t)(b0 - pb) * TEXT_BLOCK);
+            memmove(r->tm, r->tm + drop, sizeof *r->tm * (size_t)(b0 - pb));
             memmove(r->c, r->c + k0, sizeof *r->c * (r->kept_n - k0));
             for (size_t i = 0; i < r->kept_n - k0; i++)
                 r->c[i].blk -= (uint32_t)drop;
@@ -1831,17 +2028,18 @@ static int fill_runs(const text_state *st, uint64_t offset, uint8_t *buf, size_t
                 while (nc < r->kept_n - k0 && r->c[nc].blk == b - pb)
                     nc++;
             }
-            rc = run_pre(st, kept_at, r->t + (size_t)(b0 - pb) * TEXT_BLOCK,
-                          (size_t)(to - kept_at), use_cache);
-        } else {
-            rc = run_pre(st, pb * TEXT_BLOCK, r->t, (size_t)(to - pb * TEXT_BLOCK), use_cache);
         }
-        if (rc != TD_OK)
-            break;
+        r->pb = pb;
+        rc = run_pre(st, r, b - pb, b1 - b, use_cache);
         /* b is at a group's start (pb and b0 of a kept pass are) */
-        for (; b < b1; b += RUN_GROUP) {
+        for (; rc == TD_OK && b < b1; b += RUN_GROUP) {
             size_t k = nc;
-            run_plan(st, b / RUN_GROUP, r->t + (size_t)((b - pb) * TEXT_BLOCK), r->nl, r->c, &nc);
+            run_walk wk;
+            const uint64_t *nl = base_nl(st, &r->bx, (unsigned)(b & (ROUND_BLOCKS - 1)), RUN_GROUP, &rc);
+            if (!nl)
+                break;
+            run_walk_init(st, b / RUN_GROUP, nl, &wk);
+            run_walk_to(st, nl, &wk, GROUP_BYTES, r->c, &nc);
             for (uint64_t j = b; j < b + RUN_GROUP; j++) {
                 first[j - pb] = k;
                 while (k < nc && r->c[k].dst < (j + 1 - b) * TEXT_BLOCK) {
@@ -1851,19 +2049,30 @@ static int fill_runs(const text_state *st, uint64_t offset, uint8_t *buf, size_t
                 }
             }
         }
+        if (rc != TD_OK)
+            break;
         first[b1 - pb] = nc;
         /* a group's blocks at once, from its view: the blocks from
          * TM_RUN_BACK before it to its end */
-        for (b = b0; b < bw;) {
-            uint64_t sb = run_view(b), last = (b / RUN_GROUP + 1) * RUN_GROUP - 1;
-            r->made_g = last + 2 - RUN_GROUP;
-            size_t at = (size_t)((sb - pb) * TEXT_BLOCK);
-            memcpy(r->s, r->t + at, (size_t)(last + 1 - sb) * TEXT_BLOCK);
-            for (uint64_t k = sb; k <= last; k++) {
+        for (b = b0; rc == TD_OK && b < bw;) {
+            uint64_t sb = run_view(b), g0 = b / RUN_GROUP * RUN_GROUP, last = g0 + RUN_GROUP - 1;
+            x.v = sb - pb;
+            /* the bytes before the group as read, unless dense */
+            x.g = x.done = first[g0 - pb] - first[sb - pb] > RUN_DENSE
+                               ? 0
+                               : (uint32_t)((g0 - sb) * TEXT_BLOCK);
+            x.pdone = 0;
+            memset(x.sv, 0, sizeof x.sv);
+            for (uint64_t k = sb; rc == TD_OK && k <= last; k++) {
                 uint32_t base = (uint32_t)((k - sb) * TEXT_BLOCK);
-                for (size_t i = first[k - pb]; i < first[k - pb + 1]; i++)
-                    run_make(r->s, base + r->c[i].dst, &r->c[i], eol);
+                for (size_t i = first[k - pb]; rc == TD_OK && i < first[k - pb + 1]; i++)
+                    rc = run_make(st, r, &x, base + r->c[i].dst, &r->c[i], eol);
             }
+            if (rc == TD_OK)
+                rc = run_fill(st, r, sb - pb, x.done, (uint32_t)((last + 1 - sb) * TEXT_BLOCK));
+            if (rc != TD_OK)
+                break;
+            r->made_g = g0 + 1;
             for (; b <= last && b < bw; b++) {
                 uint64_t bs = b * TEXT_BLOCK;
                 uint64_t lo = TD_MAX(bs, offset), hi = TD_MIN(bs + TEXT_BLOCK, offset + len);
@@ -1871,11 +2080,14 @@ static int fill_runs(const text_state *st, uint64_t offset, uint8_t *buf, size_t
                        (size_t)(hi - lo));
             }
         }
+        if (rc != TD_OK)
+            break;
         /* keep the blocks the next pass's view may start at (t is still the
          * text without runs) and their copies at the front */
         uint64_t kb = TD_MAX(pb, b1 > RUN_VIEW_MAX ? b1 - RUN_VIEW_MAX : 0);
         size_t k0 = first[kb - pb];
         memmove(r->t, r->t + (size_t)((kb - pb) * TEXT_BLOCK), (size_t)(b1 - kb) * TEXT_BLOCK);
+        memmove(r->tm, r->tm + (kb - pb), sizeof *r->tm * (size_t)(b1 - kb));
         memmove(r->c, r->c + k0, sizeof *r->c * (nc - k0));
         r->kept_n = nc - k0;
         for (size_t i = 0; i < r->kept_n; i++)

@@ -1610,9 +1610,9 @@ static double repeated_line_share(const uint8_t *t, size_t n)
 }
 
 /* Text of the built-in model with runs of its own earlier lines copied in,
- * 1-6 lines from 256 bytes to 256 KiB back, about a third of the bytes: as
- * header comments and manual pages repeat theirs. */
-static uint8_t *runs_corpus(size_t n)
+ * about one line in `every`, 1 to `lines` lines from 256 bytes to 256 KiB
+ * back. */
+static uint8_t *runs_corpus_with(size_t n, unsigned every, unsigned lines)
 {
     uint8_t *base = gen(11, 0, n, 1), *out = malloc(n);
     size_t *starts = malloc(sizeof *starts * n), ns = 0, i = 0, o = 0;
@@ -1622,7 +1622,7 @@ static uint8_t *runs_corpus(size_t n)
         r ^= r << 13;
         r ^= r >> 7;
         r ^= r << 17;
-        if (ns > 64 && r % 4 == 0) {
+        if (ns > 64 && r % every == 0) {
             size_t d = ((size_t)256 << ((r >> 8) % 10)) + (r >> 24) % 256, lo = 0, hi = ns;
             while (d < o && lo < hi) { /* the first line start at or after o - d */
                 size_t mid = (lo + hi) / 2;
@@ -1631,7 +1631,7 @@ static uint8_t *runs_corpus(size_t n)
                 else
                     hi = mid;
             }
-            size_t to = TD_MIN(lo + 1 + (r >> 40) % 6, ns);
+            size_t to = TD_MIN(lo + 1 + (r >> 40) % lines, ns);
             if (d < o && lo < ns) {
                 size_t a = starts[lo], k = TD_MIN(o - a, n - o);
                 k = TD_MIN(k, (to < ns ? starts[to] : o) - a);
@@ -1657,6 +1657,13 @@ static uint8_t *runs_corpus(size_t n)
     free(starts);
     free(base);
     return out;
+}
+
+/* runs_corpus_with about a third of the bytes copied: as header comments
+ * and manual pages repeat theirs. */
+static uint8_t *runs_corpus(size_t n)
+{
+    return runs_corpus_with(n, 4, 6);
 }
 
 static td_model *build_runs(const uint8_t *t, size_t n, int runs, td_fidelity_t f[2],
@@ -1729,6 +1736,32 @@ static td_model *runs_model(void)
     td_model *m = build_runs(c, n, 1, f, &note);
     free(c);
     return m;
+}
+
+/* A model with copies far apart (as in manual pages and change logs, where
+ * a view's blocks before its group hold about 120 copies, against 1,000 in
+ * runs_model) has the bytes before a group made as its copies read them
+ * (fill_runs, run_cur): the same bytes as a block's prefix made from its
+ * copies alone (fill_lazy) and under any chunking. */
+Test(text, runs_sparse, .timeout = 120)
+{
+    const size_t n = 384 * 1024;
+    uint8_t *c = runs_corpus_with(n, 32, 12);
+    td_fidelity_t f[2];
+    const char *note;
+    td_model *m = build_runs(c, n, 1, f, &note);
+    free(c);
+    td_model_info info;
+    cr_assert_eq(td_model_describe(m, &info), TD_OK);
+    cr_assert_eq(info.format_version, 2, "a model with runs");
+    uint64_t bl[64] = {8, 9, 11, 12, 15, 16, 17, 20, 1u << 20, (1u << 30) + 7};
+    size_t nb = 10;
+    while (nb < sizeof bl / sizeof bl[0])
+        bl[nb++] = 8 + rnd() % 256;
+    static const uint32_t ends[] = {1, 64, 100, 4097, 30000, 65536};
+    fill_block_matches(m, 9, bl, nb, ends, sizeof ends / sizeof ends[0]);
+    chunking_with(m);
+    td_model_free(m);
 }
 
 /* Text with runs is made from each block's text without runs and that of
