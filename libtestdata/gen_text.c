@@ -1239,7 +1239,8 @@ static inline __attribute__((always_inline)) void run_walk_to(const text_state *
 /* fill_runs's buffers: t, the text without runs of a pass's groups and the
  * TM_RUN_BACK blocks before them (t block i is block pb + i), made where
  * tm[i] says, a bit per piece; s, one group's view;
- * c, the copies of t's groups (run_walk), each with the block it starts in.
+ * c, the copies of t's groups (run_walk), each with the block it starts in,
+ * planned from the base blocks' line ends (bx), or from t's in round 0.
  * After a pass, t and c start with its last blocks and their copies, which
  * the next pass of a stream read in order starts after (next_at: the
  * offset they end at; 0: none), and s holds its last group, made (made_g:
@@ -1250,6 +1251,7 @@ typedef struct run_scratch {
     uint8_t *t, *s;
     uint64_t (*tm)[PIECE_W];
     run_copy *c;
+    uint64_t *nl; /* a group's line ends in round 0 */
     uint64_t pb;
     uint64_t next_at;
     uint64_t made_g;
@@ -1267,6 +1269,7 @@ static void run_scratch_free(run_scratch *r)
         free(r->s);
         free(r->tm);
         free(r->c);
+        free(r->nl);
         base_idx_free(&r->bx);
         for (int i = 0; i < 3; i++)
             free(r->R[i].rot);
@@ -1283,7 +1286,8 @@ static run_scratch *run_scratch_new(const text_state *st)
              (r->t = malloc((size_t)RUN_T_BLOCKS * TEXT_BLOCK + TEXT_SLACK)) &&
              (r->s = malloc((size_t)(RUN_VIEW_MAX + 1) * TEXT_BLOCK)) &&
              (r->tm = malloc(sizeof *r->tm * RUN_T_BLOCKS)) &&
-             (r->c = malloc(sizeof *r->c * RUN_MAX * (RUN_T_BLOCKS / RUN_GROUP + 1)));
+             (r->c = malloc(sizeof *r->c * RUN_MAX * (RUN_T_BLOCKS / RUN_GROUP + 1))) &&
+             (r->nl = malloc(GROUP_BYTES / 8));
     for (int i = 0; ok && i < 3; i++)
         ok = (r->R[i].rot = malloc(sizeof *r->R[i].rot * (r->rt->nc + 1))) != NULL;
     if (!ok) {
@@ -2035,8 +2039,10 @@ static int fill_runs(const text_state *st, uint64_t offset, uint8_t *buf, size_t
         for (; rc == TD_OK && b < b1; b += RUN_GROUP) {
             size_t k = nc;
             run_walk wk;
-            const uint64_t *nl = base_nl(st, &r->bx, (unsigned)(b & (ROUND_BLOCKS - 1)), RUN_GROUP, &rc);
-            if (!nl)
+            const uint64_t *nl = r->nl;
+            if (b < ROUND_BLOCKS) /* t is made: its base blocks may not be kept (a short stream) */
+                nl_map_n(r->t + (b - pb) * TEXT_BLOCK, r->nl, GROUP_BYTES / 64);
+            else if (!(nl = base_nl(st, &r->bx, (unsigned)(b & (ROUND_BLOCKS - 1)), RUN_GROUP, &rc)))
                 break;
             run_walk_init(st, b / RUN_GROUP, nl, &wk);
             run_walk_to(st, nl, &wk, GROUP_BYTES, r->c, &nc);
