@@ -1726,16 +1726,20 @@ Test(text, builder_runs, .timeout = 120, TD_ONE_THREAD)
     free(c);
 }
 
-/* The model of runs_corpus(384 KiB), with runs (pinned in runs_invariance). */
-static td_model *runs_model(void)
+/* The model of corpus c[0, n), with runs; c freed. */
+static td_model *runs_model_of(uint8_t *c, size_t n)
 {
-    const size_t n = 384 * 1024;
-    uint8_t *c = runs_corpus(n);
     td_fidelity_t f[2];
     const char *note;
     td_model *m = build_runs(c, n, 1, f, &note);
     free(c);
     return m;
+}
+
+/* The model of runs_corpus(384 KiB), with runs (pinned in runs_invariance). */
+static td_model *runs_model(void)
+{
+    return runs_model_of(runs_corpus(384 * 1024), 384 * 1024);
 }
 
 /* A model with copies far apart (as in manual pages and change logs, where
@@ -1746,11 +1750,7 @@ static td_model *runs_model(void)
 Test(text, runs_sparse, .timeout = 120)
 {
     const size_t n = 384 * 1024;
-    uint8_t *c = runs_corpus_with(n, 32, 12);
-    td_fidelity_t f[2];
-    const char *note;
-    td_model *m = build_runs(c, n, 1, f, &note);
-    free(c);
+    td_model *m = runs_model_of(runs_corpus_with(n, 32, 12), n);
     td_model_info info;
     cr_assert_eq(td_model_describe(m, &info), TD_OK);
     cr_assert_eq(info.format_version, 2, "a model with runs");
@@ -1867,10 +1867,7 @@ Test(text, runs_cross_blocks, .timeout = 120)
     c = realloc(c, n);
     cr_assert(c);
     memcpy(c + a, c, n - a);
-    td_fidelity_t f[2];
-    const char *note;
-    td_model *m = build_runs(c, n, 1, f, &note);
-    free(c);
+    td_model *m = runs_model_of(c, n);
     td_model_info info;
     cr_assert_eq(td_model_describe(m, &info), TD_OK);
     double share = info.run_share / 65536.0;
