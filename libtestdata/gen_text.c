@@ -57,8 +57,9 @@
 #define ROUND_SHIFT 4
 #define ROUND_BLOCKS (1u << ROUND_SHIFT)
 #define TAIL_CLASS 0xFFFFu
-/* fill_lazy's scratches kept by a state (more threads make their own) */
-#define TEXT_LZ_SLOTS 4
+/* fill_runs's and fill_lazy's scratches kept by a state, one per thread
+ * (more threads make their own) */
+#define TEXT_SLOTS 4
 
 /* A word written in a base block: head word (cls, and its gidx of
  * td__tm_rot in g's low 24 bits) or rare word (cls TAIL_CLASS, its index in
@@ -109,15 +110,16 @@ typedef struct text_state {
     uint8_t *_Atomic arena; /* ARENA_SIZE bytes, or NULL until needed */
     atomic_size_t arena_used; /* bytes carved past ARENA_WORDS */
     text_base base[ROUND_BLOCKS];
-    /* fill_runs's buffers, with the last pass's text without runs and its
-     * copies, which the next range of a stream read in order starts after;
-     * a thread that finds them taken uses its own (the same bytes), so they
-     * are held without waiting (td_once as a try-lock). */
-    td_once run_lock;
-    struct run_scratch *run_sc;
+    /* fill_runs's buffers, each with the last pass's text without runs and
+     * its copies, which the next range of a stream read in order starts
+     * after, and what it derived from the base blocks; a thread that finds
+     * them all taken uses its own (the same bytes), so they are held
+     * without waiting (td_once as a try-lock). */
+    td_once run_lock[TEXT_SLOTS];
+    struct run_scratch *run_sc[TEXT_SLOTS];
     /* fill_lazy's, held the same way, one per thread of the dedup layer */
-    td_once lz_lock[TEXT_LZ_SLOTS];
-    struct lz_scratch *lz_sc[TEXT_LZ_SLOTS];
+    td_once lz_lock[TEXT_SLOTS];
+    struct lz_scratch *lz_sc[TEXT_SLOTS];
 } text_state;
 
 /* Where gen_blocks records the words it writes (base blocks only). */
@@ -1942,16 +1944,16 @@ static int fill_lazy(const text_state *st, uint64_t b0, uint8_t *out, uint32_t e
 {
     text_state *w = (text_state *)st; /* only its buffers change */
     unsigned slot = 0;
-    while (slot < TEXT_LZ_SLOTS && !td__once_take(&w->lz_lock[slot], UINT32_MAX, 0))
+    while (slot < TEXT_SLOTS && !td__once_take(&w->lz_lock[slot], UINT32_MAX, 0))
         slot++;
-    lz_scratch *z = slot < TEXT_LZ_SLOTS ? w->lz_sc[slot] : NULL;
+    lz_scratch *z = slot < TEXT_SLOTS ? w->lz_sc[slot] : NULL;
     if (!z && !(z = lz_scratch_new(st))) {
-        if (slot < TEXT_LZ_SLOTS)
+        if (slot < TEXT_SLOTS)
             td__once_done(&w->lz_lock[slot], 0);
         return TD_ENOMEM;
     }
     int rc = lz_block(st, z, b0, out, end);
-    if (slot < TEXT_LZ_SLOTS) {
+    if (slot < TEXT_SLOTS) {
         w->lz_sc[slot] = z;
         td__once_done(&w->lz_lock[slot], 0);
     } else {
@@ -1965,16 +1967,19 @@ static int fill_lazy(const text_state *st, uint64_t b0, uint8_t *out, uint32_t e
  * the last group's end (the part the pass before placed kept, when it
  * ended there); then each group's blocks with the copies of their view
  * made, in order, over its text without runs, which is made only where it
- * is read.  The state's buffers (and what the last pass left in them)
- * serve one thread at a time; another makes its own. */
+ * is read.  Each of the state's buffers (and what the last pass left in
+ * it) serves one thread at a time; a thread that finds none makes its own. */
 static int fill_runs(const text_state *st, uint64_t offset, uint8_t *buf, size_t len,
                      int use_cache, int lazy)
 {
     const unsigned eol = st->m->p.eol ? 2u : 1u;
     text_state *w = (text_state *)st; /* only its buffers change */
-    td_once *lk = &w->run_lock;
-    int mine = td__once_take(lk, UINT32_MAX, 0);
-    run_scratch *r = mine ? w->run_sc : NULL;
+    unsigned slot = 0;
+    while (slot < TEXT_SLOTS && !td__once_take(&w->run_lock[slot], UINT32_MAX, 0))
+        slot++;
+    int mine = slot < TEXT_SLOTS;
+    td_once *lk = mine ? &w->run_lock[slot] : NULL;
+    run_scratch *r = mine ? w->run_sc[slot] : NULL;
     /* a prefix of one block (lazy), unless it is in the group made last */
     if (lazy && !(r && r->made_g && offset / GROUP_BYTES * RUN_GROUP + 1 == r->made_g)) {
         int rc = fill_lazy(st, offset / TEXT_BLOCK, buf, (uint32_t)len);
@@ -1990,7 +1995,7 @@ static int fill_runs(const text_state *st, uint64_t offset, uint8_t *buf, size_t
         return TD_ENOMEM;
     }
     if (mine)
-        w->run_sc = r;
+        w->run_sc[slot] = r;
     if (base_idx_check(&r->bx)) /* a fork's child: nothing kept is sure */
         r->R[0].j = r->R[1].j = r->R[2].j = 0;
     size_t first[RUN_T_BLOCKS + 1];
@@ -2170,9 +2175,10 @@ static int text_prepare(const td_options *o, uint64_t end, void **state)
     atomic_init(&st->arena_used, 0);
     for (unsigned c = 0; c < ROUND_BLOCKS; c++)
         td__once_init(&st->base[c].once);
-    td__once_init(&st->run_lock);
-    for (unsigned i = 0; i < TEXT_LZ_SLOTS; i++)
+    for (unsigned i = 0; i < TEXT_SLOTS; i++) {
+        td__once_init(&st->run_lock[i]);
         td__once_init(&st->lz_lock[i]);
+    }
     /* The model is part of the key: its hash goes into the domain. */
     memcpy(domain, "libtestdata/text/2/", 19);
     for (int i = 0; i < 32; i++)
@@ -2194,9 +2200,10 @@ static void text_release(void *state)
     for (unsigned c = 0; c < ROUND_BLOCKS; c++)
         base_drop(st, &st->base[c]);
     free(atomic_load_explicit(&st->arena, memory_order_relaxed));
-    run_scratch_free(st->run_sc);
-    for (unsigned i = 0; i < TEXT_LZ_SLOTS; i++)
+    for (unsigned i = 0; i < TEXT_SLOTS; i++) {
+        run_scratch_free(st->run_sc[i]);
         lz_scratch_free(st->lz_sc[i]);
+    }
     td__tm_unref(st->m);
     free(st);
 }
