@@ -1090,44 +1090,54 @@ static uint32_t bits_next(const uint64_t *m, uint32_t a, uint32_t b, int v)
     return b;
 }
 
-/* What is derived from the base blocks and kept for the next call: their
- * line ends (bit c of nl_ok) and, per piece, the first token at or after
- * it (tidx_ok); pid, the process that derived them (a fork's child may
- * find them half made). */
-typedef struct base_idx {
+/* What the piece makers keep for the next call: the rounds, with their
+ * respellings (by j % 3: a pass or a view spans three at most; j 0: none),
+ * and what is derived from the base blocks, their line ends (bit c of
+ * nl_ok) and, per piece, the first token at or after it (tidx_ok); pid,
+ * the process that made them (a fork's child may find them half made). */
+typedef struct piece_kit {
     pid_t pid;
     uint32_t nl_ok, tidx_ok;
     uint64_t *nl;   /* block c's at nl + c * BLOCK_NLW */
     uint16_t *tidx; /* block c's at tidx + c * (TEXT_BLOCK / PIECE) */
-} base_idx;
+    const tm_rot *rt;
+    text_round R[3];
+} piece_kit;
 
-static int base_idx_init(base_idx *x)
-{
-    *x = (base_idx){.nl = malloc(sizeof *x->nl * BLOCK_NLW * ROUND_BLOCKS),
-                    .tidx = malloc(sizeof *x->tidx * (TEXT_BLOCK / PIECE) * ROUND_BLOCKS)};
-    return x->nl && x->tidx;
-}
-
-static void base_idx_free(base_idx *x)
+static void piece_kit_free(piece_kit *x)
 {
     free(x->nl);
     free(x->tidx);
+    for (int i = 0; i < 3; i++)
+        free(x->R[i].rot);
 }
 
-/* Forgets what another process derived; 1 if it did. */
-static int base_idx_check(base_idx *x)
+static int piece_kit_init(const text_state *st, piece_kit *x)
+{
+    *x = (piece_kit){.nl = malloc(sizeof *x->nl * BLOCK_NLW * ROUND_BLOCKS),
+                     .tidx = malloc(sizeof *x->tidx * (TEXT_BLOCK / PIECE) * ROUND_BLOCKS),
+                     .rt = td__tm_rot(st->m)};
+    int ok = x->nl && x->tidx && x->rt;
+    for (int i = 0; ok && i < 3; i++)
+        ok = (x->R[i].rot = malloc(sizeof *x->R[i].rot * (x->rt->nc + 1))) != NULL;
+    return ok;
+}
+
+/* Forgets what another process made; 1 if it did. */
+static int piece_kit_check(piece_kit *x)
 {
     pid_t pid = getpid();
     if (x->pid == pid)
         return 0;
     x->pid = pid;
     x->nl_ok = x->tidx_ok = 0;
+    x->R[0].j = x->R[1].j = x->R[2].j = 0;
     return 1;
 }
 
 /* The line ends of base blocks [c, c + n) (one after another in x->nl),
  * the blocks made if need be; NULL and *rc on error. */
-static const uint64_t *base_nl(const text_state *st, base_idx *x, unsigned c, unsigned n, int *rc)
+static const uint64_t *base_nl(const text_state *st, piece_kit *x, unsigned c, unsigned n, int *rc)
 {
     for (unsigned i = c; i < c + n; i++) {
         if (x->nl_ok >> i & 1)
@@ -1143,12 +1153,21 @@ static const uint64_t *base_nl(const text_state *st, base_idx *x, unsigned c, un
     return x->nl + (size_t)c * BLOCK_NLW;
 }
 
-/* Pieces [k0, k1) of round R->j's block over base block c (made) that made
- * does not have, into blk (a block with TEXT_SLACK bytes past it); made
- * gets them. */
-static void piece_make(const text_state *st, const tm_rot *rt, text_round *R, base_idx *x,
-                       unsigned c, uint64_t *made, uint8_t *blk, uint32_t k0, uint32_t k1)
+/* Pieces [k0, k1) of block blk (past round 0) that made does not have,
+ * into out (the block, with TEXT_SLACK bytes past it); made gets them. */
+static int piece_text(const text_state *st, piece_kit *x, uint64_t blk, uint64_t *made,
+                      uint8_t *out, uint32_t k0, uint32_t k1)
 {
+    if (bits_next(made, k0, k1, 0) == k1)
+        return TD_OK;
+    uint64_t j = blk >> ROUND_SHIFT;
+    unsigned c = (unsigned)(blk & (ROUND_BLOCKS - 1));
+    int rc = base_need(st, c);
+    if (rc != TD_OK)
+        return rc;
+    text_round *R = &x->R[j % 3];
+    if (R->j != j)
+        round_init(st, x->rt, j, R);
     const text_base *bb = &st->base[c];
     uint16_t *tx = x->tidx + (size_t)c * (TEXT_BLOCK / PIECE);
     if (!(x->tidx_ok >> c & 1)) { /* tokens are in place order */
@@ -1163,10 +1182,11 @@ static void piece_make(const text_state *st, const tm_rot *rt, text_round *R, ba
     while ((k0 = bits_next(made, k0, k1, 0)) < k1) {
         uint32_t e = bits_next(made, k0, k1, 1);
         uint32_t lo = k0 * PIECE, from = lo > TM_WORD_MAX ? lo - TM_WORD_MAX : 0;
-        round_piece(st, rt, R, bb, blk, lo, e * PIECE, tx[from / PIECE]);
+        round_piece(st, x->rt, R, bb, out, lo, e * PIECE, tx[from / PIECE]);
         bits_set(made, k0, e);
         k0 = e;
     }
+    return TD_OK;
 }
 
 /* The walk of a group's plan: the draws (s), the place (p), the line ends
@@ -1247,8 +1267,8 @@ static inline __attribute__((always_inline)) void run_walk_to(const text_state *
  * the next pass of a stream read in order starts after (next_at: the
  * offset they end at; 0: none), and s holds its last group, made (made_g:
  * its first block + 1; 0: none), which reads of one block at a time (the
- * dedup layer's) then take their blocks from.  The rounds (by j % 3: a
- * pass spans three at most) and bx stay for the next call. */
+ * dedup layer's) then take their blocks from.  kit stays for the next
+ * call. */
 typedef struct run_scratch {
     uint8_t *t, *s;
     uint64_t (*tm)[PIECE_W];
@@ -1259,9 +1279,7 @@ typedef struct run_scratch {
     uint64_t made_g;
     uint64_t kept_from; /* the first block kept at the front of t */
     size_t kept_n;      /* copies of the kept blocks, at the front of c */
-    const tm_rot *rt;
-    base_idx bx;
-    text_round R[3];
+    piece_kit kit;
 } run_scratch;
 
 static void run_scratch_free(run_scratch *r)
@@ -1272,9 +1290,7 @@ static void run_scratch_free(run_scratch *r)
         free(r->tm);
         free(r->c);
         free(r->nl);
-        base_idx_free(&r->bx);
-        for (int i = 0; i < 3; i++)
-            free(r->R[i].rot);
+        piece_kit_free(&r->kit);
         free(r);
     }
 }
@@ -1284,14 +1300,12 @@ static run_scratch *run_scratch_new(const text_state *st)
     run_scratch *r = calloc(1, sizeof *r);
     if (!r)
         return NULL;
-    int ok = base_idx_init(&r->bx) && (r->rt = td__tm_rot(st->m)) != NULL &&
+    int ok = piece_kit_init(st, &r->kit) &&
              (r->t = malloc((size_t)RUN_T_BLOCKS * TEXT_BLOCK + TEXT_SLACK)) &&
              (r->s = malloc((size_t)(RUN_VIEW_MAX + 1) * TEXT_BLOCK)) &&
              (r->tm = malloc(sizeof *r->tm * RUN_T_BLOCKS)) &&
              (r->c = malloc(sizeof *r->c * RUN_MAX * (RUN_T_BLOCKS / RUN_GROUP + 1))) &&
              (r->nl = malloc(GROUP_BYTES / 8));
-    for (int i = 0; ok && i < 3; i++)
-        ok = (r->R[i].rot = malloc(sizeof *r->R[i].rot * (r->rt->nc + 1))) != NULL;
     if (!ok) {
         run_scratch_free(r);
         r = NULL;
@@ -1332,19 +1346,8 @@ static int run_pre(const text_state *st, run_scratch *r, uint64_t i, uint64_t n,
 /* t block i's bytes [a, b) made. */
 static int run_text(const text_state *st, run_scratch *r, uint64_t i, uint32_t a, uint32_t b)
 {
-    uint32_t k0 = a / PIECE, k1 = (b - 1) / PIECE + 1;
-    if (bits_next(r->tm[i], k0, k1, 0) == k1)
-        return TD_OK;
-    uint64_t blk = r->pb + i, j = blk >> ROUND_SHIFT;
-    unsigned c = (unsigned)(blk & (ROUND_BLOCKS - 1));
-    int rc = base_need(st, c);
-    if (rc != TD_OK)
-        return rc;
-    text_round *R = &r->R[j % 3];
-    if (R->j != j)
-        round_init(st, r->rt, j, R);
-    piece_make(st, r->rt, R, &r->bx, c, r->tm[i], r->t + i * TEXT_BLOCK, k0, k1);
-    return TD_OK;
+    return piece_text(st, &r->kit, r->pb + i, r->tm[i], r->t + i * TEXT_BLOCK, a / PIECE,
+                      (b - 1) / PIECE + 1);
 }
 
 /* Bytes [a, b) of s (t block v on) the text without runs. */
@@ -1539,16 +1542,14 @@ typedef struct lz_copy {
  * made in pb where its bit of made is set, a bit per piece); per group g,
  * its plan walked as far as wanted (wk[g]; walked[g] once started), its
  * copies so far in c[g], and idx[g][x], the first copy that starts at or
- * after x * LZ_IDX (set up to piece nidx[g] - 1).  The rounds, with their
- * respellings, and bx stay for the next call. */
+ * after x * LZ_IDX (set up to piece nidx[g] - 1).  kit stays for the
+ * next call. */
 typedef struct lz_scratch {
     uint8_t *s, *pb;
     uint64_t *fin;
     uint32_t fin_lo, fin_hi; /* words of fin that may be set */
     uint64_t made[LZ_BLOCKS][PIECE_W];
-    text_round R[2]; /* rounds by parity (a view spans two at most); j 0: none */
-    const tm_rot *rt;
-    base_idx bx;
+    piece_kit kit;
     run_walk wk[2];
     int walked[2];
     lz_copy *c[2];
@@ -1565,9 +1566,7 @@ static void lz_scratch_free(lz_scratch *z)
         free(z->s);
         free(z->pb);
         free(z->fin);
-        free(z->R[0].rot);
-        free(z->R[1].rot);
-        base_idx_free(&z->bx);
+        piece_kit_free(&z->kit);
         for (int g = 0; g < 2; g++) {
             free(z->c[g]);
             free(z->idx[g]);
@@ -1581,16 +1580,10 @@ static void lz_scratch_free(lz_scratch *z)
 static lz_scratch *lz_scratch_new(const text_state *st)
 {
     lz_scratch *z = calloc(1, sizeof *z);
-    const tm_rot *rt = td__tm_rot(st->m);
-    if (!z || !rt) {
-        free(z);
+    if (!z)
         return NULL;
-    }
-    z->rt = rt;
-    if (!base_idx_init(&z->bx) || !(z->s = malloc(LZ_BYTES)) || !(z->pb = malloc(LZ_BLOCKS * LZ_SLOT)) ||
-        !(z->fin = calloc(LZ_BYTES / 64, sizeof *z->fin)) ||
-        !(z->R[0].rot = malloc(sizeof *z->R[0].rot * (rt->nc + 1))) ||
-        !(z->R[1].rot = malloc(sizeof *z->R[1].rot * (rt->nc + 1))) ||
+    if (!piece_kit_init(st, &z->kit) || !(z->s = malloc(LZ_BYTES)) ||
+        !(z->pb = malloc(LZ_BLOCKS * LZ_SLOT)) || !(z->fin = calloc(LZ_BYTES / 64, sizeof *z->fin)) ||
         !(z->c[0] = malloc(sizeof *z->c[0] * RUN_MAX)) ||
         !(z->c[1] = malloc(sizeof *z->c[1] * RUN_MAX)) ||
         !(z->idx[0] = malloc(sizeof *z->idx[0] * LZ_NIDX)) ||
@@ -1637,22 +1630,12 @@ static const uint8_t *lz_t(const text_state *st, const lz_scratch *z, unsigned i
 /* View block i's text without runs made over [a, b). */
 static void lz_text_make(const text_state *st, lz_scratch *z, unsigned i, uint32_t a, uint32_t b)
 {
-    uint64_t blk = z->vb + i, j = blk >> ROUND_SHIFT;
-    unsigned c = (unsigned)(blk & (ROUND_BLOCKS - 1));
-    uint32_t k0 = a / PIECE, k1 = (b - 1) / PIECE + 1;
-    if (blk >= ROUND_BLOCKS && bits_next(z->made[i], k0, k1, 0) == k1)
-        return;
-    int rc = base_need(st, c);
-    if (rc != TD_OK) {
+    uint64_t blk = z->vb + i;
+    int rc = blk < ROUND_BLOCKS ? base_need(st, (unsigned)blk)
+                                : piece_text(st, &z->kit, blk, z->made[i], z->pb + i * LZ_SLOT,
+                                             a / PIECE, (b - 1) / PIECE + 1);
+    if (rc != TD_OK)
         lz_stop(z, rc);
-        return;
-    }
-    if (blk < ROUND_BLOCKS)
-        return;
-    text_round *R = &z->R[j & 1];
-    if (R->j != j)
-        round_init(st, z->rt, j, R);
-    piece_make(st, z->rt, R, &z->bx, c, z->made[i], z->pb + i * LZ_SLOT, k0, k1);
 }
 
 /* Bytes [a, b) of the view final as the text without runs. */
@@ -1677,10 +1660,10 @@ static void lz_walk(const text_state *st, lz_scratch *z, unsigned g, uint32_t po
 {
     uint64_t gb = z->vb + (uint64_t)g * RUN_GROUP;
     unsigned c = (unsigned)(gb & (ROUND_BLOCKS - 1));
-    const uint64_t *nl = z->bx.nl + (size_t)c * BLOCK_NLW;
+    const uint64_t *nl = z->kit.nl + (size_t)c * BLOCK_NLW;
     if (!z->walked[g]) {
         int rc = TD_OK;
-        if (!base_nl(st, &z->bx, c, RUN_GROUP, &rc)) {
+        if (!base_nl(st, &z->kit, c, RUN_GROUP, &rc)) {
             lz_stop(z, rc);
             return;
         }
@@ -1830,7 +1813,7 @@ static uint32_t lz_text_nl(const lz_scratch *z, uint32_t a, uint32_t e)
     while (a < e) {
         uint32_t i = a / TEXT_BLOCK, o = a % TEXT_BLOCK;
         uint32_t be = TD_MIN(e - i * TEXT_BLOCK, TEXT_BLOCK);
-        const uint64_t *nl = z->bx.nl + (size_t)((z->vb + i) & (ROUND_BLOCKS - 1)) * BLOCK_NLW;
+        const uint64_t *nl = z->kit.nl + (size_t)((z->vb + i) & (ROUND_BLOCKS - 1)) * BLOCK_NLW;
         for (uint32_t w = o / 64; w * 64 < be; w++) {
             uint64_t m = nl[w] & (w == o / 64 ? ~0ull << (o % 64) : ~0ull);
             if (m) {
@@ -1918,10 +1901,8 @@ static void lz_need(const text_state *st, lz_scratch *z, uint32_t lo, uint32_t h
  * LZ_DEEP when copies nest too deep for it (fill_runs then makes them). */
 static int lz_block(const text_state *st, lz_scratch *z, uint64_t b0, uint8_t *out, uint32_t end)
 {
-    if (base_idx_check(&z->bx)) { /* a fork's child: nothing kept is sure */
-        z->R[0].j = z->R[1].j = 0;
+    if (piece_kit_check(&z->kit)) /* a fork's child: nothing kept is sure */
         memset(z->fin, 0, LZ_BYTES / 8);
-    }
     z->vb = run_view(b0);
     memset(z->made, 0, sizeof z->made);
     uint32_t x = (uint32_t)((b0 - z->vb) * TEXT_BLOCK);
@@ -1996,8 +1977,7 @@ static int fill_runs(const text_state *st, uint64_t offset, uint8_t *buf, size_t
     }
     if (mine)
         w->run_sc[slot] = r;
-    if (base_idx_check(&r->bx)) /* a fork's child: nothing kept is sure */
-        r->R[0].j = r->R[1].j = r->R[2].j = 0;
+    (void)piece_kit_check(&r->kit); /* a fork's child: nothing kept is sure */
     size_t first[RUN_T_BLOCKS + 1];
     run_cur x;
     int rc = TD_OK;
@@ -2047,7 +2027,7 @@ static int fill_runs(const text_state *st, uint64_t offset, uint8_t *buf, size_t
             const uint64_t *nl = r->nl;
             if (b < ROUND_BLOCKS) /* t is made: its base blocks may not be kept (a short stream) */
                 nl_map_n(r->t + (b - pb) * TEXT_BLOCK, r->nl, GROUP_BYTES / 64);
-            else if (!(nl = base_nl(st, &r->bx, (unsigned)(b & (ROUND_BLOCKS - 1)), RUN_GROUP, &rc)))
+            else if (!(nl = base_nl(st, &r->kit, (unsigned)(b & (ROUND_BLOCKS - 1)), RUN_GROUP, &rc)))
                 break;
             run_walk_init(st, b / RUN_GROUP, nl, &wk);
             run_walk_to(st, nl, &wk, GROUP_BYTES, r->c, &nc);
